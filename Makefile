@@ -1,0 +1,56 @@
+# colline — column-level lineage for Apache Spark. `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+GO_BUILD := CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)'
+
+export COLLINE_TEST_KAFKA_BROKERS ?= 127.0.0.1:19092
+export COLLINE_TEST_NEO4J_URI ?= bolt://127.0.0.1:17687
+
+.PHONY: help
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: consumer listener ## build the consumer binary and the listener jar
+
+.PHONY: consumer
+consumer: ## build bin/colline-consumer (the same flags as the Dockerfile)
+	$(GO_BUILD) -o bin/colline-consumer ./cmd/consumer
+
+.PHONY: listener
+listener: ## build the listener jar for Spark 3.5 / Scala 2.12
+	mvn -B -q -f listener/pom.xml package -DskipTests
+
+.PHONY: services
+services: ## start Kafka and Neo4j from Maven jars on 127.0.0.1 (idempotent)
+	dev/services start all
+
+.PHONY: services-stop
+services-stop: ## stop Kafka and Neo4j
+	dev/services stop all
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
+	go vet ./...
+	go vet -tags e2e ./e2e/...
+
+.PHONY: unit
+unit: ## unit tests only (no services)
+	go test -race -count=1 ./...
+
+.PHONY: test
+test: lint services listener ## everything: unit, integration against real Kafka/Neo4j, end to end with real Spark
+	go test -race -count=1 ./...
+	go test -count=1 -tags e2e -v -timeout 20m ./e2e/...
+
+.PHONY: demo
+demo: services listener consumer ## run a sample Spark job with the listener and show its lineage from Neo4j
+	go run ./e2e/demo
+
+.PHONY: clean
+clean: ## remove build outputs (keeps downloaded jars in .cache/jars)
+	rm -rf bin listener/target .cache/run

@@ -1,0 +1,117 @@
+package events
+
+// Envelope is one event published by the listener: a reported query execution with its plan.
+type Envelope struct {
+	SchemaVersion string   `json:"schemaVersion"`
+	EventID       string   `json:"eventId"`
+	EmittedAt     string   `json:"emittedAt"`
+	Producer      Producer `json:"producer"`
+	App           App      `json:"app"`
+	Query         Query    `json:"query"`
+	JVMID         string   `json:"jvmId"`
+	Markers       Markers  `json:"markers"`
+	Root          int      `json:"root"`
+	Nodes         []Node   `json:"nodes"`
+}
+
+// Producer names the listener build and the Spark it ran in.
+type Producer struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Spark   string `json:"spark"`
+	Scala   string `json:"scala"`
+}
+
+// App identifies the Spark application.
+type App struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	User      string `json:"user"`
+	Namespace string `json:"namespace"`
+}
+
+// Query describes the reported execution.
+type Query struct {
+	ExecutionID int64  `json:"executionId"`
+	FuncName    string `json:"funcName"`
+	Status      string `json:"status"`
+	Error       string `json:"error"`
+	DurationMs  int64  `json:"durationMs"`
+	EndedAt     string `json:"endedAt"`
+}
+
+// Markers flag events that need special handling.
+type Markers struct {
+	NestedWrite bool `json:"nestedWrite"`
+	Truncated   bool `json:"truncated"`
+}
+
+// Node is one logical plan node. References to other nodes are indexes into Envelope.Nodes.
+type Node struct {
+	ID       int               `json:"id"`
+	Class    string            `json:"class"`
+	Children []int             `json:"children"`
+	Output   []Attribute       `json:"output"`
+	Exprs    map[string][]Expr `json:"exprs"`
+	Plans    map[string]int    `json:"plans"`
+	Args     map[string]any    `json:"args"`
+	Dataset  *Dataset          `json:"dataset"`
+	Write    *Write            `json:"write"`
+}
+
+// Attribute is one output column of a node.
+type Attribute struct {
+	ExprID    int64    `json:"exprId"`
+	Name      string   `json:"name"`
+	Type      string   `json:"type"`
+	Nullable  bool     `json:"nullable"`
+	Qualifier []string `json:"qualifier"`
+}
+
+// Expr is an expression tree. ExprID is set for named expressions; Plan (an index into
+// Envelope.Nodes) for subquery expressions.
+type Expr struct {
+	Class    string `json:"class"`
+	ExprID   *int64 `json:"exprId"`
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	SQL      string `json:"sql"`
+	Plan     *int   `json:"plan"`
+	Children []Expr `json:"children"`
+}
+
+// Dataset is the resolved identity of a source or a write target.
+type Dataset struct {
+	Kind        string   `json:"kind"`
+	Catalog     string   `json:"catalog,omitempty"`
+	Namespace   []string `json:"namespace,omitempty"`
+	Name        string   `json:"name,omitempty"`
+	Provider    string   `json:"provider,omitempty"`
+	Location    string   `json:"location,omitempty"`
+	TableType   string   `json:"tableType,omitempty"`
+	Format      string   `json:"format,omitempty"`
+	Paths       []string `json:"paths,omitempty"`
+	URL         string   `json:"url,omitempty"`
+	Table       string   `json:"table,omitempty"`
+	SQL         string   `json:"query,omitempty"`
+	Servers     string   `json:"servers,omitempty"`
+	Topics      []string `json:"topics,omitempty"`
+	Pattern     string   `json:"pattern,omitempty"`
+	Temporary   bool     `json:"temporary,omitempty"`
+	Description string   `json:"description,omitempty"`
+}
+
+// Write is the target of a write command: column i is written from output i of Nodes[Query].
+type Write struct {
+	Dataset          Dataset  `json:"dataset"`
+	Mode             string   `json:"mode"`
+	Columns          []string `json:"columns"`
+	PartitionColumns []string `json:"partitionColumns"`
+	Query            *int     `json:"query"`
+}
+
+// Arg returns a string argument of the node, or "".
+func (n *Node) Arg(key string) string {
+	s, _ := n.Args[key].(string)
+	return s
+}

@@ -1,0 +1,84 @@
+package plan
+
+import "github.com/colline/colline/events"
+
+// transparent expression classes keep a column's value as it is (type coercion, nullability
+// hints): a column read through them alone is still an IDENTITY.
+var transparent = map[string]bool{
+	"Alias": true, "Cast": true, "AnsiCast": true, "UpCast": true, "KnownNotNull": true,
+	"KnownNullable": true, "KnownFloatingPointNormalized": true, "PromotePrecision": true,
+	"CheckOverflow": true, "OuterReference": true, "SortOrder": true,
+}
+
+// masking expression classes hide the value they read: hashes, counts, masks.
+var masking = map[string]bool{
+	"Md5": true, "Sha1": true, "Sha2": true, "Crc32": true, "Murmur3Hash": true, "XxHash64": true,
+	"HiveHash": true, "Mask": true, "Count": true, "HyperLogLogPlusPlus": true, "CountIf": true,
+	"AesEncrypt": true,
+}
+
+// aggregates wrap an aggregate function in an analyzed plan.
+var aggregates = map[string]bool{"AggregateExpression": true, "PythonUDAF": true, "ScalaUDAF": true}
+
+// subqueries are expressions whose value comes from a nested plan.
+var subqueries = map[string]bool{
+	"ScalarSubquery": true, "ListQuery": true, "Exists": true, "LateralSubquery": true,
+	"InSubquery": true,
+}
+
+// expr returns the source columns expression x of node i reads, seen through context c.
+func (r *resolver) expr(i int, x *events.Expr, c ectx) deps {
+	d := deps{}
+	r.walk(i, x, c, d)
+	return d
+}
+
+func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
+	switch {
+	case x.Class == "AttributeReference":
+		if x.ExprID != nil {
+			out.addAll(through(r.lookup(i, *x.ExprID), c))
+		}
+		return
+	case x.Class == "Literal":
+		return
+	case aggregates[x.Class]:
+		c.kind = kindAggregation
+	case !transparent[x.Class] && c.kind < kindTransformation:
+		c.kind = kindTransformation
+	}
+	if masking[x.Class] {
+		c.masking = true
+	}
+	if x.Plan != nil {
+		p := *x.Plan
+		for _, d := range sortedScope(r.outputs(p)) {
+			out.addAll(through(d, ectx{kind: max(c.kind, kindTransformation), indirect: c.indirect, masking: c.masking, expr: c.expr}))
+		}
+	}
+	for k := range x.Children {
+		cc := c
+		if role := conditionRole(x, k); role != "" && cc.indirect == "" {
+			cc.indirect = role
+		}
+		r.walk(i, &x.Children[k], cc, out)
+	}
+}
+
+// conditionRole tells whether child k of x decides which value is taken or how it is computed,
+// rather than being the value: CASE/IF conditions and window partitioning and ordering.
+func conditionRole(x *events.Expr, k int) string {
+	switch x.Class {
+	case "CaseWhen":
+		if k%2 == 0 && k+1 < len(x.Children) {
+			return Conditional
+		}
+	case "If":
+		if k == 0 {
+			return Conditional
+		}
+	case "WindowSpecDefinition":
+		return WindowSub
+	}
+	return ""
+}

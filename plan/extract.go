@@ -1,0 +1,257 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/colline/colline/events"
+)
+
+// ErrUnsupported is returned for plans whose lineage cannot be extracted. It is permanent.
+var ErrUnsupported = errors.New("unsupported plan")
+
+// maxExpr bounds the expression text kept on an edge.
+const maxExpr = 240
+
+// sink is a dataset whose columns are fed, by position, by the outputs of node query.
+type sink struct {
+	target Dataset
+	names  []string
+	query  int
+	mode   string
+	view   bool
+}
+
+// Extract computes the lineage of one event: for every write in the plan (and every persistent
+// view it reads), the source columns of each target column, with a transformation type.
+func Extract(env *events.Envelope) (lin *Lineage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			lin, err = nil, fmt.Errorf("%w: event %s: %v", ErrUnsupported, env.EventID, p)
+		}
+	}()
+	r := newResolver(env)
+	for i := range env.Nodes {
+		w := env.Nodes[i].Write
+		if w == nil {
+			continue
+		}
+		q := i
+		if w.Query != nil {
+			q = *w.Query
+		} else if len(env.Nodes[i].Children) > 0 {
+			q = env.Nodes[i].Children[0]
+		} else {
+			continue // a write without a query (DDL): identities only
+		}
+		cols := w.Columns
+		if len(cols) == 0 {
+			cols = names(env.Nodes[q].Output)
+		}
+		for _, t := range Identify(&w.Dataset) {
+			r.sinks = append(r.sinks, sink{target: t, names: cols, query: q, mode: w.Mode})
+		}
+	}
+	lin = &Lineage{Unknown: r.unknown}
+	edges := map[[2]string]dep{}
+	writes := map[string]*Write{}
+	var order []string
+	// Resolving a sink can discover persistent views, which are sinks too: loop until done.
+	for k := 0; k < len(r.sinks); k++ {
+		s := r.sinks[k]
+		wr, ok := writes[s.target.Key]
+		if !ok {
+			wr = &Write{Dataset: s.target, Mode: s.mode}
+			writes[s.target.Key] = wr
+			order = append(order, s.target.Key)
+		}
+		r.feed(s, &wr.Dataset, edges)
+	}
+	for _, key := range order {
+		w := writes[key]
+		if w.Mode == "" && w.Kind == "view" {
+			w.Mode = "view"
+		}
+		if rd, ok := r.reads[key]; ok && w.Kind == "view" && len(w.Columns) == 0 {
+			w.Columns = rd.Columns
+		}
+		lin.Writes = append(lin.Writes, *w)
+	}
+	for _, key := range sortedKeys(r.reads) {
+		if _, isWrite := writes[key]; isWrite && r.reads[key].Kind == "view" {
+			continue // a view read by this job is listed once, as the dataset its plan feeds
+		}
+		lin.Reads = append(lin.Reads, *r.reads[key])
+	}
+	for pair, d := range edges {
+		e := Edge{Source: pair[0], Target: pair[1], Masking: d.masking, Expr: truncate(d.expr)}
+		if d.indirect == "" {
+			e.Type, e.Subtype = Direct, kindNames[d.kind]
+		} else {
+			e.Type, e.Subtype = Indirect, d.indirect
+		}
+		lin.Edges = append(lin.Edges, e)
+	}
+	sort.Slice(lin.Edges, func(a, b int) bool {
+		x, y := lin.Edges[a], lin.Edges[b]
+		if x.Target != y.Target {
+			return x.Target < y.Target
+		}
+		return x.Source < y.Source
+	})
+	return lin, nil
+}
+
+// feed adds the edges of one sink: direct ones by position, indirect ones from every filter,
+// join, grouping and sort the written rows went through.
+func (r *resolver) feed(s sink, target *Dataset, edges map[[2]string]dep) {
+	q := &r.nodes[s.query]
+	out := r.outputs(s.query)
+	var targets []string
+	for k, name := range s.names {
+		typ := ""
+		if k < len(q.Output) {
+			typ = q.Output[k].Type
+		}
+		target.addColumn(name, typ)
+		col := ColumnKey(target.Key, name)
+		targets = append(targets, col)
+		if k >= len(q.Output) {
+			continue
+		}
+		for src, d := range out[q.Output[k].ExprID] {
+			addEdge(edges, src, col, d)
+		}
+	}
+	rowDeps := r.indirect(s.query)
+	for src, d := range rowDeps {
+		for _, col := range targets {
+			addEdge(edges, src, col, d)
+		}
+	}
+}
+
+func addEdge(edges map[[2]string]dep, src, dst string, d dep) {
+	k := [2]string{src, dst}
+	if old, ok := edges[k]; ok {
+		m := deps{src: old}
+		m.add(src, d)
+		d = m[src]
+	}
+	edges[k] = d
+}
+
+// indirect collects the columns that decide which rows reach the root of the plan at q:
+// filter conditions, join conditions, grouping keys, sort keys, and set operations' right sides,
+// through subqueries too. A persistent view stops the walk: its rows are its own sink's business.
+func (r *resolver) indirect(q int) deps {
+	out := deps{}
+	seen := map[int]bool{}
+	var visit func(i int)
+	visit = func(i int) {
+		if seen[i] {
+			return
+		}
+		seen[i] = true
+		n := &r.nodes[i]
+		if n.Dataset != nil && n.Dataset.Kind == "view" && !n.Dataset.Temporary {
+			return
+		}
+		add := func(role, subtype string) {
+			c := ectx{kind: kindTransformation, indirect: subtype, expr: topSQL(n.Exprs[role])}
+			out.addAll(r.exprDeps(i, n.Exprs[role], c))
+		}
+		switch shortClass(n.Class) {
+		case "Filter":
+			add("condition", FilterSub)
+		case "Join":
+			add("condition", JoinSub)
+		case "Aggregate":
+			add("groupingExpressions", GroupBy)
+		case "Sort":
+			add("order", SortSub)
+		case "Intersect", "Except":
+			if len(n.Children) > 1 {
+				for _, d := range sortedScope(r.outputs(n.Children[1])) {
+					out.addAll(through(d, ectx{indirect: FilterSub}))
+				}
+			}
+		}
+		for _, c := range n.Children {
+			visit(c)
+		}
+		for _, role := range sortedRoles(n.Exprs) {
+			for k := range n.Exprs[role] {
+				eachPlan(&n.Exprs[role][k], visit)
+			}
+		}
+	}
+	visit(q)
+	return out
+}
+
+func eachPlan(x *events.Expr, f func(int)) {
+	if x.Plan != nil {
+		f(*x.Plan)
+	}
+	for k := range x.Children {
+		eachPlan(&x.Children[k], f)
+	}
+}
+
+// commands are plan roots that write or change datasets; they have no output of their own.
+func isCommand(cls string) bool {
+	return strings.HasSuffix(cls, "Command") || strings.HasPrefix(cls, "InsertInto") ||
+		strings.HasPrefix(cls, "Create") || strings.HasPrefix(cls, "Replace") ||
+		strings.HasPrefix(cls, "Overwrite") || strings.HasPrefix(cls, "Append") ||
+		cls == "MergeIntoTable" || cls == "WriteDelta" || cls == "ReplaceData" ||
+		cls == "CacheTableAsSelect" || cls == "CommandResult"
+}
+
+func truncate(s string) string {
+	if len(s) <= maxExpr {
+		return s
+	}
+	cut := maxExpr
+	for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func sortedRoles(m map[string][]events.Expr) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// sortedScope returns a scope's deps in exprId order, so merging is deterministic.
+func sortedScope(s scope) []deps {
+	ids := make([]int64, 0, len(s))
+	for id := range s {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	out := make([]deps, len(ids))
+	for k, id := range ids {
+		out[k] = s[id]
+	}
+	return out
+}
+
+func itoa(k int) string { return strconv.Itoa(k) }

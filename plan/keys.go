@@ -1,0 +1,117 @@
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
+	"strings"
+
+	"github.com/colline/colline/events"
+)
+
+// Identify returns the datasets an identity from the listener stands for, with Namespace, Name,
+// Key and Kind set and no columns. It returns none for inline data (local relations, ranges) and
+// opaque sources (RDDs), which have no name to carry lineage across jobs. A path relation over
+// several root paths and a Kafka read of several topics stand for one dataset each.
+//
+// Keys follow OpenLineage's naming: a catalog table is namespace = its catalog, name = db.table;
+// a path is namespace = scheme[://authority], name = the path; a JDBC table is namespace = the
+// URL without "jdbc:", parameters and credentials, name = the table; a Kafka topic is namespace =
+// kafka://first-bootstrap-server, name = the topic. Key = namespace + "/" + name without its
+// leading slash: "spark_catalog/sales.orders", "s3a://bucket/in/orders", "file/tmp/x". Catalog
+// identifiers are case-insensitive in Spark, so table and view keys are lower-cased.
+func Identify(d *events.Dataset) []Dataset {
+	if d == nil {
+		return nil
+	}
+	switch d.Kind {
+	case "table", "view":
+		catalog := d.Catalog
+		if catalog == "" {
+			catalog = "spark_catalog"
+		}
+		name := strings.Join(append(append([]string{}, d.Namespace...), d.Name), ".")
+		return []Dataset{newDataset(strings.ToLower(catalog), strings.ToLower(name), d.Kind, d.Location)}
+	case "path":
+		out := make([]Dataset, 0, len(d.Paths))
+		for _, p := range d.Paths {
+			ns, name := splitURI(p)
+			out = append(out, newDataset(ns, name, "path", p))
+		}
+		return out
+	case "jdbc":
+		ns := jdbcNamespace(d.URL)
+		name := d.Table
+		if name == "" && d.SQL != "" {
+			sum := sha256.Sum256([]byte(d.SQL))
+			name = "query-" + hex.EncodeToString(sum[:6])
+		}
+		if name == "" {
+			return nil
+		}
+		return []Dataset{newDataset(ns, name, "jdbc", "")}
+	case "kafka":
+		server, _, _ := strings.Cut(d.Servers, ",")
+		ns := "kafka://" + strings.TrimSpace(server)
+		if d.Pattern != "" {
+			return []Dataset{newDataset(ns, d.Pattern, "kafka", "")}
+		}
+		out := make([]Dataset, 0, len(d.Topics))
+		for _, t := range d.Topics {
+			out = append(out, newDataset(ns, t, "kafka", ""))
+		}
+		return out
+	case "other":
+		if d.Description == "" {
+			return nil
+		}
+		return []Dataset{newDataset("other", d.Description, "other", "")}
+	}
+	return nil // local, rdd and unknown kinds
+}
+
+func newDataset(namespace, name, kind, location string) Dataset {
+	key := namespace + "/" + strings.TrimPrefix(name, "/")
+	return Dataset{Key: key, Namespace: namespace, Name: name, Kind: kind, Location: location}
+}
+
+// ColumnKey is the key of a dataset's column. Spark resolves column names case-insensitively by
+// default, so the name is lower-cased in the key (the Column keeps its spelling).
+func ColumnKey(datasetKey, column string) string {
+	return datasetKey + "#" + strings.ToLower(column)
+}
+
+// splitURI splits a qualified path into an OpenLineage namespace and name:
+// "file:/tmp/x" → ("file", "/tmp/x"), "s3a://bucket/p" → ("s3a://bucket", "/p").
+func splitURI(p string) (string, string) {
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme == "" {
+		return "file", strings.TrimRight(p, "/")
+	}
+	name := strings.TrimRight(u.Path, "/")
+	if name == "" {
+		name = "/"
+	}
+	if u.Host == "" {
+		return u.Scheme, name
+	}
+	return u.Scheme + "://" + u.Host, name
+}
+
+// jdbcNamespace turns "jdbc:postgresql://u:p@db:5432/shop?ssl=true" into "postgresql://db:5432/shop".
+func jdbcNamespace(raw string) string {
+	s := strings.TrimPrefix(raw, "jdbc:")
+	if i := strings.IndexAny(s, "?;"); i >= 0 {
+		s = s[:i]
+	}
+	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			slash := strings.Index(rest, "/")
+			if slash < 0 || at < slash {
+				rest = rest[at+1:]
+			}
+		}
+		s = scheme + "://" + rest
+	}
+	return s
+}

@@ -1,0 +1,398 @@
+package plan
+
+import (
+	"strings"
+
+	"github.com/colline/colline/events"
+)
+
+// scope maps the exprIds a node outputs to the source columns behind them.
+type scope map[int64]deps
+
+// resolver computes node scopes bottom-up, each node once.
+type resolver struct {
+	nodes   []events.Node
+	memo    []scope
+	state   []uint8 // 0 new, 1 in progress, 2 done
+	lastOut map[int64]int
+	cteDefs map[int64]int
+	reads   map[string]*Dataset
+	sinks   []sink
+	unknown map[string]int
+}
+
+const (
+	stateNew = iota
+	stateBusy
+	stateDone
+)
+
+func newResolver(env *events.Envelope) *resolver {
+	r := &resolver{
+		nodes:   env.Nodes,
+		memo:    make([]scope, len(env.Nodes)),
+		state:   make([]uint8, len(env.Nodes)),
+		lastOut: map[int64]int{},
+		cteDefs: map[int64]int{},
+		reads:   map[string]*Dataset{},
+		unknown: map[string]int{},
+	}
+	for i := range env.Nodes {
+		n := &env.Nodes[i]
+		for _, a := range n.Output {
+			r.lastOut[a.ExprID] = i
+		}
+		if shortClass(n.Class) == "CTERelationDef" {
+			if id, ok := intArg(n, "cteId"); ok {
+				r.cteDefs[id] = i
+			}
+		}
+	}
+	return r
+}
+
+// shortClass strips the package and a Scala object's trailing "$".
+func shortClass(fqcn string) string {
+	s := fqcn[strings.LastIndexByte(fqcn, '.')+1:]
+	return strings.TrimSuffix(s, "$")
+}
+
+func intArg(n *events.Node, key string) (int64, bool) {
+	switch v := n.Args[key].(type) {
+	case float64:
+		return int64(v), true
+	case string:
+		var x int64
+		for _, c := range v {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			x = x*10 + int64(c-'0')
+		}
+		return x, v != ""
+	}
+	return 0, false
+}
+
+// passthroughs output their child's attributes unchanged (same exprIds); the generic rule
+// handles them exactly, so they are listed only to tell them from unknown classes.
+var passthroughs = map[string]bool{
+	"SubqueryAlias": true, "Filter": true, "Sort": true, "GlobalLimit": true, "LocalLimit": true,
+	"Limit": true, "Offset": true, "Tail": true, "Distinct": true, "Deduplicate": true,
+	"DeduplicateWithinWatermark": true, "Sample": true, "Repartition": true,
+	"RepartitionByExpression": true, "RebalancePartitions": true, "WithCTE": true,
+	"CTERelationDef": true, "CollectMetrics": true, "ResolvedHint": true, "Join": true,
+	"WithWatermark": true, "EventTimeWatermark": true, "Subquery": true,
+}
+
+// outputs returns the scope of node i.
+func (r *resolver) outputs(i int) scope {
+	switch r.state[i] {
+	case stateDone:
+		return r.memo[i]
+	case stateBusy:
+		return scope{} // a cycle through a global lookup: give up on this path
+	}
+	r.state[i] = stateBusy
+	s := r.compute(i)
+	r.memo[i], r.state[i] = s, stateDone
+	return s
+}
+
+func (r *resolver) compute(i int) scope {
+	n := &r.nodes[i]
+	cls := shortClass(n.Class)
+	if n.Dataset != nil {
+		if s, ok := r.leaf(i, cls); ok {
+			return s
+		}
+	}
+	switch cls {
+	case "Project":
+		return r.named(i, n.Exprs["projectList"])
+	case "Aggregate":
+		return r.named(i, n.Exprs["aggregateExpressions"])
+	case "Window":
+		s := r.passthrough(i)
+		for id, d := range r.named(i, n.Exprs["windowExpressions"]) {
+			s[id] = d
+		}
+		return s
+	case "Generate":
+		s := r.passthrough(i)
+		gen := r.exprDeps(i, n.Exprs["generator"], ectx{kind: kindTransformation, expr: topSQL(n.Exprs["generator"])})
+		for _, g := range n.Exprs["generatorOutput"] {
+			if g.ExprID != nil {
+				s[*g.ExprID] = gen
+			}
+		}
+		return s
+	case "Expand":
+		return r.positional(i, expandRows(n))
+	case "Union":
+		rows := make([][]int64, 0, len(n.Children))
+		for _, c := range n.Children {
+			rows = append(rows, exprIDs(r.nodes[c].Output))
+		}
+		return r.positionalFromChildren(i, rows)
+	case "Intersect", "Except":
+		if len(n.Children) > 0 {
+			return r.positionalFromChildren(i, [][]int64{exprIDs(r.nodes[n.Children[0]].Output)})
+		}
+	case "CTERelationRef":
+		if id, ok := intArg(n, "cteId"); ok {
+			if def, ok := r.cteDefs[id]; ok {
+				return r.byPosition(n.Output, r.nodes[def].Output, r.outputs(def))
+			}
+		}
+		return scope{}
+	case "LocalRelation", "OneRowRelation", "Range", "LogicalRDD":
+		return scope{}
+	}
+	if !passthroughs[cls] && !isCommand(cls) {
+		r.unknown[n.Class]++
+	}
+	return r.generic(i)
+}
+
+// leaf resolves a node that carries a dataset identity: its outputs are that dataset's columns.
+// A temporary view is collapsed into its plan; a persistent view is a dataset of its own whose
+// columns are fed by the view's plan.
+func (r *resolver) leaf(i int, cls string) (scope, bool) {
+	n := &r.nodes[i]
+	if n.Dataset.Kind == "view" && (n.Dataset.Temporary || len(n.Children) == 0) {
+		if len(n.Children) == 0 {
+			return scope{}, true
+		}
+		return nil, false // collapse: resolve through the child
+	}
+	sets := Identify(n.Dataset)
+	if len(sets) == 0 {
+		return scope{}, true
+	}
+	s := make(scope, len(n.Output))
+	for _, a := range n.Output {
+		d := deps{}
+		for k := range sets {
+			ds := r.read(sets[k])
+			ds.addColumn(a.Name, a.Type)
+			d.add(ColumnKey(ds.Key, a.Name), dep{kind: kindIdentity})
+		}
+		s[a.ExprID] = d
+	}
+	if cls == "View" && len(n.Children) > 0 {
+		for k := range sets {
+			r.sinks = append(r.sinks, sink{target: sets[k], query: n.Children[0], view: true, names: names(n.Output)})
+		}
+	}
+	return s, true
+}
+
+func (r *resolver) read(d Dataset) *Dataset {
+	if ds, ok := r.reads[d.Key]; ok {
+		return ds
+	}
+	ds := d
+	r.reads[d.Key] = &ds
+	return &ds
+}
+
+func (d *Dataset) addColumn(name, typ string) {
+	key := ColumnKey(d.Key, name)
+	for _, c := range d.Columns {
+		if c.Key == key {
+			return
+		}
+	}
+	d.Columns = append(d.Columns, Column{Key: key, Name: name, Type: typ})
+}
+
+// lookup finds what exprId id means to node i: in its children's outputs first, else anywhere in
+// the event (outer references of correlated subqueries point outside their plan).
+func (r *resolver) lookup(i int, id int64) deps {
+	for _, c := range r.nodes[i].Children {
+		if d, ok := r.outputs(c)[id]; ok {
+			return d
+		}
+	}
+	if j, ok := r.lastOut[id]; ok && j != i {
+		if d, ok := r.outputs(j)[id]; ok {
+			return d
+		}
+	}
+	return nil
+}
+
+func (r *resolver) passthrough(i int) scope {
+	s := scope{}
+	for _, a := range r.nodes[i].Output {
+		if d := r.childDeps(i, a.ExprID); d != nil {
+			s[a.ExprID] = d
+		}
+	}
+	return s
+}
+
+func (r *resolver) childDeps(i int, id int64) deps {
+	for _, c := range r.nodes[i].Children {
+		if d, ok := r.outputs(c)[id]; ok {
+			return d
+		}
+	}
+	return nil
+}
+
+// named resolves a list of named expressions (a projection): each output is what its expression
+// reads.
+func (r *resolver) named(i int, list []events.Expr) scope {
+	s := make(scope, len(list))
+	for k := range list {
+		x := &list[k]
+		id := x.ExprID
+		if id == nil {
+			continue
+		}
+		if x.Class == "AttributeReference" {
+			s[*id] = r.lookup(i, *id)
+			continue
+		}
+		s[*id] = r.expr(i, x, ectx{expr: x.SQL})
+	}
+	return s
+}
+
+// positional maps output k of node i to the union of rows[j][k] resolved in its child.
+func (r *resolver) positional(i int, rows [][]*events.Expr) scope {
+	n := &r.nodes[i]
+	s := make(scope, len(n.Output))
+	for k, a := range n.Output {
+		d := deps{}
+		for _, row := range rows {
+			if k < len(row) && row[k] != nil {
+				d.addAll(r.expr(i, row[k], ectx{expr: row[k].SQL}))
+			}
+		}
+		s[a.ExprID] = d
+	}
+	return s
+}
+
+// positionalFromChildren maps output k of node i to output k of each child (Union and friends).
+func (r *resolver) positionalFromChildren(i int, rows [][]int64) scope {
+	n := &r.nodes[i]
+	s := make(scope, len(n.Output))
+	for k, a := range n.Output {
+		d := deps{}
+		for j, row := range rows {
+			if k < len(row) && j < len(n.Children) {
+				d.addAll(r.outputs(n.Children[j])[row[k]])
+			}
+		}
+		s[a.ExprID] = d
+	}
+	return s
+}
+
+func (r *resolver) byPosition(out, in []events.Attribute, src scope) scope {
+	s := make(scope, len(out))
+	for k, a := range out {
+		if k < len(in) {
+			s[a.ExprID] = src[in[k].ExprID]
+		}
+	}
+	return s
+}
+
+// generic handles classes without a rule: an output that a child outputs passes through; one
+// defined by a named expression of the node reads what that expression reads; anything else
+// reads every attribute the node's expressions reference, or failing that every child column.
+func (r *resolver) generic(i int) scope {
+	n := &r.nodes[i]
+	defs := map[int64]*events.Expr{}
+	for _, role := range sortedRoles(n.Exprs) {
+		for k := range n.Exprs[role] {
+			if x := &n.Exprs[role][k]; x.ExprID != nil && x.Class != "AttributeReference" {
+				defs[*x.ExprID] = x
+			}
+		}
+	}
+	s := make(scope, len(n.Output))
+	var all deps
+	for _, a := range n.Output {
+		if d := r.childDeps(i, a.ExprID); d != nil {
+			s[a.ExprID] = d
+			continue
+		}
+		if x, ok := defs[a.ExprID]; ok {
+			s[a.ExprID] = r.expr(i, x, ectx{expr: x.SQL})
+			continue
+		}
+		if all == nil {
+			all = r.allRefs(i)
+		}
+		s[a.ExprID] = all
+	}
+	return s
+}
+
+func (r *resolver) allRefs(i int) deps {
+	n := &r.nodes[i]
+	d := deps{}
+	for _, role := range sortedRoles(n.Exprs) {
+		d.addAll(r.exprDeps(i, n.Exprs[role], ectx{kind: kindTransformation}))
+	}
+	if len(d) == 0 {
+		for _, c := range n.Children {
+			for _, cd := range sortedScope(r.outputs(c)) {
+				d.addAll(through(cd, ectx{kind: kindTransformation}))
+			}
+		}
+	}
+	return d
+}
+
+func (r *resolver) exprDeps(i int, list []events.Expr, c ectx) deps {
+	d := deps{}
+	for k := range list {
+		d.addAll(r.expr(i, &list[k], c))
+	}
+	return d
+}
+
+func expandRows(n *events.Node) [][]*events.Expr {
+	var rows [][]*events.Expr
+	for k := 0; ; k++ {
+		list, ok := n.Exprs["projections."+itoa(k)]
+		if !ok {
+			return rows
+		}
+		row := make([]*events.Expr, len(list))
+		for j := range list {
+			row[j] = &list[j]
+		}
+		rows = append(rows, row)
+	}
+}
+
+func exprIDs(attrs []events.Attribute) []int64 {
+	ids := make([]int64, len(attrs))
+	for k, a := range attrs {
+		ids[k] = a.ExprID
+	}
+	return ids
+}
+
+func names(attrs []events.Attribute) []string {
+	out := make([]string, len(attrs))
+	for k, a := range attrs {
+		out[k] = a.Name
+	}
+	return out
+}
+
+func topSQL(list []events.Expr) string {
+	if len(list) > 0 {
+		return list[0].SQL
+	}
+	return ""
+}
