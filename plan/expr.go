@@ -7,7 +7,7 @@ import "github.com/colline/colline/events"
 var transparent = map[string]bool{
 	"Alias": true, "Cast": true, "AnsiCast": true, "UpCast": true, "KnownNotNull": true,
 	"KnownNullable": true, "KnownFloatingPointNormalized": true, "PromotePrecision": true,
-	"CheckOverflow": true, "OuterReference": true, "SortOrder": true,
+	"CheckOverflow": true, "CheckOverflowInTableInsert": true, "OuterReference": true, "SortOrder": true,
 }
 
 // masking expression classes hide the value they read: hashes, counts, masks.

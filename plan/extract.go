@@ -35,6 +35,9 @@ func Extract(env *events.Envelope) (lin *Lineage, err error) {
 	}()
 	r := newResolver(env)
 	for i := range env.Nodes {
+		if env.Markers.NestedWrite {
+			break // the outer command's event carries the same lineage with the real target
+		}
 		w := env.Nodes[i].Write
 		if w == nil {
 			continue

@@ -82,7 +82,7 @@ var passthroughs = map[string]bool{
 	"DeduplicateWithinWatermark": true, "Sample": true, "Repartition": true,
 	"RepartitionByExpression": true, "RebalancePartitions": true, "WithCTE": true,
 	"CTERelationDef": true, "CollectMetrics": true, "ResolvedHint": true, "Join": true,
-	"WithWatermark": true, "EventTimeWatermark": true, "Subquery": true,
+	"WithWatermark": true, "EventTimeWatermark": true, "Subquery": true, "View": true,
 }
 
 // outputs returns the scope of node i.

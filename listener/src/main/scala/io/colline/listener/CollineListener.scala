@@ -1,0 +1,93 @@
+package io.colline.listener
+
+import scala.util.Try
+
+import org.apache.spark.{SparkConf, SparkContext, SparkEnv}
+import org.apache.spark.sql.catalyst.plans.logical.{CommandResult, LogicalPlan}
+import org.apache.spark.sql.execution.QueryExecution
+import org.apache.spark.sql.util.QueryExecutionListener
+
+/**
+ * colline's QueryExecutionListener. Register it with
+ * `spark.sql.queryExecutionListeners=io.colline.listener.CollineListener`.
+ *
+ * On the listener-bus thread it only filters and snapshots (cheap, never blocks, never throws);
+ * the event is built, written and published on the publisher's own daemon thread.
+ */
+class CollineListener(conf: SparkConf) extends QueryExecutionListener {
+
+  def this() = this(Option(SparkEnv.get).map(_.conf).getOrElse(new SparkConf()))
+
+  private val publisher: Option[Publisher] = try {
+    val cfg = Config.from(conf)
+    if (!cfg.enabled) None
+    else {
+      val p = Colline.publisher(cfg)
+      // the SparkContext exists while sessions load their listeners
+      if (SparkEnv.get != null) Try(p.attach(SparkContext.getOrCreate()))
+      Some(p)
+    }
+  } catch { case _: Throwable => None }
+
+  override def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit =
+    handle(funcName, qe, None, Some(durationNs))
+
+  override def onFailure(funcName: String, qe: QueryExecution, exception: Exception): Unit =
+    handle(funcName, qe, Option(exception), None)
+
+  private def handle(funcName: String, qe: QueryExecution, error: Option[Throwable], durationNs: Option[Long]): Unit =
+    publisher.foreach { pub =>
+      try {
+        pub.metrics.seen.incrementAndGet()
+        val session = qe.sparkSession
+        val sc = session.sparkContext
+        pub.attach(sc)
+        // commandExecuted is already computed for a successful execution: reading it is free
+        if (error.isEmpty && Try(qe.commandExecuted.isInstanceOf[CommandResult]).getOrElse(false)) {
+          pub.metrics.droppedCommandResult.incrementAndGet()
+        } else if (!CollineListener.CommandFuncs(funcName)) {
+          pub.metrics.droppedNotCommand.incrementAndGet()
+        } else {
+          val plan: LogicalPlan =
+            if (error.isEmpty) qe.analyzed else Try(qe.analyzed).getOrElse(qe.logical)
+          val redaction = Try(session.sessionState.conf.stringRedactionPattern).toOption.flatten
+          val err = error.map { t =>
+            Redact.truncate(Redact.text(t.getClass.getName + ": " + String.valueOf(t.getMessage), redaction),
+              EventBuilder.ErrorMax)
+          }
+          pub.offer(Pending(
+            funcName = funcName,
+            plan = plan,
+            qeId = qe.id,
+            success = error.isEmpty,
+            error = err,
+            durationNs = durationNs,
+            endedAtMs = System.currentTimeMillis(),
+            appId = Try(sc.applicationId).getOrElse(null),
+            appName = Try(sc.appName).getOrElse(null),
+            user = Try(sc.sparkUser).getOrElse(null),
+            redaction = redaction))
+        }
+      } catch {
+        case t: Throwable =>
+          Try(pub.metrics.internalErrors.incrementAndGet())
+          Try(pub.log.warn("listener", "failed to handle a query execution", t))
+      }
+    }
+}
+
+object CollineListener {
+  /** funcNames of command executions (QueryExecution.commandExecutionName, 4.1 multi-commands). */
+  val CommandFuncs: Set[String] =
+    Set("command", "create", "replace", "append", "overwrite", "overwritePartitions", "multi-commands")
+
+  /** The listener's counters (events seen, enqueued, dropped by reason, published, errors). */
+  def stats(): java.util.Map[String, java.lang.Long] = {
+    val m = new java.util.TreeMap[String, java.lang.Long]()
+    Colline.get.foreach(_.metrics.snapshot.foreach { case (k, v) => m.put(k, java.lang.Long.valueOf(v)) })
+    m
+  }
+
+  /** Waits (bounded) until queued events are written/sent and flushes the Kafka producer. */
+  def flush(timeoutMs: Long): Unit = Colline.get.foreach(_.drain(timeoutMs))
+}

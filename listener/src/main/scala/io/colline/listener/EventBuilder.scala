@@ -1,0 +1,248 @@
+package io.colline.listener
+
+import java.time.Instant
+import java.util.UUID
+
+import scala.collection.mutable
+import scala.collection.mutable.ArrayBuffer
+import scala.util.Try
+import scala.util.matching.Regex
+
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, Literal, NamedExpression, ScalaUDF, SubqueryExpression}
+import org.apache.spark.sql.catalyst.plans.logical.{Command, LogicalPlan}
+
+/** What the listener-bus thread snapshots from a QueryExecution; the rest happens later. */
+private[listener] final case class Pending(
+    funcName: String,
+    plan: LogicalPlan,
+    qeId: Long,
+    success: Boolean,
+    error: Option[String],
+    durationNs: Option[Long],
+    endedAtMs: Long,
+    appId: String,
+    appName: String,
+    user: String,
+    redaction: Option[Regex])
+
+/** Execution facts observed on the listener bus (see ExecutionTracker). */
+private[listener] final case class ExecInfo(executionId: Long, rootExecutionId: Long, nestedWrite: Boolean)
+
+private[listener] sealed trait Built
+private[listener] final case class Event(json: J.Obj, executionId: Long, rootClass: String) extends Built
+private[listener] final case class Skipped(reason: String) extends Built
+
+private[listener] object EventBuilder {
+  val SchemaVersion = "1.0"
+  val SqlMax = 240
+  val ErrorMax = 2000
+
+  /** Root classes of commands that never carry lineage (by short class name). */
+  private val NoLineage: Regex =
+    ("^(Describe|Show|Analyze|Cache|Uncache|Clear|Refresh|Explain|Set|Reset|Use|Drop|Truncate|Comment|" +
+      "Add(Jar|File|Archive)|List|Msck|Repair|Recover|Rename|Alter(?!ViewAs)|LoadData|" +
+      "Create(Namespace|Database|Function|Table|DataSourceTable|TableLike|Index|TempViewUsing|Variable)" +
+      "(Command)?$).*").r
+
+  private lazy val jvmId: String =
+    Try(NamedExpression.newExprId.jvmId.toString).getOrElse(UUID.randomUUID().toString)
+
+  def build(p: Pending, exec: Option[ExecInfo], cfg: Config): Built = {
+    val rootClass = Nodes.shortName(p.plan)
+    if (NoLineage.pattern.matcher(rootClass).matches()) return Skipped("noLineage")
+
+    val layout = new Layout(cfg.maskSqlLiterals, p.redaction)
+    layout.tree(p.plan)
+    layout.finish()
+    if (!layout.hasWrite && !layout.hasData) return Skipped("noLineage")
+
+    val executionId = exec.map(_.executionId).getOrElse(p.qeId)
+    val now = System.currentTimeMillis()
+    val query = J.obj(
+      "executionId" -> J.Num(executionId),
+      "funcName" -> J.str(p.funcName),
+      "status" -> J.Str(if (p.success) "success" else "failure"),
+      "error" -> J.opt(p.error),
+      "durationMs" -> p.durationNs.map(ns => J.Num(ns / 1000000L)).getOrElse(J.Null),
+      "endedAt" -> J.Str(Instant.ofEpochMilli(p.endedAtMs).toString))
+    val event = J.obj(
+      "schemaVersion" -> J.Str(SchemaVersion),
+      "eventId" -> J.Str(UUID.randomUUID().toString),
+      "emittedAt" -> J.Str(Instant.ofEpochMilli(now).toString),
+      "producer" -> J.obj(
+        "name" -> J.Str("colline-listener"),
+        "version" -> J.Str(Versions.listener),
+        "spark" -> J.Str(Versions.spark),
+        "scala" -> J.Str(Versions.scalaBinary)),
+      "app" -> J.obj(
+        "id" -> J.str(p.appId),
+        "name" -> J.str(p.appName),
+        "user" -> J.str(p.user),
+        "namespace" -> J.Str(cfg.namespace)),
+      "query" -> query,
+      "jvmId" -> J.Str(jvmId),
+      "markers" -> J.obj(
+        "nestedWrite" -> J.Bool(exec.exists(_.nestedWrite) && layout.hasWrite),
+        "truncated" -> J.Bool(false)),
+      "root" -> J.Num(0),
+      "nodes" -> J.arr(layout.nodes))
+    Event(event, executionId, rootClass)
+  }
+
+  /** The `write.dataset` objects of an event's nodes. */
+  def writeDatasets(e: J.Obj): Seq[J.Obj] = e.get("nodes").toSeq.flatMap {
+    case a: J.Arr => a.items.toSeq.flatMap {
+      case n: J.Obj => n.get("write").toSeq.flatMap {
+        case w: J.Obj => w.get("dataset").collect { case d: J.Obj => d }.toSeq
+        case _ => Nil
+      }
+      case _ => Nil
+    }
+    case _ => Nil
+  }
+
+  /** The qualified location a write dataset names (table location or first path), if any. */
+  def location(d: J.Obj): Option[String] = (d.get("kind"), d.get("location"), d.get("paths")) match {
+    case (Some(J.Str("table")), Some(J.Str(l)), _) => Some(l)
+    case (Some(J.Str("path")), _, Some(a: J.Arr)) => a.items.headOption.collect { case J.Str(p) => p }
+    case _ => None
+  }
+
+  /**
+   * Completes an outer write from its nested write: a CTAS target has no location before it is
+   * created, and an `INSERT OVERWRITE DIRECTORY` path is not qualified; the nested write that
+   * Spark ran for it (same root execution) has both.
+   */
+  def completeFrom(d: J.Obj, nestedLocation: String): Unit =
+    (d.get("kind"), d.get("location"), d.get("paths")) match {
+      case (Some(J.Str("table")), Some(J.Null) | None, _) => d.put("location", nestedLocation)
+      case (Some(J.Str("path")), _, Some(a: J.Arr))
+          if a.items.size == 1 && a.items.head.isInstanceOf[J.Str] &&
+            !a.items.head.asInstanceOf[J.Str].v.matches("^[A-Za-z][A-Za-z0-9+.-]*:.*") &&
+            nestedLocation.endsWith(a.items.head.asInstanceOf[J.Str].v.stripSuffix("/")) =>
+        d.put("paths", J.strs(Seq(nestedLocation)))
+      case _ =>
+    }
+
+  /** The degraded form of an event above the size cap: expressions dropped from every node. */
+  def degrade(e: J.Obj): Unit = {
+    e.get("nodes").foreach {
+      case a: J.Arr => a.items.foreach { case n: J.Obj => n.put("exprs", new J.Obj); case _ => }
+      case _ =>
+    }
+    e.get("markers").foreach { case m: J.Obj => m.put("truncated", true); case _ => }
+  }
+
+  /** Lays out nodes in pre-order, then appended trees for nested and subquery plans. */
+  private final class Layout(maskLiterals: Boolean, redaction: Option[Regex]) {
+    val nodes = ArrayBuffer.empty[J.Obj]
+    private val deferred = mutable.Queue.empty[(J.Ref, LogicalPlan)]
+    var hasWrite = false
+    var hasData = false
+
+    def tree(root: LogicalPlan): Int = visit(root)
+
+    def finish(): Unit = while (deferred.nonEmpty) {
+      val (ref, plan) = deferred.dequeue()
+      ref.id = visit(plan)
+    }
+
+    private def defer(plan: LogicalPlan): J.Ref = {
+      val r = new J.Ref
+      deferred.enqueue(r -> plan)
+      r
+    }
+
+    private def visit(p: LogicalPlan): Int = {
+      val id = nodes.size
+      val o = new J.Obj
+      nodes += o
+      o.put("id", id.toLong)
+      o.put("class", p.getClass.getName)
+      if (!p.isInstanceOf[Command] &&
+        !p.getClass.getName.startsWith("org.apache.spark.sql.catalyst.analysis.")) hasData = true
+
+      val childIds = p.children.map(visit)
+      o.put("children", J.arr(childIds.map(i => J.Num(i.toLong))))
+      o.put("output", J.arr(Try(p.output).getOrElse(Nil).map(attr)))
+
+      val info = Try(Nodes.describe(p)).getOrElse(NodeInfo(exprs = Try(Nodes.generic(p)).getOrElse(Nil)))
+
+      val exprs = new J.Obj
+      info.exprs.foreach { case (role, es) => exprs.put(role, J.arr(es.map(e => expr(e, top = true)))) }
+      o.put("exprs", exprs)
+
+      val plans = new J.Obj
+      val refs = mutable.Map.empty[String, J.Ref]
+      info.nested.foreach { case (role, plan) =>
+        val r = defer(plan)
+        refs(role) = r
+        plans.put(role, r)
+      }
+      o.put("plans", plans)
+
+      val args = new J.Obj
+      info.args.foreach { case (k, v) => args.put(k, v) }
+      o.put("args", args)
+
+      o.put("dataset", info.dataset.getOrElse(J.Null))
+      o.put("write", info.write.map { w =>
+        hasWrite = true
+        val q: J = w.query match {
+          case Some(ChildQuery(i)) if i < childIds.size => J.Num(childIds(i).toLong)
+          case Some(NestedQuery(role)) => refs.get(role).map(r => r: J).getOrElse(J.Null)
+          case _ => J.Null
+        }
+        J.obj(
+          "dataset" -> w.dataset,
+          "mode" -> J.Str(w.mode),
+          "columns" -> J.strs(w.columns),
+          "partitionColumns" -> J.strs(w.partitionColumns),
+          "query" -> q)
+      }.getOrElse(J.Null))
+      id
+    }
+
+    private def attr(a: Attribute): J.Obj = {
+      val o = new J.Obj
+      Try(a.exprId.id).foreach(i => o.put("exprId", i))
+      o.put("name", a.name)
+      Try(a.dataType.catalogString).foreach(t => o.put("type", t))
+      o.put("nullable", Try(a.nullable).getOrElse(true))
+      o.put("qualifier", J.strs(Try(a.qualifier).getOrElse(Nil)))
+      o
+    }
+
+    private def expr(e: Expression, top: Boolean): J.Obj = {
+      val o = new J.Obj
+      o.put("class", Nodes.shortName(e))
+      e match {
+        case _: Literal =>
+          Try(e.dataType.catalogString).foreach(t => o.put("type", t))
+          return o
+        case n: NamedExpression =>
+          Try(n.exprId.id).foreach(i => o.put("exprId", i))
+          Try(n.name).foreach(nm => o.put("name", nm))
+        case u: ScalaUDF =>
+          u.udfName.foreach(nm => o.put("name", nm))
+        case _ if o.get("class").exists { case J.Str(c) => c.contains("UDF") || c.contains("UDAF"); case _ => false } =>
+          Reflect.string(e, "name").foreach(nm => o.put("name", nm))
+        case _ =>
+      }
+      if (Try(e.resolved).getOrElse(false)) Try(e.dataType.catalogString).foreach(t => o.put("type", t))
+      if (top) sql(e).foreach(s => o.put("sql", s))
+      e match {
+        case s: SubqueryExpression => Try(s.plan).foreach(pl => o.put("plan", defer(pl)))
+        case _ =>
+      }
+      if (e.children.nonEmpty) o.put("children", J.arr(e.children.map(c => expr(c, top = false))))
+      o
+    }
+
+    private def sql(e: Expression): Option[String] = Try {
+      val raw = e.sql
+      val masked = if (maskLiterals) Redact.maskLiterals(raw) else raw
+      Redact.truncate(Redact.text(masked, redaction), SqlMax)
+    }.toOption.filter(_ != null)
+  }
+}

@@ -1,0 +1,78 @@
+package io.colline.listener
+
+import scala.util.Try
+
+import org.apache.spark.scheduler.{SparkListener, SparkListenerApplicationEnd, SparkListenerEvent}
+import org.apache.spark.sql.execution.ui.{SparkListenerSQLExecutionEnd, SparkListenerSQLExecutionStart}
+
+/**
+ * A SparkListener on the same (shared) listener-bus queue as Spark's ExecutionListenerBus. A
+ * QueryExecutionListener is not told the SQL execution id, so this one maps `QueryExecution.id`
+ * to the execution id and the root execution id, and marks nested writes: an execution that runs
+ * while an execution of the same root whose physical plan is a write command is still running
+ * (`Execute CreateDataSourceTableAsSelectCommand` for the inner insert of a 3.4+ CTAS,
+ * `Execute InsertIntoDataSourceDirCommand`, `Execute InsertIntoDataSourceCommand` around a JDBC
+ * `SaveIntoDataSourceCommand`, `AtomicCreateTableAsSelect` around a v2 `AppendData`, ...).
+ * It also drains the publisher at application end.
+ */
+private[listener] final class ExecutionTracker(publisher: Publisher) extends SparkListener {
+  private val WriteExec = ".*(CreateDataSourceTableAsSelectCommand|CreateHiveTableAsSelectCommand|" +
+    "CreateTableAsSelect|ReplaceTableAsSelect|InsertIntoDataSourceDirCommand|InsertIntoHiveDirCommand|" +
+    "InsertIntoDataSourceCommand|SaveIntoDataSourceCommand).*"
+
+  /** executionId -> (rootExecutionId, physical root node name) of started, not yet ended executions */
+  private val running = new Bounded[Long, (Long, String)](10000)
+  /** QueryExecution.id -> execution facts */
+  private val byQe = new Bounded[Long, ExecInfo](10000)
+
+  override def onOtherEvent(event: SparkListenerEvent): Unit = try {
+    event match {
+      case s: SparkListenerSQLExecutionStart =>
+        val root = Try(s.rootExecutionId.getOrElse(s.executionId)).getOrElse(s.executionId)
+        val name = Try(s.sparkPlanInfo.nodeName).toOption.flatMap(Option(_)).getOrElse("")
+        running.put(s.executionId, (root, name))
+      case e: SparkListenerSQLExecutionEnd =>
+        val mine = running.remove(e.executionId)
+        val root = mine.map(_._1).getOrElse(e.executionId)
+        val nested = root != e.executionId && running.values.exists { case (r, n) => r == root && n.matches(WriteExec) }
+        Reflect.call(e, "qe").flatMap(qe => Reflect.call(qe, "id")).foreach {
+          case id: java.lang.Long => byQe.put(id.longValue(), ExecInfo(e.executionId, root, nested))
+          case _ =>
+        }
+      case _ =>
+    }
+  } catch { case _: Throwable => }
+
+  override def onApplicationEnd(end: SparkListenerApplicationEnd): Unit =
+    try publisher.drain(publisher.cfg.shutdownTimeoutMs) catch { case _: Throwable => }
+
+  /**
+   * The facts of a QueryExecution. The ExecutionListenerBus may run before this listener on the
+   * same queue thread, so wait a little for the End event to be seen.
+   */
+  def lookup(qeId: Long): Option[ExecInfo] = {
+    var r = byQe.remove(qeId)
+    var waited = 0
+    while (r.isEmpty && waited < 200) {
+      Thread.sleep(5)
+      waited += 5
+      r = byQe.remove(qeId)
+    }
+    r
+  }
+}
+
+/** A small synchronized insertion-ordered map that forgets its eldest entries. */
+private[listener] final class Bounded[K, V](max: Int) {
+  private val m = new java.util.LinkedHashMap[K, V](16, 0.75f, false) {
+    override def removeEldestEntry(e: java.util.Map.Entry[K, V]): Boolean = size() > max
+  }
+  def put(k: K, v: V): Unit = m.synchronized { m.put(k, v) }
+  def remove(k: K): Option[V] = m.synchronized { Option(m.remove(k)) }
+  def values: Seq[V] = m.synchronized {
+    val b = Seq.newBuilder[V]
+    val it = m.values().iterator()
+    while (it.hasNext) b += it.next()
+    b.result()
+  }
+}

@@ -1,0 +1,357 @@
+package io.colline.listener
+
+import scala.util.Try
+
+import org.apache.spark.sql.SaveMode
+import org.apache.spark.sql.catalyst.analysis.{PersistedView, ResolvedIdentifier}
+import org.apache.spark.sql.catalyst.catalog.{CatalogTable, HiveTableRelation}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.catalyst.plans.logical._
+import org.apache.spark.sql.connector.catalog.Identifier
+import org.apache.spark.sql.execution.{ExternalRDD, LogicalRDD}
+import org.apache.spark.sql.execution.command.{AlterViewAsCommand, CreateDataSourceTableAsSelectCommand, CreateViewCommand, InsertIntoDataSourceDirCommand}
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, InsertIntoDataSourceCommand, InsertIntoHadoopFsRelationCommand, LogicalRelation, SaveIntoDataSourceCommand}
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+import org.apache.spark.sql.sources.{BaseRelation, DataSourceRegister}
+
+/** Where a write command's written plan is: a child by position, or a nested plan by role. */
+private[listener] sealed trait QueryRef
+private[listener] final case class ChildQuery(index: Int) extends QueryRef
+private[listener] final case class NestedQuery(role: String) extends QueryRef
+
+private[listener] final case class WriteSpec(
+    dataset: J.Obj,
+    mode: String,
+    columns: Seq[String],
+    partitionColumns: Seq[String],
+    query: Option[QueryRef])
+
+/** What the serializer needs to know about one node beyond children and output. */
+private[listener] final case class NodeInfo(
+    exprs: Seq[(String, Seq[Expression])] = Nil,
+    args: Seq[(String, J)] = Nil,
+    nested: Seq[(String, LogicalPlan)] = Nil,
+    dataset: Option[J.Obj] = None,
+    write: Option[WriteSpec] = None)
+
+private[listener] object Nodes {
+  val SessionCatalog = "spark_catalog"
+
+  // ---------------------------------------------------------------- datasets
+
+  def tableDataset(ct: CatalogTable, fallbackLocation: Option[String] = None): J.Obj = {
+    val id = ct.identifier
+    J.obj(
+      "kind" -> J.Str("table"),
+      "catalog" -> J.Str(Try(id.catalog).toOption.flatten.getOrElse(SessionCatalog)),
+      "namespace" -> J.strs(id.database.toSeq),
+      "name" -> J.Str(id.table),
+      "provider" -> J.opt(ct.provider),
+      "location" -> J.opt(ct.storage.locationUri.map(u => Redact.uri(u.toString)).orElse(fallbackLocation)),
+      "tableType" -> J.Str(ct.tableType.name))
+  }
+
+  def pathDataset(format: String, paths: Seq[String]): J.Obj =
+    J.obj("kind" -> J.Str("path"), "format" -> J.str(format), "paths" -> J.strs(paths.map(Redact.uri)))
+
+  def jdbcDataset(url: Option[String], table: Option[String], query: Option[String]): J.Obj = {
+    val o = J.obj("kind" -> J.Str("jdbc"), "url" -> J.opt(url.map(Redact.jdbcUrl)))
+    table.foreach(t => o.put("table", t))
+    if (table.isEmpty) query.foreach(q => o.put("query", q))
+    o
+  }
+
+  def kafkaDataset(servers: Option[String], topics: Seq[String], pattern: Option[String]): J.Obj = {
+    val o = J.obj("kind" -> J.Str("kafka"), "servers" -> J.opt(servers))
+    if (topics.nonEmpty || pattern.isEmpty) o.put("topics", J.strs(topics))
+    pattern.foreach(p => o.put("pattern", p))
+    o
+  }
+
+  def viewDataset(ct: CatalogTable, temporary: Boolean): J.Obj = {
+    val id = ct.identifier
+    J.obj(
+      "kind" -> J.Str("view"),
+      "catalog" -> J.Str(Try(id.catalog).toOption.flatten.getOrElse(SessionCatalog)),
+      "namespace" -> J.strs(id.database.toSeq),
+      "name" -> J.Str(id.table),
+      "temporary" -> J.Bool(temporary))
+  }
+
+  def local: J.Obj = J.obj("kind" -> J.Str("local"))
+  def rdd: J.Obj = J.obj("kind" -> J.Str("rdd"))
+  def other(description: String): J.Obj = J.obj("kind" -> J.Str("other"), "description" -> J.str(description))
+
+  def formatName(f: AnyRef): String = f match {
+    case d: DataSourceRegister => Try(d.shortName()).getOrElse(f.getClass.getName)
+    case null => null
+    case _ => f.getClass.getName
+  }
+
+  private def rootPaths(h: HadoopFsRelation): Seq[String] =
+    Try(h.location.rootPaths.map(_.toString)).getOrElse(Nil)
+
+  /** Identity of a relation behind a LogicalRelation (or an InsertIntoDataSourceCommand). */
+  def relationDataset(r: BaseRelation, catalogTable: Option[CatalogTable]): J.Obj = {
+    catalogTable match {
+      case Some(ct) =>
+        val loc = r match {
+          case h: HadoopFsRelation => rootPaths(h).headOption.map(Redact.uri)
+          case _ => None
+        }
+        tableDataset(ct, loc)
+      case None =>
+        r match {
+          case h: HadoopFsRelation => pathDataset(formatName(h.fileFormat), rootPaths(h))
+          case _ =>
+            JdbcClasses.relation(r).map { case (u, t, q) => jdbcDataset(u, t, q) }
+              .orElse(KafkaClasses.relation(r).map { case (s, t, p) => kafkaDataset(s, t, p) })
+              .getOrElse(other(r.getClass.getName))
+        }
+    }
+  }
+
+  def v2Dataset(r: DataSourceV2Relation): J.Obj = (r.catalog, r.identifier) match {
+    case (Some(c), Some(id)) => v2TableDataset(c.name(), id, Try(r.table.properties()).toOption)
+    case _ => other(Try(r.table.name()).getOrElse(r.table.getClass.getName))
+  }
+
+  private def v2TableDataset(catalog: String, id: Identifier,
+      props: Option[java.util.Map[String, String]]): J.Obj = {
+    def prop(k: String) = props.flatMap(p => Option(p.get(k)))
+    J.obj(
+      "kind" -> J.Str("table"),
+      "catalog" -> J.Str(catalog),
+      "namespace" -> J.strs(id.namespace().toSeq),
+      "name" -> J.Str(id.name()),
+      "provider" -> J.opt(prop("provider")),
+      "location" -> J.opt(prop("location").map(Redact.uri)),
+      "tableType" -> J.opt(prop("external").map(e => if (e == "true") "EXTERNAL" else "MANAGED")))
+  }
+
+  /** Identity of a leaf, if it is one we know. */
+  def leafDataset(p: LogicalPlan): Option[J.Obj] = p match {
+    case r: HiveTableRelation => Some(tableDataset(r.tableMeta))
+    case r: LogicalRelation => Some(relationDataset(r.relation, r.catalogTable))
+    case r: DataSourceV2Relation => Some(v2Dataset(r))
+    case _: LocalRelation | _: OneRowRelation | _: Range => Some(local)
+    case _: LogicalRDD | _: ExternalRDD[_] => Some(rdd)
+    case v: View => Some(viewDataset(v.desc, v.isTempView))
+    case _ => None
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  def modeName(m: AnyRef): String = m match {
+    case SaveMode.Append => "append"
+    case SaveMode.Overwrite => "overwrite"
+    case SaveMode.ErrorIfExists => "errorIfExists"
+    case SaveMode.Ignore => "ignore"
+    case other => String.valueOf(other)
+  }
+
+  /** CTAS modes: ErrorIfExists / Ignore create the table, Overwrite replaces it. */
+  private def ctasMode(m: AnyRef): String = m match {
+    case SaveMode.Overwrite => "replace"
+    case SaveMode.Append => "append"
+    case _ => "create"
+  }
+
+  private def names(as: Seq[Attribute]): Seq[String] = as.map(_.name)
+
+  private def childIndexOf(p: LogicalPlan, q: LogicalPlan): Option[Int] = {
+    val i = p.children.indexWhere(_ eq q)
+    if (i >= 0) Some(i) else None
+  }
+
+  // ---------------------------------------------------------------- per node
+
+  def describe(p: LogicalPlan): NodeInfo = p match {
+    // ---- operators
+    case n: Project => NodeInfo(exprs = Seq("projectList" -> n.projectList))
+    case n: Filter => NodeInfo(exprs = Seq("condition" -> Seq(n.condition)))
+    case n: Aggregate => NodeInfo(exprs = Seq(
+      "groupingExpressions" -> n.groupingExpressions, "aggregateExpressions" -> n.aggregateExpressions))
+    case n: Window => NodeInfo(exprs = Seq("windowExpressions" -> n.windowExpressions,
+      "partitionSpec" -> n.partitionSpec, "orderSpec" -> n.orderSpec))
+    case n: Join => NodeInfo(
+      exprs = Seq("condition" -> n.condition.toSeq),
+      args = Seq("joinType" -> J.Str(shortName(n.joinType))))
+    case n: Sort => NodeInfo(exprs = Seq("order" -> n.order), args = Seq("global" -> J.Bool(n.global)))
+    case n: Generate => NodeInfo(
+      exprs = Seq("generator" -> Seq(n.generator), "generatorOutput" -> n.generatorOutput),
+      args = Seq("outer" -> J.Bool(n.outer)))
+    case n: Expand => NodeInfo(exprs = n.projections.zipWithIndex.map { case (row, i) => s"projections.$i" -> row })
+    case n: Union => NodeInfo(args = Seq("byName" -> J.Bool(n.byName), "allowMissingCol" -> J.Bool(n.allowMissingCol)))
+    case n: Intersect => NodeInfo(args = Seq("isAll" -> J.Bool(n.isAll)))
+    case n: Except => NodeInfo(args = Seq("isAll" -> J.Bool(n.isAll)))
+    case n: RepartitionByExpression => NodeInfo(exprs = Seq("partitionExpressions" -> n.partitionExpressions))
+    case n: RebalancePartitions => NodeInfo(exprs = Seq("partitionExpressions" -> n.partitionExpressions))
+    case n: CTERelationDef => NodeInfo(args = Seq("cteId" -> J.Num(n.id)))
+    case n: CTERelationRef => NodeInfo(args = Seq("cteId" -> J.Num(n.cteId)))
+    case n: SubqueryAlias => NodeInfo(args = Seq("alias" -> J.Str(n.alias)))
+    case n: View => NodeInfo(args = Seq("isTempView" -> J.Bool(n.isTempView)),
+      dataset = Some(viewDataset(n.desc, n.isTempView)))
+    case n: MergeIntoTable => mergeInto(n)
+
+    // ---- v1 file / catalog writes
+    case c: InsertIntoHadoopFsRelationCommand =>
+      val ds = c.catalogTable match {
+        case Some(ct) => tableDataset(ct, Option(c.outputPath).map(op => Redact.uri(op.toString)))
+        case None => pathDataset(formatName(c.fileFormat), Option(c.outputPath).map(_.toString).toSeq)
+      }
+      NodeInfo(exprs = generic(c), write = Some(WriteSpec(ds, modeName(c.mode), c.outputColumnNames,
+        names(c.partitionColumns), Some(ChildQuery(0)))))
+    case c: CreateDataSourceTableAsSelectCommand =>
+      val q = childIndexOf(c, c.query).map(ChildQuery).getOrElse(NestedQuery("query"))
+      NodeInfo(
+        nested = if (q.isInstanceOf[NestedQuery]) Seq("query" -> c.query) else Nil,
+        write = Some(WriteSpec(tableDataset(c.table), ctasMode(c.mode), c.outputColumnNames,
+          c.table.partitionColumnNames, Some(q))))
+    case c: SaveIntoDataSourceCommand =>
+      NodeInfo(nested = Seq("query" -> c.query),
+        write = Some(WriteSpec(saveIntoDataset(c), modeName(c.mode), names(c.query.output), Nil,
+          Some(NestedQuery("query")))))
+    case c: InsertIntoDataSourceCommand =>
+      NodeInfo(nested = Seq("table" -> c.logicalRelation, "query" -> c.query),
+        write = Some(WriteSpec(relationDataset(c.logicalRelation.relation, c.logicalRelation.catalogTable),
+          if (c.overwrite) "overwrite" else "append", names(c.logicalRelation.output), Nil,
+          Some(NestedQuery("query")))))
+    case c: InsertIntoDataSourceDirCommand =>
+      NodeInfo(nested = Seq("query" -> c.query),
+        write = Some(WriteSpec(pathDataset(c.provider, c.storage.locationUri.map(_.toString).toSeq),
+          if (c.overwrite) "overwrite" else "errorIfExists", names(c.query.output), Nil,
+          Some(NestedQuery("query")))))
+
+    // ---- views
+    case c: CreateViewCommand =>
+      val temporary = c.viewType != PersistedView
+      val ds = J.obj(
+        "kind" -> J.Str("view"),
+        "catalog" -> J.Str(Try(c.name.catalog).toOption.flatten.getOrElse(SessionCatalog)),
+        "namespace" -> J.strs(c.name.database.toSeq),
+        "name" -> J.Str(c.name.table),
+        "temporary" -> J.Bool(temporary))
+      val cols = if (c.userSpecifiedColumns.nonEmpty) c.userSpecifiedColumns.map(_._1) else names(c.plan.output)
+      NodeInfo(nested = Seq("query" -> c.plan), args = Seq("viewType" -> J.Str(shortName(c.viewType))),
+        write = Some(WriteSpec(ds, if (c.replace) "replace" else "create", cols, Nil, Some(NestedQuery("query")))))
+    case c: AlterViewAsCommand =>
+      val ds = J.obj(
+        "kind" -> J.Str("view"),
+        "catalog" -> J.Str(Try(c.name.catalog).toOption.flatten.getOrElse(SessionCatalog)),
+        "namespace" -> J.strs(c.name.database.toSeq),
+        "name" -> J.Str(c.name.table),
+        "temporary" -> J.Bool(c.name.database.isEmpty))
+      NodeInfo(nested = Seq("query" -> c.query),
+        write = Some(WriteSpec(ds, "replace", names(c.query.output), Nil, Some(NestedQuery("query")))))
+    case c: CacheTableAsSelect =>
+      NodeInfo(nested = Seq("query" -> c.plan), args = Seq("tempViewName" -> J.Str(c.tempViewName)))
+
+    // ---- v2 writes
+    case c: AppendData => v2Write(c, "append")
+    case c: OverwriteByExpression => v2Write(c, "overwrite")
+    case c: OverwritePartitionsDynamic => v2Write(c, "overwrite")
+    case c: V2WriteCommand => // ReplaceData, WriteDelta: row-level; the consumer's generic rule
+      NodeInfo(exprs = generic(c), nested = Seq("table" -> c.table).collect { case (r, t: LogicalPlan) => r -> t })
+    case c: CreateTableAsSelect => v2Ctas(c.name, c.query, c.partitioning.map(_.describe()), "create")
+    case c: ReplaceTableAsSelect => v2Ctas(c.name, c.query, c.partitioning.map(_.describe()), "replace")
+
+    // ---- Hive (optional classes)
+    case c if HiveClasses.isInsert(c) =>
+      val ds = HiveClasses.table(c).map(tableDataset(_)).getOrElse(other(c.getClass.getName))
+      NodeInfo(exprs = generic(c), write = Some(WriteSpec(ds, if (HiveClasses.overwrite(c)) "overwrite" else "append",
+        HiveClasses.outputColumnNames(c), HiveClasses.table(c).map(_.partitionColumnNames).getOrElse(Nil),
+        Some(ChildQuery(0)))))
+    case c if HiveClasses.isCtas(c) =>
+      val query = HiveClasses.query(c)
+      val q: Option[QueryRef] = query.map(qp => childIndexOf(c, qp).map(ChildQuery).getOrElse(NestedQuery("query")))
+      val ds = HiveClasses.table(c).map(tableDataset(_)).getOrElse(other(c.getClass.getName))
+      NodeInfo(
+        nested = q.collect { case NestedQuery(r) => r -> query.get }.toSeq,
+        write = Some(WriteSpec(ds, HiveClasses.mode(c).map(ctasMode).getOrElse("create"),
+          HiveClasses.outputColumnNames(c), HiveClasses.table(c).map(_.partitionColumnNames).getOrElse(Nil), q)))
+    case c if HiveClasses.isInsertDir(c) =>
+      val paths = HiveClasses.storage(c).flatMap(_.locationUri).map(_.toString).toSeq
+      NodeInfo(write = Some(WriteSpec(pathDataset("hive", paths),
+        if (HiveClasses.overwrite(c)) "overwrite" else "errorIfExists", HiveClasses.outputColumnNames(c), Nil,
+        Some(ChildQuery(0)))))
+
+    // ---- leaves and everything else
+    case leaf if leaf.children.isEmpty && leafDataset(leaf).isDefined =>
+      NodeInfo(dataset = leafDataset(leaf)) // a leaf's expressions are its output attributes
+    case _ =>
+      NodeInfo(exprs = generic(p), nested = innerPlans(p))
+  }
+
+  /** Any node: all of its expressions under the role `expressions`. */
+  def generic(p: LogicalPlan): Seq[(String, Seq[Expression])] = {
+    val es = Try(p.expressions).getOrElse(Nil)
+    if (es.isEmpty) Nil else Seq("expressions" -> es)
+  }
+
+  /** Nested non-child plans of an unknown node (innerChildren that are not subquery plans). */
+  private def innerPlans(p: LogicalPlan): Seq[(String, LogicalPlan)] = Try {
+    val subqueryPlans = p.subqueries
+    p.innerChildren.collect { case lp: LogicalPlan if !subqueryPlans.exists(_ eq lp) && !p.children.exists(_ eq lp) => lp }
+      .zipWithIndex.map { case (lp, i) => s"innerChildren.$i" -> lp }
+  }.getOrElse(Nil)
+
+  private def v2Write(c: V2WriteCommand, mode: String): NodeInfo = {
+    val (ds, cols, nested) = c.table match {
+      case r: DataSourceV2Relation => (v2Dataset(r), names(r.output), Seq("table" -> (r: LogicalPlan)))
+      case lp: LogicalPlan => (leafDataset(lp).getOrElse(other(lp.getClass.getName)), names(lp.output), Seq("table" -> lp))
+      case other => (Nodes.other(other.getClass.getName), names(c.query.output), Nil)
+    }
+    val exprs = c match {
+      case o: OverwriteByExpression => Seq("deleteExpr" -> Seq(o.deleteExpr))
+      case _ => Nil
+    }
+    NodeInfo(exprs = exprs, nested = nested, args = Seq("isByName" -> J.Bool(c.isByName)),
+      write = Some(WriteSpec(ds, mode, cols, Nil, Some(ChildQuery(0)))))
+  }
+
+  private def v2Ctas(name: LogicalPlan, query: LogicalPlan, partitioning: Seq[String], mode: String): NodeInfo = {
+    val ds = name match {
+      case ResolvedIdentifier(catalog, id) => v2TableDataset(catalog.name(), id, None)
+      case other => Nodes.other(other.getClass.getName)
+    }
+    NodeInfo(nested = Seq("query" -> query),
+      write = Some(WriteSpec(ds, mode, names(query.output), partitioning, Some(NestedQuery("query")))))
+  }
+
+  private def saveIntoDataset(c: SaveIntoDataSourceCommand): J.Obj = {
+    val provider = c.dataSource.getClass.getName
+    val get = (k: String) => c.options.collectFirst { case (kk, v) if kk.equalsIgnoreCase(k) => v }
+    if (provider == JdbcClasses.Provider) jdbcDataset(get("url"), get("dbtable"), get("query"))
+    else if (provider == KafkaClasses.Provider)
+      kafkaDataset(get("kafka.bootstrap.servers"), get("topic").toSeq, None)
+    else get("path").map(p => pathDataset(formatName(c.dataSource), Seq(p)))
+      .getOrElse(other(formatName(c.dataSource)))
+  }
+
+  private def mergeInto(m: MergeIntoTable): NodeInfo = {
+    val exprs = Seq.newBuilder[(String, Seq[Expression])]
+    val args = Seq.newBuilder[(String, J)]
+    exprs += "mergeCondition" -> Seq(m.mergeCondition)
+    def actions(prefix: String, as: Seq[MergeAction]): Unit = as.zipWithIndex.foreach { case (a, i) =>
+      args += s"$prefix.$i.action" -> J.Str(shortName(a))
+      a.condition.foreach(c => exprs += s"$prefix.$i.condition" -> Seq(c))
+      val assignments = a match {
+        case u: UpdateAction => u.assignments
+        case in: InsertAction => in.assignments
+        case _ => Nil
+      }
+      if (assignments.nonEmpty) exprs += s"$prefix.$i.assignments" -> assignments
+    }
+    actions("matched", m.matchedActions)
+    actions("notMatched", m.notMatchedActions)
+    actions("notMatchedBySource", m.notMatchedBySourceActions)
+    NodeInfo(exprs = exprs.result(), args = args.result())
+  }
+
+  /** Short class name without the Scala `$` of objects. */
+  def shortName(o: AnyRef): String = {
+    val n = o.getClass.getName
+    n.substring(n.lastIndexOf('.') + 1).stripSuffix("$").split('$').last
+  }
+}
