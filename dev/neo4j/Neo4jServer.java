@@ -1,0 +1,147 @@
+// Local Neo4j 5.26 (Community) for colline development and tests: Bolt + HTTP + Neo4j Browser,
+// auth off, listening on 127.0.0.1 only. Started by `dev/services start neo4j`; run by hand with
+//
+//   java -Xmx1g --add-opens=... -cp '.cache/jars/neo4j/*' dev/neo4j/Neo4jServer.java <work-dir>
+//
+// (single-file source launch, no javac step). Settings come from system properties:
+//   -Dcolline.neo4j.bolt.port=17687  -Dcolline.neo4j.http.port=17474
+//   -Dcolline.neo4j.host=127.0.0.1   -Dcolline.neo4j.pagecache.mb=64
+//
+// Layout under <work-dir>:
+//   data/   the store (databases + transaction logs); survives restarts, delete it to reset
+//   logs/   Neo4j's own logs (debug.log, http.log, ...)
+//   home/   the harness's scratch NEO4J_HOME (random sub-folder, deleted on clean shutdown)
+//
+// Prints "NEO4J_READY bolt://host:port http://host:port" on stdout once both connectors accept
+// connections, and "NEO4J_STOPPED" after a clean shutdown (SIGTERM/SIGINT run the shutdown hook).
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.concurrent.CountDownLatch;
+import java.util.stream.Stream;
+import org.neo4j.configuration.GraphDatabaseSettings;
+import org.neo4j.configuration.connectors.BoltConnector;
+import org.neo4j.configuration.connectors.BoltConnectorInternalSettings;
+import org.neo4j.configuration.connectors.HttpConnector;
+import org.neo4j.configuration.connectors.HttpsConnector;
+import org.neo4j.configuration.helpers.SocketAddress;
+import org.neo4j.harness.Neo4j;
+import org.neo4j.harness.Neo4jBuilders;
+import org.neo4j.io.ByteUnit;
+import org.neo4j.server.configuration.ServerSettings;
+
+public class Neo4jServer {
+    public static void main(String[] args) throws Exception {
+        if (args.length != 1) {
+            System.err.println("usage: java -cp 'jars/*' Neo4jServer.java <work-dir>");
+            System.exit(2);
+        }
+        Path work = Path.of(args[0]).toAbsolutePath();
+        String host = System.getProperty("colline.neo4j.host", "127.0.0.1");
+        int boltPort = Integer.getInteger("colline.neo4j.bolt.port", 17687);
+        int httpPort = Integer.getInteger("colline.neo4j.http.port", 17474);
+        long pageCacheMb = Long.getLong("colline.neo4j.pagecache.mb", 64L);
+
+        Path data = work.resolve("data");
+        Path logs = work.resolve("logs");
+        Path home = work.resolve("home");
+        deleteRecursively(home); // leftovers of an unclean stop (the harness removes it on close)
+        Files.createDirectories(data);
+        Files.createDirectories(logs);
+        Files.createDirectories(home);
+
+        long t0 = System.nanoTime();
+        Neo4j db;
+        try {
+            db = build(home, data, logs, host, boltPort, httpPort, pageCacheMb);
+        } catch (Throwable t) {
+            // Neo4j may leave non-daemon threads behind: exit explicitly so the caller sees it.
+            System.out.println("NEO4J_FAILED " + t);
+            t.printStackTrace(System.out);
+            System.out.flush();
+            Runtime.getRuntime().halt(1);
+            return;
+        }
+
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            System.out.println("NEO4J_STOPPING");
+            System.out.flush();
+            try {
+                db.close();
+                System.out.println("NEO4J_STOPPED");
+            } catch (Throwable t) {
+                System.out.println("NEO4J_STOP_FAILED " + t);
+                t.printStackTrace(System.out);
+            } finally {
+                System.out.flush();
+                stopped.countDown();
+            }
+        }, "neo4j-shutdown"));
+
+        // build() returns once the DBMS and connectors are started; check the sockets anyway so
+        // that the READY line is a promise a client can rely on.
+        awaitPort(host, boltPort);
+        awaitPort(host, httpPort);
+        System.out.printf("NEO4J_READY bolt://%s:%d http://%s:%d (harness %s, started in %.1fs, data %s)%n",
+                host, boltPort, host, httpPort, db.boltURI(), (System.nanoTime() - t0) / 1e9, data);
+        System.out.flush();
+        stopped.await();
+    }
+
+    private static Neo4j build(Path home, Path data, Path logs, String host, int boltPort, int httpPort,
+            long pageCacheMb) {
+        return Neo4jBuilders.newInProcessBuilder(home)
+                .withConfig(GraphDatabaseSettings.data_directory, data)
+                .withConfig(GraphDatabaseSettings.logs_directory, logs)
+                .withConfig(GraphDatabaseSettings.auth_enabled, false)
+                .withConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(pageCacheMb))
+                .withConfig(GraphDatabaseSettings.udc_enabled, false)
+                .withConfig(ServerSettings.allow_telemetry, false) // Neo4j Browser: no usage analytics
+                .withConfig(GraphDatabaseSettings.routing_enabled, false)
+                .withConfig(GraphDatabaseSettings.default_listen_address, new SocketAddress(host))
+                .withConfig(GraphDatabaseSettings.default_advertised_address, new SocketAddress(host))
+                .withConfig(BoltConnector.enabled, true)
+                .withConfig(BoltConnector.listen_address, new SocketAddress(host, boltPort))
+                .withConfig(BoltConnector.advertised_address, new SocketAddress(host, boltPort))
+                .withConfig(HttpConnector.enabled, true)
+                .withConfig(HttpConnector.listen_address, new SocketAddress(host, httpPort))
+                .withConfig(HttpConnector.advertised_address, new SocketAddress(host, httpPort))
+                .withConfig(HttpsConnector.enabled, false)
+                // Bolt waits 5 s by default for connections and worker threads at shutdown.
+                .withConfig(BoltConnectorInternalSettings.connection_shutdown_wait_time, Duration.ofSeconds(1))
+                .withConfig(BoltConnectorInternalSettings.thread_pool_shutdown_wait_time, Duration.ofSeconds(1))
+                .build();
+    }
+
+    private static void awaitPort(String host, int port) throws InterruptedException {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (true) {
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress(host, port), 1000);
+                return;
+            } catch (IOException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("port " + host + ":" + port + " does not accept connections", e);
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
+                Files.delete(p);
+            }
+        }
+    }
+}
