@@ -73,7 +73,9 @@ private[listener] final class KafkaSink(cfg: Config, metrics: Metrics, log: Rate
     props.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "zstd")
     props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, (16 * 1024 * 1024).toString)
     props.put(ProducerConfig.BUFFER_MEMORY_CONFIG, (64L * 1024 * 1024).toString)
-    props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "2000")
+    // send() blocks only this publisher thread (never Spark's), but a first metadata fetch on a
+    // busy driver took more than 2 s in tests and the event was lost: allow 10 s (see awaitTopic).
+    props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000")
     props.put(ProducerConfig.LINGER_MS_CONFIG, "20")
     props.put(ProducerConfig.CLIENT_ID_CONFIG, "colline-listener")
     cfg.producerProps.foreach { case (k, v) => props.put(k, KafkaSink.shadedClassNames(v)) }
@@ -84,7 +86,10 @@ private[listener] final class KafkaSink(cfg: Config, metrics: Metrics, log: Rate
   }
 
   def send(key: String, value: Array[Byte]): Unit = lock.synchronized {
-    if (producer == null) producer = create()
+    if (producer == null) {
+      producer = create()
+      awaitTopic()
+    }
     val record = new ProducerRecord[Array[Byte], Array[Byte]](
       cfg.topic, if (key == null) null else key.getBytes(StandardCharsets.UTF_8), value)
     producer.send(record, new Callback {
@@ -95,6 +100,23 @@ private[listener] final class KafkaSink(cfg: Config, metrics: Metrics, log: Rate
           log.warn("send", s"failed to publish an event to Kafka topic ${cfg.topic}", e)
         }
     })
+  }
+
+  /**
+   * A send whose topic metadata is not there within max.block.ms fails through its callback and
+   * the event is lost, so a new producer first waits for the topic's metadata: up to three times
+   * max.block.ms, on the publisher thread only (events queue up meanwhile, bounded).
+   */
+  private def awaitTopic(): Unit = {
+    var attempt = 1
+    while (attempt <= 3) {
+      try { producer.partitionsFor(cfg.topic); return }
+      catch {
+        case NonFatal(e) =>
+          log.warn("metadata", s"Kafka topic ${cfg.topic} not reachable yet (attempt $attempt of 3)", e)
+          attempt += 1
+      }
+    }
   }
 
   /** Flushes and closes within the timeout; a later send creates a new producer. */

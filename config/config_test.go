@@ -1,0 +1,142 @@
+package config
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clearEnv unsets every COLLINE_ variable for the test.
+func clearEnv(t *testing.T) {
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, Prefix+"_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	clearEnv(t)
+	c, err := Load()
+	if err != nil {
+		t.Fatalf("Load with no variables = %v", err)
+	}
+	want := Config{
+		KafkaBrokers: []string{"127.0.0.1:19092"}, KafkaTopic: "colline.plans", KafkaGroup: "colline",
+		KafkaDLQTopic: "colline.plans.dlq", KafkaMaxBytes: 32 << 20,
+		Neo4jURI: "bolt://127.0.0.1:17687", Neo4jDatabase: "neo4j",
+		HTTPAddr: ":9090", BatchSize: 100, BatchWait: 200 * time.Millisecond, ShutdownTimeout: 30 * time.Second,
+		LogLevel: slog.LevelInfo, LogFormat: "json",
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
+	}
+}
+
+func TestVariables(t *testing.T) {
+	clearEnv(t)
+	for k, v := range map[string]string{
+		"COLLINE_KAFKA_BROKERS": "a:1,b:2", "COLLINE_KAFKA_TOPIC": "t", "COLLINE_KAFKA_GROUP": "g",
+		"COLLINE_KAFKA_DLQ_TOPIC": "d", "COLLINE_KAFKA_MAX_BYTES": "16777216",
+		"COLLINE_NEO4J_URI": "neo4j+s://db.example:7687", "COLLINE_NEO4J_USER": "u", "COLLINE_NEO4J_PASSWORD": "p",
+		"COLLINE_NEO4J_DATABASE": "lineage", "COLLINE_HTTP_ADDR": "127.0.0.1:9191", "COLLINE_BATCH_SIZE": "7",
+		"COLLINE_BATCH_WAIT": "1s", "COLLINE_SHUTDOWN_TIMEOUT": "5s", "COLLINE_EXIT_WHEN_IDLE": "3s",
+		"COLLINE_LOG_LEVEL": "debug", "COLLINE_LOG_FORMAT": "text",
+		"NEO4J_DATABASE": "bare names are not read",
+	} {
+		t.Setenv(k, v)
+	}
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		KafkaBrokers: []string{"a:1", "b:2"}, KafkaTopic: "t", KafkaGroup: "g", KafkaDLQTopic: "d", KafkaMaxBytes: 16 << 20,
+		Neo4jURI: "neo4j+s://db.example:7687", Neo4jUser: "u", Neo4jPassword: "p", Neo4jDatabase: "lineage",
+		HTTPAddr: "127.0.0.1:9191", BatchSize: 7, BatchWait: time.Second, ShutdownTimeout: 5 * time.Second,
+		ExitWhenIdle: 3 * time.Second, LogLevel: slog.LevelDebug, LogFormat: "text",
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("\n got %+v\nwant %+v", c, want)
+	}
+}
+
+func TestBadConfigs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"unparseable int", map[string]string{"COLLINE_BATCH_SIZE": "many"}, []string{"COLLINE_BATCH_SIZE"}},
+		{"unparseable duration", map[string]string{"COLLINE_BATCH_WAIT": "soon"}, []string{"COLLINE_BATCH_WAIT"}},
+		{"unparseable level", map[string]string{"COLLINE_LOG_LEVEL": "loud"}, []string{"COLLINE_LOG_LEVEL"}},
+		{"broker without port", map[string]string{"COLLINE_KAFKA_BROKERS": "localhost"}, []string{`COLLINE_KAFKA_BROKERS: "localhost": address localhost: missing port`}},
+		{"broker without host", map[string]string{"COLLINE_KAFKA_BROKERS": ":9092"}, []string{`COLLINE_KAFKA_BROKERS: ":9092": no host`}},
+		{"bad topic", map[string]string{"COLLINE_KAFKA_TOPIC": "plans/v1"}, []string{`COLLINE_KAFKA_TOPIC: "plans/v1" is not a valid topic name`}},
+		{"dlq is the topic", map[string]string{"COLLINE_KAFKA_DLQ_TOPIC": "colline.plans"}, []string{"COLLINE_KAFKA_DLQ_TOPIC: must differ from COLLINE_KAFKA_TOPIC"}},
+		{"empty group", map[string]string{"COLLINE_KAFKA_GROUP": " "}, []string{"COLLINE_KAFKA_GROUP: is required"}},
+		{"small fetch", map[string]string{"COLLINE_KAFKA_MAX_BYTES": "1000"}, []string{"COLLINE_KAFKA_MAX_BYTES: 1000 is below 1 MiB"}},
+		{"http scheme", map[string]string{"COLLINE_NEO4J_URI": "http://localhost:7474"}, []string{`COLLINE_NEO4J_URI: scheme "http" is not one of`}},
+		{"no host", map[string]string{"COLLINE_NEO4J_URI": "bolt://"}, []string{"COLLINE_NEO4J_URI: no host"}},
+		{"credentials in uri", map[string]string{"COLLINE_NEO4J_URI": "bolt://neo4j:secret@db:7687"}, []string{"COLLINE_NEO4J_URI: credentials in the URI"}},
+		{"password without user", map[string]string{"COLLINE_NEO4J_PASSWORD": "secret"}, []string{"COLLINE_NEO4J_USER: is empty but COLLINE_NEO4J_PASSWORD is set"}},
+		{"http addr", map[string]string{"COLLINE_HTTP_ADDR": "9090"}, []string{`COLLINE_HTTP_ADDR: "9090"`}},
+		{"http port", map[string]string{"COLLINE_HTTP_ADDR": ":http"}, []string{`COLLINE_HTTP_ADDR: ":http": port "http" is not 0..65535`}},
+		{"broker port", map[string]string{"COLLINE_KAFKA_BROKERS": "k:0"}, []string{`COLLINE_KAFKA_BROKERS: "k:0": port "0" is not 1..65535`}},
+		{"batch size", map[string]string{"COLLINE_BATCH_SIZE": "0"}, []string{"COLLINE_BATCH_SIZE: 0 is outside 1..10000"}},
+		{"batch wait", map[string]string{"COLLINE_BATCH_WAIT": "0s"}, []string{"COLLINE_BATCH_WAIT: 0s is outside (0, 1m]"}},
+		{"shutdown timeout", map[string]string{"COLLINE_SHUTDOWN_TIMEOUT": "-1s"}, []string{"COLLINE_SHUTDOWN_TIMEOUT: -1s must be positive"}},
+		{"exit when idle", map[string]string{"COLLINE_EXIT_WHEN_IDLE": "-1s"}, []string{"COLLINE_EXIT_WHEN_IDLE: -1s must not be negative"}},
+		{"log format", map[string]string{"COLLINE_LOG_FORMAT": "xml"}, []string{`COLLINE_LOG_FORMAT: "xml" is neither json nor text`}},
+		{"several at once", map[string]string{"COLLINE_BATCH_SIZE": "0", "COLLINE_LOG_FORMAT": "xml"}, []string{"COLLINE_BATCH_SIZE", "COLLINE_LOG_FORMAT"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearEnv(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			_, err := Load()
+			if err == nil {
+				t.Fatal("Load = nil error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Load = %q, want it to contain %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "secret") {
+				t.Errorf("the error shows a secret: %q", err)
+			}
+		})
+	}
+}
+
+func TestLogValueHidesThePassword(t *testing.T) {
+	var buf bytes.Buffer
+	c := Config{Neo4jUser: "neo4j", Neo4jPassword: "s3cr3t", LogFormat: "json"}
+	c.NewLogger(&buf).Info("starting", "config", c)
+	if strings.Contains(buf.String(), "s3cr3t") || !strings.Contains(buf.String(), `"neo4j_password":"(set)"`) {
+		t.Errorf("log line = %s", buf.String())
+	}
+}
+
+func TestUsageListsEveryVariable(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Usage(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"COLLINE_KAFKA_BROKERS", "COLLINE_KAFKA_TOPIC", "COLLINE_KAFKA_GROUP", "COLLINE_KAFKA_DLQ_TOPIC",
+		"COLLINE_KAFKA_MAX_BYTES", "COLLINE_NEO4J_URI", "COLLINE_NEO4J_USER", "COLLINE_NEO4J_PASSWORD", "COLLINE_NEO4J_DATABASE",
+		"COLLINE_HTTP_ADDR", "COLLINE_BATCH_SIZE", "COLLINE_BATCH_WAIT", "COLLINE_SHUTDOWN_TIMEOUT", "COLLINE_EXIT_WHEN_IDLE",
+		"COLLINE_LOG_LEVEL", "COLLINE_LOG_FORMAT"} {
+		if !strings.Contains(buf.String(), v+" ") {
+			t.Errorf("usage lacks %s:\n%s", v, buf.String())
+		}
+	}
+}

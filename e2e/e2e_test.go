@@ -1,0 +1,194 @@
+//go:build e2e
+
+// Package e2e runs colline end to end against real services: SQL in a local Spark with the
+// listener → real Kafka → the consumer binary → real Neo4j. Start the services first
+// (dev/services start, which `make test` does); run with `go test -tags e2e ./e2e/`.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/colline/colline/e2e/stack"
+	"github.com/colline/colline/graph"
+)
+
+// The lineage of e2e/testdata/skeleton.sql, derived by reading the SQL (docs/lineage-semantics.md):
+// country_revenue is an aggregate over a filtered join; top_countries reads it through a filter.
+var skeletonEdges = []string{
+	// INSERT INTO shop.country_revenue SELECT c.country, sum(o.amount * 1.2), count(o.order_id)
+	// FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.customer_id
+	// WHERE o.status = 'paid' GROUP BY c.country
+	"shop.customers#country -> shop.country_revenue#country DIRECT/IDENTITY",
+	"shop.orders#amount -> shop.country_revenue#revenue DIRECT/AGGREGATION",
+	"shop.orders#order_id -> shop.country_revenue#orders DIRECT/AGGREGATION masked", // count() hides the values
+	"shop.orders#customer_id -> shop.country_revenue#country INDIRECT/JOIN",
+	"shop.orders#customer_id -> shop.country_revenue#revenue INDIRECT/JOIN",
+	"shop.orders#customer_id -> shop.country_revenue#orders INDIRECT/JOIN",
+	"shop.customers#customer_id -> shop.country_revenue#country INDIRECT/JOIN",
+	"shop.customers#customer_id -> shop.country_revenue#revenue INDIRECT/JOIN",
+	"shop.customers#customer_id -> shop.country_revenue#orders INDIRECT/JOIN",
+	"shop.orders#status -> shop.country_revenue#country INDIRECT/FILTER",
+	"shop.orders#status -> shop.country_revenue#revenue INDIRECT/FILTER",
+	"shop.orders#status -> shop.country_revenue#orders INDIRECT/FILTER",
+	"shop.customers#country -> shop.country_revenue#revenue INDIRECT/GROUP_BY",
+	"shop.customers#country -> shop.country_revenue#orders INDIRECT/GROUP_BY",
+	// INSERT INTO shop.top_countries SELECT country, revenue FROM shop.country_revenue WHERE revenue > 100
+	"shop.country_revenue#country -> shop.top_countries#country DIRECT/IDENTITY",
+	"shop.country_revenue#revenue -> shop.top_countries#revenue DIRECT/IDENTITY",
+	"shop.country_revenue#revenue -> shop.top_countries#country INDIRECT/FILTER",
+}
+
+func TestSkeletonEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	s, err := stack.FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver, err := neo4j.NewDriverWithContext(s.Neo4jURI, neo4j.NoAuth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer driver.Close(ctx)
+	if err := driver.VerifyConnectivity(ctx); err != nil {
+		t.Fatalf("Neo4j is not reachable at %s (start it with dev/services start): %v", s.Neo4jURI, err)
+	}
+	run := func(cypher string) {
+		if _, err := neo4j.ExecuteQuery(ctx, driver, cypher, nil, neo4j.EagerResultTransformer); err != nil {
+			t.Fatalf("%s: %v", cypher, err)
+		}
+	}
+	// Other tests may share this Neo4j: this run's job and the shop datasets are its own.
+	app := fmt.Sprintf("colline-e2e-%d", time.Now().UnixNano())
+	job := "default/" + app
+	run("MATCH (n) WHERE n.key STARTS WITH 'spark_catalog/shop.' DETACH DELETE n")
+
+	topic := "colline.e2e." + app
+	if err := s.CreateTopics(ctx, 3, topic, topic+".dlq"); err != nil {
+		t.Fatalf("Kafka is not usable at %s (start it with dev/services start): %v", s.Brokers, err)
+	}
+
+	// 1. Spark runs the SQL with the listener publishing to Kafka.
+	capture := t.TempDir()
+	start := time.Now()
+	if err := s.Spark(ctx, t.TempDir(), topic, []string{"COLLINE_CAPTURE_DIR=" + capture},
+		"-Dspark.app.name="+app, "e2e/testdata/skeleton.sql"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("spark: %.1fs", time.Since(start).Seconds())
+	sent, err := s.Messages(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	captured, _ := filepath.Glob(filepath.Join(capture, "*.json"))
+	t.Logf("events in Kafka: %d, captured to files: %d", sent, len(captured))
+	// Four INSERTs; the CREATEs and the final SELECT publish nothing.
+	if sent != 4 || len(captured) != 4 {
+		t.Fatalf("want 4 events in Kafka and 4 captured, got %d and %d", sent, len(captured))
+	}
+
+	// 2. The consumer reads them into Neo4j.
+	bin, err := s.BuildConsumer(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if err := s.Consume(ctx, bin, topic, topic+".first"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("consumer: %.1fs", time.Since(start).Seconds())
+
+	reader := graph.NewReader(driver, "")
+	got := edgeLines(t, ctx, reader, job)
+	want := append([]string(nil), skeletonEdges...)
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("FEEDS edges in Neo4j:\n%s\n\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	t.Logf("edges: %d expected, %d found, all equal", len(want), len(got))
+
+	// 3. Lineage crosses jobs: orders.amount reaches top_countries.revenue through country_revenue.
+	res, err := neo4j.ExecuteQuery(ctx, driver, `
+MATCH p = (:Column {key: $src})-[:FEEDS*2]->(:Column {key: $dst})
+RETURN [n IN nodes(p) | n.key] AS path`, map[string]any{
+		"src": "spark_catalog/shop.orders#amount", "dst": "spark_catalog/shop.top_countries#revenue"},
+		neo4j.EagerResultTransformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != 1 {
+		t.Fatalf("want one 2-hop path orders.amount → country_revenue.revenue → top_countries.revenue, got %d", len(res.Records))
+	}
+	t.Logf("cross-job path: %v", res.Records[0].Values[0])
+
+	// 4. Replaying the same events (a new consumer group reads the topic from the start) changes nothing.
+	before := snapshot(t, ctx, driver, job)
+	if err := s.Consume(ctx, bin, topic, topic+".replay"); err != nil {
+		t.Fatal(err)
+	}
+	after := snapshot(t, ctx, driver, job)
+	if strings.Join(before, "\n") != strings.Join(after, "\n") {
+		t.Fatalf("replay changed the graph:\nbefore:\n%s\nafter:\n%s", strings.Join(before, "\n"), strings.Join(after, "\n"))
+	}
+	t.Logf("replay: %d nodes and relationships compared, identical", len(after))
+
+	if dead, err := s.Messages(ctx, topic+".dlq"); err != nil || dead != 0 {
+		t.Fatalf("dead letters: %d (%v), want 0", dead, err)
+	}
+	_ = os.RemoveAll(capture)
+}
+
+// edgeLines renders the FEEDS edges of one job.
+func edgeLines(t *testing.T, ctx context.Context, r *graph.Reader, job string) []string {
+	t.Helper()
+	rows, err := r.Edges(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range rows {
+		if e.Job != job {
+			continue
+		}
+		l := fmt.Sprintf("%s -> %s %s/%s", strings.TrimPrefix(e.Source, "spark_catalog/"),
+			strings.TrimPrefix(e.Target, "spark_catalog/"), e.Type, e.Subtype)
+		if e.Masking {
+			l += " masked"
+		}
+		out = append(out, l)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// snapshot renders, sorted, every node of this test (its job, its runs, the shop datasets and
+// columns) and every relationship touching them, with all their properties.
+func snapshot(t *testing.T, ctx context.Context, driver neo4j.DriverWithContext, job string) []string {
+	t.Helper()
+	const mine = `MATCH (n) WHERE n.key STARTS WITH 'spark_catalog/shop.' OR n.key = $job
+   OR EXISTS { MATCH (:Job {key: $job})-[:HAS_RUN]->(n) } `
+	var out []string
+	for _, q := range []string{
+		mine + "RETURN labels(n) AS a, properties(n) AS b, '' AS c",
+		mine + "MATCH (n)-[r]-(y) RETURN type(r) AS a, properties(r) AS b, coalesce(startNode(r).key, '') + ' -> ' + coalesce(endNode(r).key, '') AS c",
+	} {
+		res, err := neo4j.ExecuteQuery(ctx, driver, q, map[string]any{"job": job}, neo4j.EagerResultTransformer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res.Records {
+			out = append(out, fmt.Sprintf("%v %v %v", r.Values[0], r.Values[1], r.Values[2]))
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,32 @@
+// Package graph keeps column lineage in Neo4j: the schema bootstrap, the batched idempotent Writer
+// and a few read queries for tests, demos and operators.
+//
+// The model:
+//
+//	(:Dataset {key, namespace, name, kind, location, firstSeen, lastSeen})-[:HAS_COLUMN]->
+//	  (:Column {key, name, datasetKey, dataType, firstSeen, lastSeen})
+//	(:Column)-[:FEEDS {job, type, subtype, masking, expr, firstSeen, lastSeen, lastRun}]->(:Column)
+//	(:Job {key, namespace, name, firstSeen, lastSeen})-[:HAS_RUN]->
+//	  (:Run {key, appId, executionId, funcName, status, sparkVersion, endedAt, emittedAt})
+//	(:Run)-[:READ]->(:Dataset)
+//	(:Run)-[:WROTE {mode}]->(:Dataset)
+//
+// DDL commands (plan.Lineage.Changes) add: Dataset.droppedAt and Dataset.truncatedAt (the newest
+// drop or truncation; a dataset exists while droppedAt is absent or older than its lastSeen),
+// (:Dataset)-[:RENAMED_TO {firstSeen, lastSeen, lastRun}]->(:Dataset) from the old identity to the
+// new one, and (:Run)-[:CHANGED {action}]->(:Dataset) for the run that did it. A load is a write
+// (Run WROTE) from the path it read (Run READ).
+//
+// Keys: Dataset and Column keys are the ones plan built (never rebuilt here); a Job key is
+// app.namespace + "/" + app.name, so every run of the same Spark application name is one job; a
+// Run key is the event id. There is one FEEDS relationship per (source column, target column,
+// job).
+//
+// Idempotence: every write is a MERGE on a constraint-backed key (or on the job property of
+// FEEDS) followed by SETs. The time of an event is its query end time (emittedAt when that is
+// missing), never the wall clock, so writing the same event again changes nothing at all, and a
+// later event only moves lastSeen forward (and firstSeen backward). Descriptive properties (a
+// column's dataType, an edge's type and expr, ...) take the values of the newest event seen; an
+// older event replayed later does not overwrite them. Nothing is counted on relationships:
+// counters would break on redelivery.
+package graph

@@ -1,0 +1,410 @@
+package graph
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+// Integration tests against a real Neo4j (dev/services start neo4j). Every test writes under its
+// own key prefix and only looks at keys with that prefix, so tests can share the database with
+// each other and with other packages' tests.
+
+func testDriver(t *testing.T) neo4j.DriverWithContext {
+	t.Helper()
+	uri := os.Getenv("COLLINE_TEST_NEO4J_URI")
+	if uri == "" {
+		t.Skip("COLLINE_TEST_NEO4J_URI is not set; run `dev/services start neo4j` and set it to bolt://127.0.0.1:17687")
+	}
+	d, err := NewDriver(uri, os.Getenv("COLLINE_TEST_NEO4J_USER"), os.Getenv("COLLINE_TEST_NEO4J_PASSWORD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close(context.Background()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := NewWriter(d, "").Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func testPrefix(t *testing.T) string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return "test-" + hex.EncodeToString(b) + "/"
+}
+
+// snapshot renders every node and relationship under prefix with all its properties, one sorted
+// line each.
+func snapshot(t *testing.T, d neo4j.DriverWithContext, prefix string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var lines []string
+	for _, q := range []string{
+		`MATCH (n) WHERE n.key STARTS WITH $p RETURN labels(n)[0] + ' ' + n.key AS id, properties(n) AS props`,
+		`MATCH (a)-[r]->(b) WHERE a.key STARTS WITH $p OR b.key STARTS WITH $p
+		 RETURN a.key + ' -' + type(r) + '-> ' + b.key AS id, properties(r) AS props`,
+	} {
+		res, err := neo4j.ExecuteQuery(ctx, d, q, map[string]any{"p": prefix}, neo4j.EagerResultTransformer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range res.Records {
+			id, _ := rec.Get("id")
+			props, _ := rec.Get("props")
+			m := props.(map[string]any)
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			var b strings.Builder
+			fmt.Fprint(&b, id)
+			for _, k := range keys {
+				v := m[k]
+				if tm, ok := v.(time.Time); ok {
+					v = tm.UTC().Format(time.RFC3339Nano)
+				}
+				fmt.Fprintf(&b, " %s=%v", k, v)
+			}
+			lines = append(lines, b.String())
+		}
+	}
+	slices.Sort(lines)
+	return lines
+}
+
+func edgesUnder(t *testing.T, r *Reader, prefix string) []EdgeRow {
+	t.Helper()
+	all, err := r.Edges(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []EdgeRow
+	for _, e := range all {
+		if strings.HasPrefix(e.Source, prefix) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestBootstrapIdempotent(t *testing.T) {
+	d := testDriver(t) // bootstraps once
+	w := NewWriter(d, "")
+	ctx := context.Background()
+	if err := w.Bootstrap(ctx); err != nil {
+		t.Fatalf("second bootstrap: %v", err)
+	}
+	res, err := neo4j.ExecuteQuery(ctx, d, `SHOW CONSTRAINTS YIELD name RETURN collect(name) AS names`, nil, neo4j.EagerResultTransformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := res.Records[0].Get("names")
+	for _, want := range []string{"dataset_key", "column_key", "job_key", "run_key"} {
+		if !slices.Contains(names.([]any), any(want)) {
+			t.Errorf("constraint %s missing; have %v", want, names)
+		}
+	}
+}
+
+func TestWriteIdempotent(t *testing.T) {
+	d := testDriver(t)
+	w, r := NewWriter(d, ""), NewReader(d, "")
+	ctx := context.Background()
+	p := testPrefix(t)
+	batch := fixture(p, t0, "")
+
+	if err := w.Write(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	wantEdges := []EdgeRow{
+		{Source: p + "a#amount", Target: p + "b#amount", Job: p + "etl/load", Type: "DIRECT", Subtype: "TRANSFORMATION"},
+		{Source: p + "a#amount", Target: p + "b#id", Job: p + "etl/load", Type: "INDIRECT", Subtype: "FILTER"},
+		{Source: p + "a#id", Target: p + "b#id", Job: p + "etl/load", Type: "DIRECT", Subtype: "IDENTITY"},
+		{Source: p + "b#amount", Target: p + "c#total", Job: p + "etl/report", Type: "DIRECT", Subtype: "AGGREGATION"},
+		{Source: p + "b#id", Target: p + "c#total", Job: p + "etl/report", Type: "INDIRECT", Subtype: "GROUP_BY"},
+	}
+	if got := edgesUnder(t, r, p); !reflect.DeepEqual(got, wantEdges) {
+		t.Errorf("edges:\n got %v\nwant %v", got, wantEdges)
+	}
+	first := snapshot(t, d, p)
+	countLines := func(lines []string, pred func(string) bool) int {
+		n := 0
+		for _, l := range lines {
+			if pred(l) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		what string
+		want int
+	}{{"Dataset ", 3}, {"Column ", 5}, {"Job ", 2}, {"Run ", 2}, {"-HAS_COLUMN->", 5}, {"-FEEDS->", 5}, {"-HAS_RUN->", 2}, {"-READ->", 2}, {"-WROTE->", 2}} {
+		if got := countLines(first, func(l string) bool { return strings.Contains(l, c.what) }); got != c.want {
+			t.Errorf("%q: %d, want %d\n%s", c.what, got, c.want, strings.Join(first, "\n"))
+		}
+	}
+
+	// The cross-job path a -> b -> c is one graph.
+	up, err := r.Upstream(ctx, p+"c#total", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{p + "a#amount", p + "a#id", p + "b#amount", p + "b#id"}; !reflect.DeepEqual(up, want) {
+		t.Errorf("upstream of c#total = %v, want %v", up, want)
+	}
+	down, err := r.Downstream(ctx, p+"a#id", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{p + "b#id", p + "c#total"}; !reflect.DeepEqual(down, want) {
+		t.Errorf("downstream of a#id = %v, want %v", down, want)
+	}
+
+	// A redelivered batch changes nothing, not even lastSeen.
+	if err := w.Write(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if again := snapshot(t, d, p); !reflect.DeepEqual(again, first) {
+		t.Errorf("replay changed the graph:\n%s", diff(first, again))
+	}
+
+	// A later run of both jobs: new Run nodes; on everything else only lastSeen (and FEEDS.lastRun) move.
+	later := t0.Add(time.Hour)
+	if err := w.Write(ctx, fixture(p, later, "-2")); err != nil {
+		t.Fatal(err)
+	}
+	second := snapshot(t, d, p)
+	replacer := strings.NewReplacer(
+		"lastSeen="+later.Format(time.RFC3339Nano), "lastSeen="+t0.Format(time.RFC3339Nano),
+		"lastRun="+p+"run-load-2", "lastRun="+p+"run-load",
+		"lastRun="+p+"run-report-2", "lastRun="+p+"run-report",
+	)
+	var rewound []string
+	for _, l := range second {
+		newRun := strings.HasPrefix(l, "Run ") || strings.Contains(l, "-HAS_RUN->") || strings.Contains(l, "-READ->") || strings.Contains(l, "-WROTE->")
+		if newRun && runOf(l, p) {
+			continue // the new runs
+		}
+		if seen := strings.Contains(l, "lastSeen="); seen && !strings.Contains(l, "lastSeen="+later.Format(time.RFC3339Nano)) {
+			t.Errorf("lastSeen did not move forward: %s", l)
+		}
+		rewound = append(rewound, replacer.Replace(l))
+	}
+	slices.Sort(rewound)
+	if !reflect.DeepEqual(rewound, first) {
+		t.Errorf("a later run changed more than lastSeen/lastRun:\n%s", diff(first, rewound))
+	}
+	if n := countLines(second, func(l string) bool { return strings.HasPrefix(l, "Run ") }); n != 4 {
+		t.Errorf("runs after a second run of both jobs: %d, want 4", n)
+	}
+	if n := countLines(second, func(l string) bool { return strings.Contains(l, "-FEEDS->") }); n != 5 {
+		t.Errorf("FEEDS after a second run of both jobs: %d, want still 5 (one per source, target, job)", n)
+	}
+
+	// The old batch arriving late moves nothing back.
+	if err := w.Write(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if late := snapshot(t, d, p); !reflect.DeepEqual(late, second) {
+		t.Errorf("a late replay of older events changed the graph:\n%s", diff(second, late))
+	}
+}
+
+// runOf reports whether a snapshot line is (or starts or ends at) one of the second runs.
+func runOf(line, prefix string) bool {
+	for _, id := range []string{"run-load-2", "run-report-2"} {
+		if strings.Contains(line, prefix+id) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestWriteStoresNamesVerbatim(t *testing.T) {
+	d := testDriver(t)
+	w, r := NewWriter(d, ""), NewReader(d, "")
+	ctx := context.Background()
+	p := testPrefix(t)
+	nasty := "we'ird \"na`me\" {x} $rows\\n}) MATCH (n) DETACH DELETE n //"
+	batch := fixture(p, t0, "")
+	src := &batch[0].Lineage.Reads[0]
+	src.Name = nasty
+	src.Columns[0].Name = nasty
+	src.Columns[0].Key = src.Key + "#" + nasty
+	batch[0].Lineage.Edges[0].Source = src.Columns[0].Key
+	batch[0].Lineage.Edges[0].Expr = nasty
+	batch[0].Event.App.Name = nasty
+
+	if err := w.Write(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	res, err := neo4j.ExecuteQuery(ctx, d,
+		`MATCH (d:Dataset {key: $d})-[:HAS_COLUMN]->(c:Column {key: $c})-[f:FEEDS]->() RETURN d.name AS d, c.name AS c, f.expr AS e, f.job AS j`,
+		map[string]any{"d": src.Key, "c": src.Columns[0].Key}, neo4j.EagerResultTransformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != 1 {
+		t.Fatalf("got %d rows, want 1", len(res.Records))
+	}
+	for k, want := range map[string]string{"d": nasty, "c": nasty, "e": nasty, "j": p + "etl/" + nasty} {
+		if got, _ := res.Records[0].Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if len(edgesUnder(t, r, p)) != 5 {
+		t.Errorf("the graph outside the test prefix is untouched by construction; the prefix has %d edges, want 5", len(edgesUnder(t, r, p)))
+	}
+}
+
+func TestWriteChanges(t *testing.T) {
+	d := testDriver(t)
+	w := NewWriter(d, "")
+	ctx := context.Background()
+	p := testPrefix(t)
+	if err := w.Write(ctx, fixture(p, t0, "")); err != nil {
+		t.Fatal(err)
+	}
+	later := t0.Add(time.Hour)
+	if err := w.Write(ctx, []Item{ddl(p, later, "")}); err != nil {
+		t.Fatal(err)
+	}
+	first := snapshot(t, d, p)
+	at := later.Format(time.RFC3339Nano)
+	for _, want := range []string{
+		"Dataset " + p + "a droppedAt=" + at,
+		p + "c -RENAMED_TO-> " + p + "c2 firstSeen=" + at + " lastRun=" + p + "run-admin lastSeen=" + at,
+		p + "run-admin -CHANGED-> " + p + "a action=drop",
+		p + "run-admin -CHANGED-> " + p + "b action=truncate",
+		p + "run-admin -CHANGED-> " + p + "c action=rename",
+	} {
+		found := false
+		for _, l := range first {
+			found = found || strings.HasPrefix(l, want)
+		}
+		if !found {
+			t.Errorf("no line starting %q in:\n%s", want, strings.Join(first, "\n"))
+		}
+	}
+	for _, l := range first {
+		if strings.HasPrefix(l, "Dataset "+p+"b ") && !strings.Contains(l, "truncatedAt="+at) {
+			t.Errorf("b is not marked truncated: %s", l)
+		}
+	}
+	// The lineage of the dropped and renamed datasets is kept; replays change nothing.
+	if got := len(edgesUnder(t, NewReader(d, ""), p)); got != 5 {
+		t.Errorf("edges after DDL = %d, want the 5 written before", got)
+	}
+	if err := w.Write(ctx, append(fixture(p, t0, ""), ddl(p, later, ""))); err != nil {
+		t.Fatal(err)
+	}
+	if again := snapshot(t, d, p); !reflect.DeepEqual(again, first) {
+		t.Errorf("replay changed the graph:\n%s", diff(first, again))
+	}
+}
+
+func TestWriteChunksLargeBatches(t *testing.T) {
+	d := testDriver(t)
+	defer func(n int) { maxRows = n }(maxRows)
+	maxRows = 2
+	p := testPrefix(t)
+	if err := NewWriter(d, "").Write(context.Background(), fixture(p, t0, "")); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(edgesUnder(t, NewReader(d, ""), p)); got != 5 {
+		t.Errorf("edges = %d, want 5", got)
+	}
+}
+
+func TestWriteRejectsInvalidItemsBeforeWriting(t *testing.T) {
+	d := testDriver(t)
+	p := testPrefix(t)
+	batch := fixture(p, t0, "")
+	batch[1].Lineage.Edges[0].Source = p + "nowhere#x"
+	err := NewWriter(d, "").Write(context.Background(), batch)
+	if !IsRejected(err) || IsTransient(err) {
+		t.Fatalf("Write = %v, want a rejected, non-transient error", err)
+	}
+	if got := snapshot(t, d, p); len(got) != 0 {
+		t.Errorf("an invalid batch wrote %d elements", len(got))
+	}
+}
+
+// TestNoEager guards the statement layout: no write statement may plan an Eager operator.
+func TestNoEager(t *testing.T) {
+	d := testDriver(t)
+	p := testPrefix(t)
+	r, err := buildRows(append(fixture(p, t0, ""), ddl(p, t0, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range r.statements() {
+		res, err := neo4j.ExecuteQuery(context.Background(), d, "EXPLAIN "+st.query, map[string]any{"rows": st.rows}, neo4j.EagerResultTransformer)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		var ops []string
+		var walk func(neo4j.Plan)
+		walk = func(pl neo4j.Plan) {
+			op, _, _ := strings.Cut(pl.Operator(), "@")
+			ops = append(ops, op)
+			for _, c := range pl.Children() {
+				walk(c)
+			}
+		}
+		walk(res.Summary.Plan())
+		if slices.Contains(ops, "Eager") {
+			t.Errorf("statement %s plans an Eager operator: %v", st.name, ops)
+		}
+		for _, op := range ops {
+			if strings.Contains(op, "Scan") {
+				t.Errorf("statement %s plans a scan (%s) instead of index seeks and Expand(Into): %v", st.name, op, ops)
+			}
+		}
+	}
+}
+
+func TestIsTransientWhenNeo4jIsDown(t *testing.T) {
+	d, err := NewDriver("bolt://127.0.0.1:1", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err = NewWriter(d, "").Write(ctx, fixture("x/", t0, ""))
+	if err == nil || !IsTransient(err) || IsRejected(err) {
+		t.Errorf("Write to a closed port = %v; transient %v, want true", err, IsTransient(err))
+	}
+	if err := NewWriter(d, "").Ping(ctx); err == nil || !IsTransient(err) {
+		t.Errorf("Ping = %v, want a transient error", err)
+	}
+}
+
+func diff(a, b []string) string {
+	var out []string
+	for _, l := range a {
+		if !slices.Contains(b, l) {
+			out = append(out, "- "+l)
+		}
+	}
+	for _, l := range b {
+		if !slices.Contains(a, l) {
+			out = append(out, "+ "+l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

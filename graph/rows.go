@@ -1,0 +1,360 @@
+package graph
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/colline/colline/plan"
+)
+
+// rows is one batch turned into deduplicated, key-sorted rows, one slice per statement.
+type rows struct {
+	jobs     []jobRow
+	datasets []datasetRow
+	columns  []columnRow
+	runs     []runRow
+	reads    []readRow
+	wrote    []wroteRow
+	feeds    []feedRow
+	marks    []markRow
+	renames  []renameRow
+	changed  []changedRow
+}
+
+// seen is the time span over which an element was observed in a batch.
+type seen struct{ first, last time.Time }
+
+// observe widens s to t and reports whether t is at least as new as anything seen so far, i.e.
+// whether the observation's properties win (ties go to the later observation, as in Neo4j).
+func (s *seen) observe(t time.Time) bool {
+	if s.first.IsZero() || t.Before(s.first) {
+		s.first = t
+	}
+	if s.last.IsZero() || !t.Before(s.last) {
+		s.last = t
+		return true
+	}
+	return false
+}
+
+type jobRow struct {
+	seen
+	key, namespace, name string
+}
+
+type datasetRow struct {
+	seen
+	key, namespace, name, kind, location string
+}
+
+type columnRow struct {
+	seen
+	key, datasetKey, name, dataType string
+}
+
+type runRow struct {
+	key, jobKey, appID, funcName, status, sparkVersion string
+	executionID                                        int64
+	endedAt, emittedAt                                 *time.Time
+}
+
+type readRow struct{ run, dataset string }
+
+type wroteRow struct{ run, dataset, mode string }
+
+// markRow records the newest drop and truncation of a dataset (zero: none in the batch).
+type markRow struct {
+	dataset              string
+	droppedAt, truncated time.Time
+}
+
+type renameRow struct {
+	seen
+	from, to, lastRun string
+}
+
+// changedRow links a run to a dataset it changed by DDL.
+type changedRow struct{ run, dataset, action string }
+
+type feedRow struct {
+	seen
+	source, target, job, typ, subtype, expr, lastRun string
+	masking                                          bool
+}
+
+// newer returns v if it is not empty and the observation wins or nothing is known yet, else old:
+// an unknown value never erases a known one, and a known one fills a gap even from an older event.
+// The Cypher statements apply the same rule.
+func newer(win bool, old, v string) string {
+	if v != "" && (win || old == "") {
+		return v
+	}
+	return old
+}
+
+// buildRows validates the items and merges them into rows. Items are applied in order; for equal
+// times the later item wins, exactly as if they were written one after the other.
+func buildRows(items []Item) (*rows, error) {
+	jobs := map[string]*jobRow{}
+	datasets := map[string]*datasetRow{}
+	columns := map[string]*columnRow{}
+	runs := map[string]*runRow{}
+	reads := map[readRow]bool{}
+	wrote := map[[2]string]*wroteRow{}
+	feeds := map[[3]string]*feedRow{}
+	marks := map[string]*markRow{}
+	renames := map[[2]string]*renameRow{}
+	changed := map[changedRow]bool{}
+
+	for i, it := range items {
+		if err := Check(it); err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+		env, lin := it.Event, it.Lineage
+		ts, _ := EventTime(env) // checked above
+
+		jk := JobKey(env.App)
+		j := jobs[jk]
+		if j == nil {
+			j = &jobRow{key: jk}
+			jobs[jk] = j
+		}
+		win := j.observe(ts)
+		j.namespace = newer(win, j.namespace, env.App.Namespace)
+		j.name = newer(win, j.name, env.App.Name)
+
+		runs[env.EventID] = &runRow{
+			key:          env.EventID,
+			jobKey:       jk,
+			appID:        env.App.ID,
+			executionID:  env.Query.ExecutionID,
+			funcName:     env.Query.FuncName,
+			status:       env.Query.Status,
+			sparkVersion: env.Producer.Spark,
+			endedAt:      parseTime(env.Query.EndedAt),
+			emittedAt:    parseTime(env.EmittedAt),
+		}
+
+		addDataset := func(d *plan.Dataset) error {
+			r := datasets[d.Key]
+			if r == nil {
+				r = &datasetRow{key: d.Key}
+				datasets[d.Key] = r
+			}
+			win := r.observe(ts)
+			r.namespace = newer(win, r.namespace, d.Namespace)
+			r.name = newer(win, r.name, d.Name)
+			r.kind = newer(win, r.kind, d.Kind)
+			r.location = newer(win, r.location, d.Location)
+			for _, c := range d.Columns {
+				cr := columns[c.Key]
+				if cr == nil {
+					cr = &columnRow{key: c.Key, datasetKey: d.Key}
+					columns[c.Key] = cr
+				}
+				if cr.datasetKey != d.Key {
+					return fmt.Errorf("%w: column %q is listed under datasets %q and %q", ErrInvalidItem, c.Key, cr.datasetKey, d.Key)
+				}
+				win := cr.observe(ts)
+				cr.name = newer(win, cr.name, c.Name)
+				cr.dataType = newer(win, cr.dataType, c.Type)
+			}
+			return nil
+		}
+		for k := range lin.Reads {
+			if err := addDataset(&lin.Reads[k]); err != nil {
+				return nil, fmt.Errorf("item %d: %w", i, err)
+			}
+			reads[readRow{run: env.EventID, dataset: lin.Reads[k].Key}] = true
+		}
+		for k := range lin.Writes {
+			w := &lin.Writes[k]
+			if err := addDataset(&w.Dataset); err != nil {
+				return nil, fmt.Errorf("item %d: %w", i, err)
+			}
+			wrote[[2]string{env.EventID, w.Key}] = &wroteRow{run: env.EventID, dataset: w.Key, mode: w.Mode}
+		}
+
+		for _, c := range lin.Changes {
+			for _, d := range []*plan.Dataset{&c.Dataset, c.To, c.From} {
+				if d == nil {
+					continue
+				}
+				if err := addDataset(d); err != nil {
+					return nil, fmt.Errorf("item %d: %w", i, err)
+				}
+			}
+			changed[changedRow{run: env.EventID, dataset: c.Dataset.Key, action: c.Action}] = true
+			m := marks[c.Dataset.Key]
+			if m == nil {
+				m = &markRow{dataset: c.Dataset.Key}
+				marks[c.Dataset.Key] = m
+			}
+			switch c.Action {
+			case plan.ChangeDrop:
+				if ts.After(m.droppedAt) {
+					m.droppedAt = ts
+				}
+			case plan.ChangeTruncate:
+				if ts.After(m.truncated) {
+					m.truncated = ts
+				}
+			case plan.ChangeRename:
+				rk := [2]string{c.Dataset.Key, c.To.Key}
+				rn := renames[rk]
+				if rn == nil {
+					rn = &renameRow{from: c.Dataset.Key, to: c.To.Key}
+					renames[rk] = rn
+				}
+				if rn.observe(ts) {
+					rn.lastRun = env.EventID
+				}
+			}
+		}
+
+		for _, e := range collapse(lin.Edges) {
+			fk := [3]string{e.Source, e.Target, jk}
+			f := feeds[fk]
+			if f == nil {
+				f = &feedRow{source: e.Source, target: e.Target, job: jk}
+				feeds[fk] = f
+			}
+			if f.observe(ts) {
+				f.typ, f.subtype, f.masking, f.expr, f.lastRun = e.Type, e.Subtype, e.Masking, e.Expr, env.EventID
+			}
+		}
+	}
+
+	r := &rows{
+		jobs:     sortedValues(jobs, func(a, b *jobRow) int { return cmp.Compare(a.key, b.key) }),
+		datasets: sortedValues(datasets, func(a, b *datasetRow) int { return cmp.Compare(a.key, b.key) }),
+		columns:  sortedValues(columns, func(a, b *columnRow) int { return cmp.Compare(a.key, b.key) }),
+		runs:     sortedValues(runs, func(a, b *runRow) int { return cmp.Compare(a.key, b.key) }),
+		wrote: sortedValues(wrote, func(a, b *wroteRow) int {
+			return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.dataset, b.dataset))
+		}),
+		feeds: sortedValues(feeds, func(a, b *feedRow) int {
+			return cmp.Or(cmp.Compare(a.source, b.source), cmp.Compare(a.target, b.target), cmp.Compare(a.job, b.job))
+		}),
+	}
+	for _, m := range marks {
+		if !m.droppedAt.IsZero() || !m.truncated.IsZero() {
+			r.marks = append(r.marks, *m)
+		}
+	}
+	slices.SortFunc(r.marks, func(a, b markRow) int { return cmp.Compare(a.dataset, b.dataset) })
+	r.renames = sortedValues(renames, func(a, b *renameRow) int {
+		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.to, b.to))
+	})
+	for k := range changed {
+		r.changed = append(r.changed, k)
+	}
+	slices.SortFunc(r.changed, func(a, b changedRow) int {
+		return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.dataset, b.dataset), cmp.Compare(a.action, b.action))
+	})
+	for k := range reads {
+		r.reads = append(r.reads, k)
+	}
+	slices.SortFunc(r.reads, func(a, b readRow) int {
+		return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.dataset, b.dataset))
+	})
+	return r, nil
+}
+
+func sortedValues[K comparable, V any](m map[K]*V, less func(a, b *V) int) []V {
+	ptrs := make([]*V, 0, len(m))
+	for _, v := range m {
+		ptrs = append(ptrs, v)
+	}
+	slices.SortFunc(ptrs, less)
+	out := make([]V, len(ptrs))
+	for i, p := range ptrs {
+		out[i] = *p
+	}
+	return out
+}
+
+func parseTime(s string) *time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// subtypeRank orders transformations when one event has several edges between the same two
+// columns: the graph keeps one FEEDS per (source, target, job). plan already emits one edge per
+// pair; this is the same order it uses (aggregation > transformation > identity, then conditional >
+// window > join > filter > group by > sort), applied again only as a guard.
+var subtypeRank = map[string]int{
+	plan.Aggregation:    0,
+	plan.Transformation: 1,
+	plan.Identity:       2,
+	plan.Conditional:    3,
+	plan.WindowSub:      4,
+	plan.JoinSub:        5,
+	plan.FilterSub:      6,
+	plan.GroupBy:        7,
+	plan.SortSub:        8,
+}
+
+// collapse keeps one edge per (source, target): DIRECT before INDIRECT, then by subtypeRank
+// (unknown subtypes last, then by name), so the choice does not depend on input order.
+func collapse(edges []plan.Edge) []plan.Edge {
+	best := map[[2]string]plan.Edge{}
+	var order [][2]string
+	for _, e := range edges {
+		k := [2]string{e.Source, e.Target}
+		cur, ok := best[k]
+		if !ok {
+			order = append(order, k)
+			best[k] = e
+			continue
+		}
+		if edgeRank(e, cur) < 0 {
+			best[k] = e
+		}
+	}
+	out := make([]plan.Edge, len(order))
+	for i, k := range order {
+		out[i] = best[k]
+	}
+	return out
+}
+
+func edgeRank(a, b plan.Edge) int {
+	rank := func(e plan.Edge) int {
+		if r, ok := subtypeRank[e.Subtype]; ok {
+			return r
+		}
+		return len(subtypeRank)
+	}
+	direct := func(e plan.Edge) int {
+		if e.Type == plan.Direct {
+			return 0
+		}
+		return 1
+	}
+	return cmp.Or(
+		cmp.Compare(direct(a), direct(b)),
+		cmp.Compare(rank(a), rank(b)),
+		cmp.Compare(a.Subtype, b.Subtype),
+		cmp.Compare(a.Type, b.Type),
+		cmp.Compare(a.Expr, b.Expr),
+		boolCompare(a.Masking, b.Masking),
+	)
+}
+
+func boolCompare(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	default:
+		return 1
+	}
+}

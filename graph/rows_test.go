@@ -1,0 +1,281 @@
+package graph
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colline/colline/events"
+	"github.com/colline/colline/plan"
+)
+
+// fixture is a hand-built batch (a unit-test input, not what Spark emits): job "etl/load" copies
+// file a into table b, job "etl/report" aggregates b into table c, so lineage crosses jobs.
+func fixture(prefix string, at time.Time, runSuffix string) []Item {
+	ds := func(name, kind string, cols ...string) plan.Dataset {
+		d := plan.Dataset{Key: prefix + name, Namespace: prefix + "ns", Name: name, Kind: kind}
+		for _, c := range cols {
+			d.Columns = append(d.Columns, plan.Column{Key: d.Key + "#" + c, Name: c, Type: "string"})
+		}
+		return d
+	}
+	a := ds("a", "path", "id", "amount")
+	a.Location = "file:/data/a"
+	b := ds("b", "table", "id", "amount")
+	c := ds("c", "table", "total")
+	env := func(id, name string) *events.Envelope {
+		return &events.Envelope{
+			SchemaVersion: "1.0",
+			EventID:       prefix + id + runSuffix,
+			EmittedAt:     at.Add(time.Second).Format(time.RFC3339Nano),
+			Producer:      events.Producer{Spark: "3.5.8"},
+			App:           events.App{ID: "local-1", Name: name, Namespace: prefix + "etl"},
+			Query:         events.Query{ExecutionID: 3, FuncName: "command", Status: "success", EndedAt: at.Format(time.RFC3339Nano)},
+		}
+	}
+	return []Item{
+		{
+			Event: env("run-load", "load"),
+			Lineage: &plan.Lineage{
+				Reads:  []plan.Dataset{a},
+				Writes: []plan.Write{{Dataset: b, Mode: "overwrite"}},
+				Edges: []plan.Edge{
+					{Source: a.Columns[0].Key, Target: b.Columns[0].Key, Type: plan.Direct, Subtype: plan.Identity, Expr: "id"},
+					{Source: a.Columns[1].Key, Target: b.Columns[1].Key, Type: plan.Direct, Subtype: plan.Transformation, Expr: "amount * 100"},
+					{Source: a.Columns[1].Key, Target: b.Columns[0].Key, Type: plan.Indirect, Subtype: plan.FilterSub},
+				},
+			},
+		},
+		{
+			Event: env("run-report", "report"),
+			Lineage: &plan.Lineage{
+				Reads:  []plan.Dataset{b},
+				Writes: []plan.Write{{Dataset: c, Mode: "append"}},
+				Edges: []plan.Edge{
+					{Source: b.Columns[1].Key, Target: c.Columns[0].Key, Type: plan.Direct, Subtype: plan.Aggregation, Expr: "sum(amount)"},
+					{Source: b.Columns[0].Key, Target: c.Columns[0].Key, Type: plan.Indirect, Subtype: plan.GroupBy},
+				},
+			},
+		},
+	}
+}
+
+// ddl is a hand-built DDL event of job "etl/admin": rename c to c2, truncate b, drop a.
+func ddl(prefix string, at time.Time, runSuffix string) Item {
+	it := fixture(prefix, at, runSuffix)[0]
+	it.Event.EventID = prefix + "run-admin" + runSuffix
+	it.Event.App.Name = "admin"
+	ds := func(name string) plan.Dataset {
+		return plan.Dataset{Key: prefix + name, Namespace: prefix + "ns", Name: name, Kind: "table"}
+	}
+	c2 := ds("c2")
+	it.Lineage = &plan.Lineage{Changes: []plan.Change{
+		{Action: plan.ChangeRename, Dataset: ds("c"), To: &c2},
+		{Action: plan.ChangeTruncate, Dataset: ds("b")},
+		{Action: plan.ChangeDrop, Dataset: ds("a")},
+	}}
+	return it
+}
+
+var t0 = time.Date(2026, 11, 30, 10, 15, 2, 100_000_000, time.UTC)
+
+func TestBuildRows(t *testing.T) {
+	r, err := buildRows(fixture("", t0, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := func(n int, f func(int) string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = f(i)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		got  []string
+		want []string
+	}{
+		{"jobs", keys(len(r.jobs), func(i int) string { return r.jobs[i].key }), []string{"etl/load", "etl/report"}},
+		{"datasets", keys(len(r.datasets), func(i int) string { return r.datasets[i].key }), []string{"a", "b", "c"}},
+		{"columns", keys(len(r.columns), func(i int) string { return r.columns[i].key }), []string{"a#amount", "a#id", "b#amount", "b#id", "c#total"}},
+		{"runs", keys(len(r.runs), func(i int) string { return r.runs[i].key + " " + r.runs[i].jobKey }), []string{"run-load etl/load", "run-report etl/report"}},
+		{"reads", keys(len(r.reads), func(i int) string { return r.reads[i].run + ">" + r.reads[i].dataset }), []string{"run-load>a", "run-report>b"}},
+		{"wrote", keys(len(r.wrote), func(i int) string { return r.wrote[i].run + ">" + r.wrote[i].dataset + " " + r.wrote[i].mode }), []string{"run-load>b overwrite", "run-report>c append"}},
+		{"feeds", keys(len(r.feeds), func(i int) string { f := r.feeds[i]; return f.source + ">" + f.target + " " + f.job + " " + f.subtype }), []string{
+			"a#amount>b#amount etl/load TRANSFORMATION",
+			"a#amount>b#id etl/load FILTER",
+			"a#id>b#id etl/load IDENTITY",
+			"b#amount>c#total etl/report AGGREGATION",
+			"b#id>c#total etl/report GROUP_BY",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !reflect.DeepEqual(tc.got, tc.want) {
+				t.Errorf("got %q, want %q", tc.got, tc.want)
+			}
+		})
+	}
+	if got := r.datasets[0]; got.first != t0 || got.last != t0 || got.location != "file:/data/a" {
+		t.Errorf("dataset a = %+v", got)
+	}
+}
+
+func TestBuildRowsMergesObservations(t *testing.T) {
+	later := t0.Add(time.Hour)
+	old := fixture("", t0, "")
+	newer := fixture("", later, "-2")
+	// The newer event does not know the location of a and types b#id differently.
+	newer[0].Lineage.Reads[0].Location = ""
+	newer[0].Lineage.Writes[0].Columns[0].Type = "bigint"
+	newer[0].Lineage.Edges[0].Expr = "cast(id as bigint)"
+
+	for _, order := range [][]Item{append(append([]Item{}, old...), newer...), append(append([]Item{}, newer...), old...)} {
+		r, err := buildRows(order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := r.datasets[0]
+		if a.first != t0 || a.last != later || a.location != "file:/data/a" {
+			t.Errorf("dataset a = %+v, want first %v last %v and the known location", a, t0, later)
+		}
+		var bid columnRow
+		for _, c := range r.columns {
+			if c.key == "b#id" {
+				bid = c
+			}
+		}
+		if bid.dataType != "bigint" {
+			t.Errorf("b#id type = %q, want the newer event's bigint", bid.dataType)
+		}
+		f := r.feeds[2] // a#id>b#id
+		if f.expr != "cast(id as bigint)" || f.lastRun != "run-load-2" || f.first != t0 || f.last != later {
+			t.Errorf("feed = %+v", f)
+		}
+		if len(r.runs) != 4 {
+			t.Errorf("runs = %d, want 4", len(r.runs))
+		}
+	}
+}
+
+func TestCollapse(t *testing.T) {
+	e := func(typ, sub string) plan.Edge { return plan.Edge{Source: "s", Target: "t", Type: typ, Subtype: sub} }
+	for _, tc := range []struct {
+		name  string
+		edges []plan.Edge
+		want  plan.Edge
+	}{
+		{"direct beats indirect", []plan.Edge{e(plan.Indirect, plan.FilterSub), e(plan.Direct, plan.Aggregation)}, e(plan.Direct, plan.Aggregation)},
+		{"transformation beats identity", []plan.Edge{e(plan.Direct, plan.Transformation), e(plan.Direct, plan.Identity)}, e(plan.Direct, plan.Transformation)},
+		{"join beats filter", []plan.Edge{e(plan.Indirect, plan.FilterSub), e(plan.Indirect, plan.JoinSub)}, e(plan.Indirect, plan.JoinSub)},
+		{"known subtype beats unknown", []plan.Edge{e(plan.Indirect, "NEW"), e(plan.Indirect, plan.JoinSub)}, e(plan.Indirect, plan.JoinSub)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, edges := range [][]plan.Edge{tc.edges, {tc.edges[1], tc.edges[0]}} {
+				got := collapse(edges)
+				if len(got) != 1 || got[0] != tc.want {
+					t.Errorf("collapse(%v) = %v, want %v", edges, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Item)
+		want   string
+	}{
+		{"ok", func(*Item) {}, ""},
+		{"no lineage", func(it *Item) { it.Lineage = nil }, "without event or lineage"},
+		{"no event id", func(it *Item) { it.Event.EventID = "" }, "empty event id"},
+		{"no app name", func(it *Item) { it.Event.App.Name = "" }, "empty app name"},
+		{"no time", func(it *Item) { it.Event.Query.EndedAt = ""; it.Event.EmittedAt = "yesterday" }, "neither a valid query.endedAt nor emittedAt"},
+		{"empty dataset key", func(it *Item) { it.Lineage.Writes[0].Key = "" }, "writes[0] has an empty key"},
+		{"empty column key", func(it *Item) { it.Lineage.Reads[0].Columns[1].Key = "" }, "reads[0] (a) column 1 has an empty key"},
+		{"edge end not a column", func(it *Item) { it.Lineage.Edges[1].Target = "b#nope" }, `edge 1 (a#amount -> b#nope): column "b#nope" is not a column`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			it := fixture("", t0, "")[0]
+			tc.mutate(&it)
+			err := Check(it)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Check = %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidItem) || !IsRejected(err) {
+				t.Errorf("Check = %v, want ErrInvalidItem", err)
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Check = %v, want it to contain %q", err, tc.want)
+			}
+			if _, err := buildRows([]Item{fixture("", t0, "")[1], it}); !errors.Is(err, ErrInvalidItem) || !strings.Contains(err.Error(), "item 1") {
+				t.Errorf("buildRows = %v, want item 1 invalid", err)
+			}
+		})
+	}
+}
+
+func TestEventTime(t *testing.T) {
+	env := &events.Envelope{EmittedAt: "2026-11-30T10:15:03Z", Query: events.Query{EndedAt: "2026-11-30T11:15:02.1+01:00"}}
+	if got, _ := EventTime(env); !got.Equal(t0) || got.Location() != time.UTC {
+		t.Errorf("EventTime = %v, want the query end time %v in UTC", got, t0)
+	}
+	env.Query.EndedAt = ""
+	if got, _ := EventTime(env); !got.Equal(t0.Add(900 * time.Millisecond)) {
+		t.Errorf("EventTime without endedAt = %v, want emittedAt", got)
+	}
+}
+
+func TestBuildRowsChanges(t *testing.T) {
+	later := t0.Add(time.Minute)
+	r, err := buildRows(append(fixture("", t0, ""), ddl("", t0, ""), ddl("", later, "-2")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.datasets) != 4 || r.datasets[3].key != "c2" || r.datasets[3].last != later {
+		t.Errorf("datasets = %+v, want a, b, c and the new c2", r.datasets)
+	}
+	want := []markRow{{dataset: "a", droppedAt: later}, {dataset: "b", truncated: later}}
+	if !reflect.DeepEqual(r.marks, want) {
+		t.Errorf("marks = %+v, want %+v", r.marks, want)
+	}
+	if len(r.renames) != 1 || r.renames[0].from != "c" || r.renames[0].to != "c2" || r.renames[0].first != t0 ||
+		r.renames[0].last != later || r.renames[0].lastRun != "run-admin-2" {
+		t.Errorf("renames = %+v", r.renames)
+	}
+	if len(r.changed) != 6 || r.changed[0] != (changedRow{run: "run-admin", dataset: "a", action: plan.ChangeDrop}) {
+		t.Errorf("changed = %+v", r.changed)
+	}
+	bad := ddl("", t0, "")
+	bad.Lineage.Changes[0].To = nil
+	if err := Check(bad); !errors.Is(err, ErrInvalidItem) || !strings.Contains(err.Error(), "renames c to nothing") {
+		t.Errorf("Check(rename without target) = %v", err)
+	}
+}
+
+func TestStatementsAreFlat(t *testing.T) {
+	r, err := buildRows(append(fixture("", t0, ""), ddl("", t0, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range r.statements() {
+		if len(st.rows) == 0 {
+			t.Errorf("statement %s has no rows", st.name)
+		}
+		for _, row := range st.rows {
+			for k, v := range row {
+				switch v.(type) {
+				case nil, string, bool, int64, time.Time:
+				default:
+					t.Errorf("statement %s: param %s is %T, want a scalar", st.name, k, v)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+// maxRows caps the rows of one UNWIND; longer row lists are sent in chunks inside the same
+// transaction, so a batch stays atomic.
+var maxRows = 5000
+
+// Writer writes batches of items to Neo4j. It is safe for concurrent use, though one writer
+// goroutine per consumer keeps lock contention low.
+type Writer struct {
+	driver    neo4j.DriverWithContext
+	database  string
+	txTimeout time.Duration
+}
+
+// NewWriter returns a Writer on database (empty: the server's default database).
+func NewWriter(driver neo4j.DriverWithContext, database string) *Writer {
+	return &Writer{driver: driver, database: database, txTimeout: 2 * time.Minute}
+}
+
+// Write stores items in one managed write transaction: either the whole batch is in the graph
+// afterwards or none of it. Items are validated first (errors wrap ErrInvalidItem and nothing is
+// written). Writing the same items again changes nothing; see the package comment for how
+// repeated and out-of-order events merge.
+//
+// The driver retries transient failures (deadlocks, leader changes, lost connections) for up to
+// its MaxTransactionRetryTime; what is left is returned, and IsTransient tells whether a later
+// attempt may succeed. Write has no other side effects, so the caller may retry it freely.
+func (w *Writer) Write(ctx context.Context, items []Item) error {
+	if len(items) == 0 {
+		return nil
+	}
+	r, err := buildRows(items)
+	if err != nil {
+		return err
+	}
+	stmts := r.statements()
+
+	sess := w.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: w.database, AccessMode: neo4j.AccessModeWrite})
+	defer sess.Close(context.WithoutCancel(ctx))
+
+	var failed string
+	_, err = sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		for _, st := range stmts {
+			for chunk := range slices.Chunk(st.rows, maxRows) {
+				// Driver errors go back unwrapped: the driver classifies them for its retries.
+				failed = st.name
+				res, err := tx.Run(ctx, st.query, map[string]any{"rows": chunk})
+				if err != nil {
+					return nil, err
+				}
+				rec, err := res.Single(ctx)
+				if err != nil {
+					return nil, err
+				}
+				n, _ := rec.Get("n")
+				if got, ok := n.(int64); !ok || got != int64(len(chunk)) {
+					return nil, fmt.Errorf("%w: statement %s handled %v of %d rows", errRowCount, st.name, n, len(chunk))
+				}
+			}
+		}
+		return nil, nil
+	}, neo4j.WithTxTimeout(w.txTimeout))
+	if err != nil {
+		return fmt.Errorf("graph write of %d items (statement %s): %w", len(items), failed, err)
+	}
+	return nil
+}
+
+// errRowCount means a statement matched fewer nodes than it had rows: a bug in this package.
+var errRowCount = errors.New("row count mismatch")
+
+// Bootstrap creates the constraints and indexes the writer relies on, if they do not exist, and
+// waits until they are online. It is idempotent; run it at start-up.
+func (w *Writer) Bootstrap(ctx context.Context) error {
+	for _, q := range schema {
+		if _, err := neo4j.ExecuteQuery(ctx, w.driver, q, nil, neo4j.EagerResultTransformer,
+			neo4j.ExecuteQueryWithDatabase(w.database), neo4j.ExecuteQueryWithWritersRouting()); err != nil {
+			return fmt.Errorf("graph bootstrap %q: %w", q, err)
+		}
+	}
+	if _, err := neo4j.ExecuteQuery(ctx, w.driver, `CALL db.awaitIndexes($seconds)`, map[string]any{"seconds": 300},
+		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(w.database)); err != nil {
+		return fmt.Errorf("graph bootstrap: await indexes: %w", err)
+	}
+	return nil
+}
+
+// Ping checks that Neo4j can be reached.
+func (w *Writer) Ping(ctx context.Context) error {
+	if err := w.driver.VerifyConnectivity(ctx); err != nil {
+		return fmt.Errorf("unreachable: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,197 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// ReaderOptions configure the Kafka consumer-group reader.
+type ReaderOptions struct {
+	Brokers []string
+	Topic   string
+	Group   string
+	// MaxBytes is the largest fetch response; it must hold the largest message (the topic's
+	// max.message.bytes). Default: 32 MiB.
+	MaxBytes int
+	// QueueCapacity is the number of messages buffered ahead of the loop. Plans can be several
+	// MB each, so keep it small. Default: 8.
+	QueueCapacity int
+	// MaxWait bounds how long a fetch waits for data on an idle partition. Default: 500ms.
+	MaxWait time.Duration
+}
+
+// NewReader returns a consumer-group reader for the loop: explicit synchronous commits
+// (CommitInterval 0), a new group starting at the first offset, and kafka-go logs sent to logger
+// (errors at Warn, the rest at Debug).
+func NewReader(o ReaderOptions, logger *slog.Logger) *kafka.Reader {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 32 << 20
+	}
+	if o.QueueCapacity <= 0 {
+		o.QueueCapacity = 8
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = 500 * time.Millisecond
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return kafka.NewReader(kafka.ReaderConfig{
+		Brokers:               o.Brokers,
+		GroupID:               o.Group,
+		Topic:                 o.Topic,
+		MinBytes:              1,
+		MaxBytes:              o.MaxBytes,
+		QueueCapacity:         o.QueueCapacity,
+		MaxWait:               o.MaxWait,
+		CommitInterval:        0, // synchronous: CommitMessages returns once the broker has the offsets
+		StartOffset:           kafka.FirstOffset,
+		WatchPartitionChanges: true,
+		Logger:                kafkaLogger(logger, slog.LevelDebug),
+		ErrorLogger:           kafkaLogger(logger, slog.LevelWarn),
+	})
+}
+
+// DeadLetterWriter is a producer on the dead-letter topic. Close it to release its connections.
+type DeadLetterWriter struct {
+	*kafka.Writer
+	transport *kafka.Transport
+}
+
+// Close flushes and closes the writer and its connections.
+func (w *DeadLetterWriter) Close() error {
+	err := w.Writer.Close()
+	w.transport.CloseIdleConnections()
+	return err
+}
+
+// NewDeadLetterWriter returns a synchronous producer on the dead-letter topic: every write waits
+// for all in-sync replicas. maxBytes is the largest message it sends (Default: 32 MiB); the topic's
+// max.message.bytes should match the source topic's, or large dead letters lose their value.
+func NewDeadLetterWriter(brokers []string, topic string, maxBytes int, logger *slog.Logger) *DeadLetterWriter {
+	if maxBytes <= 0 {
+		maxBytes = 32 << 20
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	t := &kafka.Transport{}
+	return &DeadLetterWriter{transport: t, Writer: &kafka.Writer{
+		Addr:         kafka.TCP(brokers...),
+		Topic:        topic,
+		Balancer:     &kafka.Hash{}, // by key (the app id), like the source topic
+		RequiredAcks: kafka.RequireAll,
+		BatchTimeout: 5 * time.Millisecond, // dead letters are rare: send at once
+		BatchBytes:   int64(maxBytes),
+		Compression:  kafka.Zstd,
+		Transport:    t,
+		Logger:       kafkaLogger(logger, slog.LevelDebug),
+		ErrorLogger:  kafkaLogger(logger, slog.LevelWarn),
+	}}
+}
+
+func kafkaLogger(l *slog.Logger, level slog.Level) kafka.Logger {
+	return kafka.LoggerFunc(func(format string, args ...any) {
+		if l.Enabled(context.Background(), level) {
+			l.Log(context.Background(), level, fmt.Sprintf(format, args...), "component", "kafka-go")
+		}
+	})
+}
+
+// Backlog reads, from Kafka, how far a group must consume a topic to have caught up with what the
+// topic holds now. It is the backlog of Params.ExitWhenIdle.
+type Backlog struct {
+	Brokers []string
+	Topic   string
+	Group   string
+}
+
+// Targets returns, for each partition that has messages beyond the group's committed offset, the
+// partition's end offset.
+func (b Backlog) Targets(ctx context.Context) (map[int]int64, error) {
+	c, done := client(b.Brokers, 10*time.Second)
+	defer done()
+	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{b.Topic}})
+	if err != nil {
+		return nil, fmt.Errorf("metadata of %s: %w", b.Topic, err)
+	}
+	if len(meta.Topics) != 1 || meta.Topics[0].Error != nil {
+		return nil, fmt.Errorf("metadata of %s: %v", b.Topic, topicError(meta))
+	}
+	if len(meta.Topics[0].Partitions) == 0 {
+		return nil, fmt.Errorf("metadata of %s: no partitions", b.Topic)
+	}
+	var parts []int
+	var reqs []kafka.OffsetRequest
+	for _, p := range meta.Topics[0].Partitions {
+		if p.Error != nil {
+			return nil, fmt.Errorf("metadata of %s/%d: %w", b.Topic, p.ID, p.Error)
+		}
+		parts = append(parts, p.ID)
+		reqs = append(reqs, kafka.LastOffsetOf(p.ID))
+	}
+	ends, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{b.Topic: reqs}})
+	if err != nil {
+		return nil, fmt.Errorf("end offsets of %s: %w", b.Topic, err)
+	}
+	committed, err := c.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: b.Group, Topics: map[string][]int{b.Topic: parts}})
+	if err != nil {
+		return nil, fmt.Errorf("offsets of group %s: %w", b.Group, err)
+	}
+	if committed.Error != nil {
+		return nil, fmt.Errorf("offsets of group %s: %w", b.Group, committed.Error)
+	}
+	have := map[int]int64{}
+	for _, p := range committed.Topics[b.Topic] {
+		if p.Error != nil {
+			return nil, fmt.Errorf("offset of group %s on %s/%d: %w", b.Group, b.Topic, p.Partition, p.Error)
+		}
+		have[p.Partition] = p.CommittedOffset // -1 when none
+	}
+	targets := map[int]int64{}
+	for _, p := range ends.Topics[b.Topic] {
+		if p.Error != nil {
+			return nil, fmt.Errorf("end offset of %s/%d: %w", b.Topic, p.Partition, p.Error)
+		}
+		c, ok := have[p.Partition]
+		if !ok {
+			c = -1
+		}
+		if p.LastOffset > 0 && c < p.LastOffset {
+			targets[p.Partition] = p.LastOffset
+		}
+	}
+	return targets, nil
+}
+
+// client returns a Kafka client with its own connections, closed by done: a client on kafka-go's
+// shared default transport would keep connections and goroutines after every call.
+func client(brokers []string, timeout time.Duration) (c *kafka.Client, done func()) {
+	t := &kafka.Transport{}
+	return &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: timeout, Transport: t}, t.CloseIdleConnections
+}
+
+func topicError(meta *kafka.MetadataResponse) error {
+	if len(meta.Topics) == 0 {
+		return fmt.Errorf("no such topic")
+	}
+	return meta.Topics[0].Error
+}
+
+// Ping checks that a Kafka broker answers a metadata request for topic.
+func Ping(ctx context.Context, brokers []string, topic string) error {
+	c, done := client(brokers, 5*time.Second)
+	defer done()
+	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil {
+		return fmt.Errorf("unreachable: %w", err)
+	}
+	if len(meta.Topics) != 1 || meta.Topics[0].Error != nil {
+		return fmt.Errorf("topic %s: %v", topic, topicError(meta))
+	}
+	return nil
+}

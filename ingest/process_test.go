@@ -1,0 +1,168 @@
+package ingest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/colline/colline/events"
+	"github.com/colline/colline/graph"
+	"github.com/colline/colline/plan"
+)
+
+// event is a hand-built event (a unit-test input, not what Spark emits): INSERT INTO db.out
+// SELECT upper(name) FROM db.src, with an extra node of a class no rule knows.
+func event(t *testing.T) []byte {
+	t.Helper()
+	return eventFor(t, "e-1", "src", "out")
+}
+
+// eventFor is event with its id and table names chosen.
+func eventFor(t *testing.T, eventID, src, out string) []byte {
+	t.Helper()
+	id := func(n int64) *int64 { return &n }
+	q := 1
+	table := func(name string) *events.Dataset {
+		return &events.Dataset{Kind: "table", Catalog: "spark_catalog", Namespace: []string{"db"}, Name: name}
+	}
+	env := events.Envelope{
+		SchemaVersion: "1.0", EventID: eventID, EmittedAt: "2026-11-30T10:15:02.123Z",
+		App:   events.App{ID: "local-1", Name: "nightly", Namespace: "spark_catalog"},
+		Query: events.Query{ExecutionID: 3, FuncName: "command", Status: "success", EndedAt: "2026-11-30T10:15:02.100Z"},
+		Nodes: []events.Node{
+			{ID: 0, Class: "org.apache.spark.sql.execution.datasources.InsertIntoHadoopFsRelationCommand", Children: []int{1},
+				Write: &events.Write{Dataset: *table(out), Mode: "append", Columns: []string{"name"}, Query: &q}},
+			{ID: 1, Class: "org.apache.spark.sql.catalyst.plans.logical.Project", Children: []int{2},
+				Output: []events.Attribute{{ExprID: 10, Name: "name", Type: "string"}},
+				Exprs: map[string][]events.Expr{"projectList": {{Class: "Alias", ExprID: id(10), Name: "name", SQL: "upper(name) AS name",
+					Children: []events.Expr{{Class: "Upper", Children: []events.Expr{{Class: "AttributeReference", ExprID: id(1), Name: "name"}}}}}}}},
+			{ID: 2, Class: "com.example.CustomNode", Children: []int{3}, Output: []events.Attribute{{ExprID: 1, Name: "name", Type: "string"}}},
+			{ID: 3, Class: "org.apache.spark.sql.execution.datasources.LogicalRelation", Dataset: table(src),
+				Output: []events.Attribute{{ExprID: 1, Name: "name", Type: "string"}}},
+		},
+	}
+	b, err := json.Marshal(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestExtractor(t *testing.T) {
+	m := NewMetrics(nil)
+	x := Extractor{Metrics: m}
+	it, err := x.Process(kafka.Message{Value: event(t)})
+	if err != nil {
+		t.Fatalf("Process = %v", err)
+	}
+	if err := graph.Check(it); err != nil {
+		t.Fatalf("the item does not pass graph.Check: %v", err)
+	}
+	if len(it.Lineage.Edges) == 0 {
+		t.Errorf("no edges in %+v", it.Lineage)
+	}
+	if got := testutil.ToFloat64(m.unknown.WithLabelValues("com.example.CustomNode")); got != 1 {
+		t.Errorf("unknown node classes counted: %v, want 1 (lineage.Unknown = %v)", got, it.Lineage.Unknown)
+	}
+	if got := testutil.CollectAndCount(m.stage); got != 5 {
+		t.Errorf("stage series = %d, want 5", got)
+	}
+}
+
+func TestExtractorReasons(t *testing.T) {
+	for _, tc := range []struct {
+		name, value, reason string
+	}{
+		{"empty", "", ReasonInvalidJSON},
+		{"not json", "{nope", ReasonInvalidJSON},
+		{"future major", `{"schemaVersion":"2.0","eventId":"x"}`, ReasonUnsupportedVersion},
+		{"no event id", `{"schemaVersion":"1.0"}`, ReasonInvalidEvent},
+		{"wrong type", `{"schemaVersion":"1.0","eventId":7}`, ReasonInvalidEvent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Extractor{}.Process(kafka.Message{Value: []byte(tc.value)})
+			if err == nil {
+				t.Fatal("Process = nil error")
+			}
+			if got := reason(err); got != tc.reason {
+				t.Errorf("reason(%v) = %s, want %s", err, got, tc.reason)
+			}
+		})
+	}
+}
+
+func TestReason(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("x: %w", events.ErrInvalidJSON), ReasonInvalidJSON},
+		{fmt.Errorf("x: %w", events.ErrUnsupportedVersion), ReasonUnsupportedVersion},
+		{fmt.Errorf("x: %w", events.ErrInvalid), ReasonInvalidEvent},
+		{fmt.Errorf("x: %w", plan.ErrUnsupported), ReasonUnsupportedPlan},
+		{fmt.Errorf("x: %w", graph.ErrInvalidItem), ReasonInvalidLineage},
+		{errors.New("x"), ReasonOther},
+	} {
+		if got := reason(tc.err); got != tc.want {
+			t.Errorf("reason(%v) = %s, want %s", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestMetricsLint(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := NewMetrics(reg)
+	m.countUnknown(map[string]int{"a.B": 1})
+	m.batch.Observe(1)
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if !strings.HasPrefix(f.GetName(), "colline_") {
+			t.Errorf("metric %s lacks the colline_ prefix", f.GetName())
+		}
+	}
+}
+
+func TestUnknownClassesAreCapped(t *testing.T) {
+	m := NewMetrics(nil)
+	for i := range maxClasses + 10 {
+		m.countUnknown(map[string]int{fmt.Sprintf("c%d", i): 1})
+	}
+	if got := testutil.CollectAndCount(m.unknown); got != maxClasses+1 {
+		t.Errorf("class series = %d, want %d (+ other)", got, maxClasses+1)
+	}
+	if got := testutil.ToFloat64(m.unknown.WithLabelValues("other")); got != 10 {
+		t.Errorf("other = %v, want 10", got)
+	}
+}
+
+func TestDeadLetterMessage(t *testing.T) {
+	long := strings.Repeat("x", maxErrorHeader+10)
+	d := deadLetter{msg: kafka.Message{Topic: "t", Partition: 2, Offset: 42, Key: []byte("k"), Value: []byte("v")}, reason: ReasonOther, err: errors.New(long)}
+	m := d.message("v1")
+	if got := header(m, HeaderError); len(got) != maxErrorHeader {
+		t.Errorf("error header is %d bytes, want it cut at %d", len(got), maxErrorHeader)
+	}
+	if header(m, HeaderSourcePartition) != "2" || header(m, HeaderSourceOffset) != "42" || header(m, HeaderSourceTopic) != "t" {
+		t.Errorf("headers = %v", m.Headers)
+	}
+	small := withoutValue(m)
+	if small.Value != nil || header(small, HeaderValueOmitted) != "too_large" || header(m, HeaderValueOmitted) != "" {
+		t.Error("withoutValue must drop the value, mark it, and leave the original alone")
+	}
+}
