@@ -57,6 +57,7 @@ type Node struct {
 	Args     map[string]any    `json:"args"`
 	Dataset  *Dataset          `json:"dataset"`
 	Write    *Write            `json:"write"`
+	DDL      *DDL              `json:"ddl"` // since 1.1
 }
 
 // Attribute is one output column of a node.
@@ -114,4 +115,14 @@ type Write struct {
 func (n *Node) Arg(key string) string {
 	s, _ := n.Args[key].(string)
 	return s
+}
+
+// DDL is what a DDL command does to a dataset's identity (schema 1.1): Action is drop, rename,
+// truncate or load; To is the new identity of a rename, Source the path a LOAD DATA reads.
+type DDL struct {
+	Action    string   `json:"action"`
+	Dataset   Dataset  `json:"dataset"`
+	To        *Dataset `json:"to"`
+	Source    *Dataset `json:"source"`
+	Overwrite bool     `json:"overwrite"`
 }

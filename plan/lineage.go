@@ -6,6 +6,8 @@ type Lineage struct {
 	Reads  []Dataset
 	Writes []Write
 	Edges  []Edge
+	// Changes are identity changes made by DDL commands (drop, rename, truncate, load), in plan order.
+	Changes []Change
 	// Unknown counts plan nodes, by class, that no specific rule knew and the generic rule handled.
 	Unknown map[string]int
 }
@@ -31,6 +33,41 @@ type Column struct {
 type Write struct {
 	Dataset
 	Mode string
+}
+
+// Change is what a DDL command did to a dataset. A dropped dataset keeps its lineage (the graph
+// marks it); a renamed one is reachable from its old key; a truncated one lost its rows but not
+// its lineage; a load fills Dataset from the path From, without a column mapping (LOAD DATA copies
+// files), so it also appears in Reads and Writes.
+type Change struct {
+	Action  string   // ChangeDrop, ChangeRename, ChangeTruncate, ChangeLoad
+	Dataset Dataset  // the dataset changed (a rename's old identity)
+	To      *Dataset // ChangeRename: the new identity
+	From    *Dataset // ChangeLoad: the path loaded
+	Mode    string   // ChangeLoad: append or overwrite
+}
+
+// Change actions.
+const (
+	ChangeDrop     = "drop"
+	ChangeRename   = "rename"
+	ChangeTruncate = "truncate"
+	ChangeLoad     = "load"
+)
+
+// String renders a change for logs and goldens: "rename spark_catalog/db.a -> spark_catalog/db.b".
+func (c Change) String() string {
+	s := c.Action + " " + c.Dataset.Kind + " " + c.Dataset.Key
+	if c.To != nil {
+		s += " -> " + c.To.Key
+	}
+	if c.From != nil {
+		s += " from " + c.From.Key
+	}
+	if c.Mode != "" {
+		s += " " + c.Mode
+	}
+	return s
 }
 
 // Edge says that Source feeds Target, and how.
