@@ -54,3 +54,7 @@ demo: services listener consumer ## run a sample Spark job with the listener and
 .PHONY: clean
 clean: ## remove build outputs (keeps downloaded jars in .cache/jars)
 	rm -rf bin listener/target .cache/run
+
+.PHONY: faults
+faults: ## fault tests (kill -9, Neo4j down, broker restart, poison, group) on private Kafka/Neo4j; COLLINE_FAULTS_EVENTS=5000
+	go test -tags e2e -count=1 -v -timeout 30m ./e2e/faults/

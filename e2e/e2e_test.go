@@ -47,7 +47,22 @@ var skeletonEdges = []string{
 	"shop.country_revenue#revenue -> shop.top_countries#country INDIRECT/FILTER",
 }
 
+// sparkLines are the Spark lines the end-to-end test runs on: COLLINE_E2E_SPARK_LINES, default
+// the oldest and the newest line CI covers.
+func sparkLines() []string {
+	if v := os.Getenv("COLLINE_E2E_SPARK_LINES"); v != "" {
+		return strings.Fields(v)
+	}
+	return []string{"3.5_2.12", "4.1_2.13"}
+}
+
 func TestSkeletonEndToEnd(t *testing.T) {
+	for _, line := range sparkLines() {
+		t.Run("spark-"+line, func(t *testing.T) { testSkeleton(t, line) })
+	}
+}
+
+func testSkeleton(t *testing.T, line string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	s, err := stack.FromEnv()
@@ -80,11 +95,11 @@ func TestSkeletonEndToEnd(t *testing.T) {
 	// 1. Spark runs the SQL with the listener publishing to Kafka.
 	capture := t.TempDir()
 	start := time.Now()
-	if err := s.Spark(ctx, t.TempDir(), topic, []string{"COLLINE_CAPTURE_DIR=" + capture},
+	if err := s.Spark(ctx, t.TempDir(), topic, []string{"COLLINE_CAPTURE_DIR=" + capture, "SPARK_LINE=" + line},
 		"-Dspark.app.name="+app, "e2e/testdata/skeleton.sql"); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("spark: %.1fs", time.Since(start).Seconds())
+	t.Logf("spark %s: %.1fs", line, time.Since(start).Seconds())
 	sent, err := s.Messages(ctx, topic)
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,10 @@ type ReaderOptions struct {
 	// QueueCapacity is the number of messages buffered ahead of the loop. Plans can be several
 	// MB each, so keep it small. Default: 8.
 	QueueCapacity int
-	// MaxWait bounds how long a fetch waits for data on an idle partition. Default: 500ms.
+	// MaxWait bounds how long a fetch waits for data on an idle partition. The broker answers as
+	// soon as one message is there, so it does not delay fresh events; but kafka-go also uses it as
+	// the fetch's read deadline, and with 500ms a loaded broker (load average 36 here) never answered
+	// in time and the reader looped on "i/o timeout". Default: 5s.
 	MaxWait time.Duration
 }
 
@@ -35,7 +38,7 @@ func NewReader(o ReaderOptions, logger *slog.Logger) *kafka.Reader {
 		o.QueueCapacity = 8
 	}
 	if o.MaxWait <= 0 {
-		o.MaxWait = 500 * time.Millisecond
+		o.MaxWait = 5 * time.Second
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

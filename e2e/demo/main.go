@@ -1,0 +1,130 @@
+// Command demo is colline's main job on one machine: a Spark job runs with the listener, its plans
+// go through real Kafka to the consumer, and the lineage that is then in Neo4j is printed.
+// `make demo` starts Kafka and Neo4j (dev/services) and builds the consumer and the listener first.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/colline/colline/e2e/stack"
+)
+
+const (
+	app   = "colline-demo"
+	topic = "colline.plans" // the default topic, created by dev/services
+	sql   = "e2e/testdata/skeleton.sql"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	s, err := stack.FromEnv()
+	if err != nil {
+		return err
+	}
+	logs, err := os.CreateTemp("", "colline-demo-*.log")
+	if err != nil {
+		return err
+	}
+	defer logs.Close()
+	s.Log = logs
+
+	step("1/3", "running %s in local Spark with the colline listener (logs: %s)", sql, logs.Name())
+	work, err := os.MkdirTemp("", "colline-demo-spark-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	if err := s.Spark(ctx, work, topic, nil, "-Dspark.app.name="+app, sql); err != nil {
+		return fmt.Errorf("%w (see %s)", err, logs.Name())
+	}
+
+	step("2/3", "consuming %s into Neo4j at %s", topic, s.Neo4jURI)
+	bin := filepath.Join(s.Root, "bin", "colline-consumer")
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("%s is missing: run `make consumer` (make demo does)", bin)
+	}
+	if err := s.Consume(ctx, bin, topic, "colline"); err != nil {
+		return fmt.Errorf("%w (see %s)", err, logs.Name())
+	}
+
+	step("3/3", "lineage of job default/%s now in Neo4j:", app)
+	driver, err := neo4j.NewDriverWithContext(s.Neo4jURI, neo4j.NoAuth())
+	if err != nil {
+		return err
+	}
+	defer driver.Close(ctx)
+	res, err := neo4j.ExecuteQuery(ctx, driver, `
+MATCH (s:Column)-[f:FEEDS {job: $job}]->(t:Column)
+RETURN t.key AS target, s.key AS source, f.type + '/' + f.subtype AS how, coalesce(f.masking, false) AS masked,
+       coalesce(f.expr, '') AS expr
+ORDER BY target, f.type, source`, map[string]any{"job": "default/" + app}, neo4j.EagerResultTransformer)
+	if err != nil {
+		return err
+	}
+	if len(res.Records) == 0 {
+		return fmt.Errorf("no lineage for job default/%s in Neo4j (see %s)", app, logs.Name())
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TARGET COLUMN\tSOURCE COLUMN\tHOW\tEXPRESSION")
+	for _, r := range res.Records {
+		m := r.AsMap()
+		how := m["how"].(string)
+		if m["masked"].(bool) {
+			how += " (masked)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", short(m["target"]), short(m["source"]), how, cut(m["expr"].(string), 60))
+	}
+	tw.Flush()
+
+	const key = "spark_catalog/shop.top_countries#revenue"
+	path, err := neo4j.ExecuteQuery(ctx, driver, `
+MATCH p = (src:Column)-[:FEEDS*1..5 {type: 'DIRECT'}]->(:Column {key: $key})
+WHERE NOT ()-[:FEEDS {type: 'DIRECT'}]->(src)
+RETURN [n IN nodes(p) | n.key] AS path`, map[string]any{"key": key}, neo4j.EagerResultTransformer)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nWhere %s comes from, across jobs:\n", short(key))
+	for _, r := range path.Records {
+		var hops []string
+		for _, k := range r.Values[0].([]any) {
+			hops = append(hops, short(k))
+		}
+		fmt.Println("  " + strings.Join(hops, "  →  "))
+	}
+	fmt.Printf(`
+Browse it in Neo4j Browser: http://127.0.0.1:17474/browser/ (no login; connect to %s) and run
+  MATCH p = (:Column)-[:FEEDS*1..5]->(:Column {key: '%s'}) RETURN p
+Stop the services with: make services-stop
+`, s.Neo4jURI, key)
+	return nil
+}
+
+func step(n, format string, args ...any) {
+	fmt.Printf("==> [%s] %s\n", n, fmt.Sprintf(format, args...))
+}
+
+func short(v any) string { return strings.TrimPrefix(fmt.Sprint(v), "spark_catalog/") }
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
