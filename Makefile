@@ -45,7 +45,7 @@ unit: ## unit tests only (no services)
 .PHONY: test
 test: lint services listener ## everything: unit, integration against real Kafka/Neo4j, end to end with real Spark
 	go test -race -count=1 ./...
-	go test -count=1 -tags e2e -v -timeout 20m ./e2e/...
+	go test -count=1 -tags e2e -v -timeout 30m ./e2e/
 
 .PHONY: demo
 demo: services listener consumer ## run a sample Spark job with the listener and show its lineage from Neo4j
