@@ -81,12 +81,14 @@ type ectx struct {
 	expr     string
 }
 
+// The outer step decides an indirect subtype: a column that reaches a filter condition through a
+// window's partition key filters the rows (FILTER), it does not partition them (WINDOW).
 func (c ectx) apply(x dep) dep {
-	if x.indirect != "" {
-		return x
-	}
 	if c.indirect != "" {
 		return dep{indirect: c.indirect, expr: c.expr}
+	}
+	if x.indirect != "" {
+		return x
 	}
 	if c.kind > x.kind {
 		x.kind = c.kind

@@ -42,6 +42,16 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
 		return
 	case x.Class == "Literal":
 		return
+	case x.Class == "BoundReference":
+		// a reference to the node's input row by ordinal (the serializer of a typed Dataset
+		// operation reads its child's object column this way); the ordinal is not in the event,
+		// so it stands for every child column: exact for serializers, whose child has one
+		for _, ch := range r.nodes[i].Children {
+			for _, d := range sortedScope(r.outputs(ch)) {
+				out.addAll(through(d, ectx{kind: max(c.kind, kindTransformation), indirect: c.indirect, masking: c.masking, expr: c.expr}))
+			}
+		}
+		return
 	case aggregates[x.Class]:
 		c.kind = kindAggregation
 	case !transparent[x.Class] && c.kind < kindTransformation:
@@ -51,9 +61,19 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
 		c.masking = true
 	}
 	if x.Plan != nil {
+		// A subquery's value feeds the expression; what decides its rows (its filters, joins,
+		// grouping) decides the value too, but only of this expression: a scalar subquery in a
+		// SELECT list filters no outer row. Row-level uses (WHERE EXISTS ...) are indirect
+		// anyway, and the walk of indirect() adds the subquery's row deciders to every column.
 		p := *x.Plan
 		for _, d := range sortedScope(r.outputs(p)) {
 			out.addAll(through(d, ectx{kind: max(c.kind, kindTransformation), indirect: c.indirect, masking: c.masking, expr: c.expr}))
+		}
+		for col, d := range r.indirect(p) {
+			if c.indirect != "" {
+				d = dep{indirect: c.indirect, expr: c.expr}
+			}
+			out.add(col, d)
 		}
 	}
 	for k := range x.Children {
@@ -66,7 +86,11 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
 }
 
 // conditionRole tells whether child k of x decides which value is taken or how it is computed,
-// rather than being the value: CASE/IF conditions and window partitioning and ordering.
+// rather than being the value: CASE/IF conditions, an aggregate's FILTER (WHERE ...) clause (the
+// same as a CASE inside the aggregate), the pivot column of a PIVOT (it picks the output column a
+// value lands in), window partitioning and ordering, the ordering a rank is computed over (rank()
+// has its ORDER BY keys as children: the rank is their position, not a function of their values,
+// as OpenLineage also has it), and the correlation keys of a subquery.
 func conditionRole(x *events.Expr, k int) string {
 	switch x.Class {
 	case "CaseWhen":
@@ -77,8 +101,18 @@ func conditionRole(x *events.Expr, k int) string {
 		if k == 0 {
 			return Conditional
 		}
-	case "WindowSpecDefinition":
+	case "AggregateExpression":
+		if k > 0 {
+			return Conditional
+		}
+	case "PivotFirst":
+		if k == 0 {
+			return Conditional
+		}
+	case "WindowSpecDefinition", "Rank", "DenseRank", "PercentRank", "CumeDist":
 		return WindowSub
+	case "ScalarSubquery", "Exists", "ListQuery", "LateralSubquery":
+		return JoinSub // children are the outer references the subquery is correlated on
 	}
 	return ""
 }

@@ -27,20 +27,32 @@ type sink struct {
 
 // Extract computes the lineage of one event: for every write in the plan (and every persistent
 // view it reads), the source columns of each target column, with a transformation type.
+//
+// A bug that panics on some plan must not stop the consumer: the panic becomes an ErrUnsupported
+// error (the event goes to the dead-letter topic). The fuzz test calls extract directly, so that
+// such panics are found rather than hidden.
 func Extract(env *events.Envelope) (lin *Lineage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			lin, err = nil, fmt.Errorf("%w: event %s: %v", ErrUnsupported, env.EventID, p)
 		}
 	}()
+	return extract(env), nil
+}
+
+func extract(env *events.Envelope) *Lineage {
 	r := newResolver(env)
 	for i := range env.Nodes {
 		if env.Markers.NestedWrite {
 			break // the outer command's event carries the same lineage with the real target
 		}
-		w := env.Nodes[i].Write
-		if w == nil {
+		if d := env.Nodes[i].DDL; d != nil {
+			r.change(d)
 			continue
+		}
+		w := env.Nodes[i].Write
+		if w == nil || (w.Dataset.Kind == "view" && w.Dataset.Temporary) {
+			continue // a temporary view is collapsed into its readers: never a dataset
 		}
 		q := i
 		if w.Query != nil {
@@ -58,7 +70,7 @@ func Extract(env *events.Envelope) (lin *Lineage, err error) {
 			r.sinks = append(r.sinks, sink{target: t, names: cols, query: q, mode: w.Mode})
 		}
 	}
-	lin = &Lineage{Unknown: r.unknown}
+	lin := &Lineage{Unknown: r.unknown, Changes: r.changes}
 	edges := map[[2]string]dep{}
 	writes := map[string]*Write{}
 	var order []string
@@ -105,12 +117,45 @@ func Extract(env *events.Envelope) (lin *Lineage, err error) {
 		}
 		return x.Source < y.Source
 	})
-	return lin, nil
+	return lin
+}
+
+// change records what a DDL node did. LOAD DATA also reads its path and writes its table, so
+// that the graph links them through the run like any other job; it has no column mapping.
+func (r *resolver) change(d *events.DDL) {
+	targets := Identify(&d.Dataset)
+	if len(targets) != 1 {
+		return // not a named dataset
+	}
+	c := Change{Action: d.Action, Dataset: targets[0]}
+	switch d.Action {
+	case ChangeRename:
+		to := Identify(d.To)
+		if len(to) != 1 {
+			return
+		}
+		c.To = &to[0]
+	case ChangeLoad:
+		c.Mode = "append"
+		if d.Overwrite {
+			c.Mode = "overwrite"
+		}
+		from := Identify(d.Source)
+		if len(from) == 1 {
+			c.From = &from[0]
+			r.read(from[0])
+		}
+		r.sinks = append(r.sinks, sink{target: targets[0], query: -1, mode: c.Mode})
+	}
+	r.changes = append(r.changes, c)
 }
 
 // feed adds the edges of one sink: direct ones by position, indirect ones from every filter,
 // join, grouping and sort the written rows went through.
 func (r *resolver) feed(s sink, target *Dataset, edges map[[2]string]dep) {
+	if s.query < 0 {
+		return // a write without a plan (LOAD DATA): no columns to map
+	}
 	q := &r.nodes[s.query]
 	out := r.outputs(s.query)
 	var targets []string
@@ -148,9 +193,15 @@ func addEdge(edges map[[2]string]dep, src, dst string, d dep) {
 }
 
 // indirect collects the columns that decide which rows reach the root of the plan at q:
-// filter conditions, join conditions, grouping keys, sort keys, and set operations' right sides,
-// through subqueries too. A persistent view stops the walk: its rows are its own sink's business.
+// filter conditions, join conditions, grouping keys, sort keys, set operations' right sides, and
+// subqueries in those conditions (through walk). Subqueries in SELECT lists decide values, not
+// rows: walk handles them for their column only. A persistent view stops the walk: its rows are
+// its own sink's business. Results are memoized per node (subqueries are walked from many places).
 func (r *resolver) indirect(q int) deps {
+	if d, ok := r.rowDeps[q]; ok {
+		return d
+	}
+	r.rowDeps[q] = deps{} // in progress: a cycle, impossible in a valid event, yields nothing
 	out := deps{}
 	seen := map[int]bool{}
 	var visit func(i int)
@@ -164,14 +215,31 @@ func (r *resolver) indirect(q int) deps {
 			return
 		}
 		add := func(role, subtype string) {
-			c := ectx{kind: kindTransformation, indirect: subtype, expr: topSQL(n.Exprs[role])}
+			c := ectx{kind: kindTransformation, indirect: subtype, expr: roleSQL(n.Exprs[role])}
 			out.addAll(r.exprDeps(i, n.Exprs[role], c))
 		}
-		switch shortClass(n.Class) {
+		switch cls := shortClass(n.Class); cls {
 		case "Filter":
 			add("condition", FilterSub)
 		case "Join":
 			add("condition", JoinSub)
+		case "LateralJoin":
+			// the lateral subquery's output is values (resolved like a join's right side); its
+			// correlation and the join condition decide rows
+			for k := range n.Exprs["expressions"] {
+				x := &n.Exprs["expressions"][k]
+				c := ectx{kind: kindTransformation, indirect: JoinSub, expr: x.SQL}
+				if x.Plan == nil {
+					out.addAll(r.expr(i, x, c))
+					continue
+				}
+				for col, d := range r.indirect(*x.Plan) {
+					out.add(col, dep{indirect: JoinSub, expr: d.expr})
+				}
+				out.addAll(r.exprDeps(i, x.Children, c))
+			}
+		case "TypedFilter":
+			add("expressions", FilterSub) // a user function over the row decides which rows stay
 		case "Aggregate":
 			add("groupingExpressions", GroupBy)
 		case "Sort":
@@ -179,30 +247,40 @@ func (r *resolver) indirect(q int) deps {
 		case "Intersect", "Except":
 			if len(n.Children) > 1 {
 				for _, d := range sortedScope(r.outputs(n.Children[1])) {
-					out.addAll(through(d, ectx{indirect: FilterSub}))
+					out.addAll(through(d, ectx{indirect: FilterSub, expr: strings.ToUpper(cls)}))
+				}
+			}
+		case "CTERelationRef":
+			// the rows of a CTE reference are the rows of its definition
+			if id, ok := intArg(n, "cteId"); ok {
+				if def, ok := r.cteDefs[id]; ok {
+					visit(def)
 				}
 			}
 		}
-		for _, c := range n.Children {
-			visit(c)
+		children := n.Children
+		if shortClass(n.Class) == "WithCTE" && len(children) > 0 {
+			// only the plan: a definition's rows matter where a reference reads it
+			children = children[len(children)-1:]
 		}
-		for _, role := range sortedRoles(n.Exprs) {
-			for k := range n.Exprs[role] {
-				eachPlan(&n.Exprs[role][k], visit)
-			}
+		for _, c := range children {
+			visit(c)
 		}
 	}
 	visit(q)
+	r.rowDeps[q] = out
 	return out
 }
 
-func eachPlan(x *events.Expr, f func(int)) {
-	if x.Plan != nil {
-		f(*x.Plan)
+// roleSQL is the expression text of a role: its expressions' text, comma-separated.
+func roleSQL(list []events.Expr) string {
+	var parts []string
+	for k := range list {
+		if list[k].SQL != "" {
+			parts = append(parts, list[k].SQL)
+		}
 	}
-	for k := range x.Children {
-		eachPlan(&x.Children[k], f)
-	}
+	return strings.Join(parts, ", ")
 }
 
 // commands are plan roots that write or change datasets; they have no output of their own.

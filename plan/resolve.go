@@ -16,9 +16,12 @@ type resolver struct {
 	state   []uint8 // 0 new, 1 in progress, 2 done
 	lastOut map[int64]int
 	cteDefs map[int64]int
+	loops   map[int64]int // UnionLoop nodes by loop id
 	reads   map[string]*Dataset
 	sinks   []sink
 	unknown map[string]int
+	changes []Change
+	rowDeps map[int]deps // memo of indirect
 }
 
 const (
@@ -34,17 +37,24 @@ func newResolver(env *events.Envelope) *resolver {
 		state:   make([]uint8, len(env.Nodes)),
 		lastOut: map[int64]int{},
 		cteDefs: map[int64]int{},
+		loops:   map[int64]int{},
 		reads:   map[string]*Dataset{},
 		unknown: map[string]int{},
+		rowDeps: map[int]deps{},
 	}
 	for i := range env.Nodes {
 		n := &env.Nodes[i]
 		for _, a := range n.Output {
 			r.lastOut[a.ExprID] = i
 		}
-		if shortClass(n.Class) == "CTERelationDef" {
+		switch shortClass(n.Class) {
+		case "CTERelationDef":
 			if id, ok := intArg(n, "cteId"); ok {
 				r.cteDefs[id] = i
+			}
+		case "UnionLoop":
+			if id, ok := intArg(n, "loopId"); ok {
+				r.loops[id] = i
 			}
 		}
 	}
@@ -85,6 +95,19 @@ var passthroughs = map[string]bool{
 	"WithWatermark": true, "EventTimeWatermark": true, "Subquery": true, "View": true,
 }
 
+// opaque nodes run user code over deserialized objects (typed Dataset operations): the generic
+// rule is their rule (each output reads every input the node's expressions reference), so they
+// are not counted as unknown.
+var opaque = map[string]bool{
+	"DeserializeToObject": true, "SerializeFromObject": true, "MapElements": true, "MapPartitions": true,
+	"TypedFilter": true, "AppendColumns": true, "AppendColumnsWithObject": true, "MapGroups": true,
+	"FlatMapGroupsWithState": true, "FlatMapGroupsInPandas": true, "CoGroup": true, "MapInPandas": true,
+	"MapPartitionsInR": true, "MapPartitionsInRWithArrow": true, "FlatMapGroupsInR": true,
+	"FlatMapGroupsInRWithArrow": true, "FlatMapCoGroupsInPandas": true, "PythonMapInArrow": true,
+	"MapInArrow": true, "FlatMapGroupsInArrow": true, "FlatMapCoGroupsInArrow": true,
+	"TransformWithState": true, "TransformWithStateInPySpark": true, "AttachDistributedSequence": true,
+}
+
 // outputs returns the scope of node i.
 func (r *resolver) outputs(i int) scope {
 	switch r.state[i] {
@@ -119,11 +142,22 @@ func (r *resolver) compute(i int) scope {
 		}
 		return s
 	case "Generate":
-		s := r.passthrough(i)
-		gen := r.exprDeps(i, n.Exprs["generator"], ectx{kind: kindTransformation, expr: topSQL(n.Exprs["generator"])})
-		for _, g := range n.Exprs["generatorOutput"] {
-			if g.ExprID != nil {
-				s[*g.ExprID] = gen
+		return r.generate(i)
+	case "ScriptTransformation":
+		// an external script: every output may come from every input
+		s := scope{}
+		all := r.allRefs(i)
+		for _, a := range n.Output {
+			s[a.ExprID] = all
+		}
+		return s
+	case "LateralJoin":
+		// left columns pass through; the lateral subquery's columns are its plan's outputs,
+		// which are not children: found by exprId anywhere in the event
+		s := scope{}
+		for _, a := range n.Output {
+			if d := r.lookup(i, a.ExprID); d != nil {
+				s[a.ExprID] = d
 			}
 		}
 		return s
@@ -139,6 +173,37 @@ func (r *resolver) compute(i int) scope {
 		if len(n.Children) > 0 {
 			return r.positionalFromChildren(i, [][]int64{exprIDs(r.nodes[n.Children[0]].Output)})
 		}
+	case "WithCTE":
+		// children are the CTE definitions, then the plan: the output is the plan's (a
+		// definition may output the same exprIds, so searching every child would be wrong)
+		if len(n.Children) > 0 {
+			last := n.Children[len(n.Children)-1]
+			s := scope{}
+			out := r.outputs(last)
+			for _, a := range n.Output {
+				if d, ok := out[a.ExprID]; ok {
+					s[a.ExprID] = d
+				}
+			}
+			return s
+		}
+	case "UnionLoop":
+		// a recursive CTE: output k reads output k of the anchor and of the recursive step
+		rows := make([][]int64, 0, len(n.Children))
+		for _, c := range n.Children {
+			rows = append(rows, exprIDs(r.nodes[c].Output))
+		}
+		return r.positionalFromChildren(i, rows)
+	case "UnionLoopRef":
+		// the recursive step's reference to the rows so far: resolved to the loop's anchor, by
+		// position (one unrolling: the loop itself is still being resolved when its step is)
+		if id, ok := intArg(n, "loopId"); ok {
+			if loop, ok := r.loops[id]; ok && len(r.nodes[loop].Children) > 0 {
+				anchor := r.nodes[loop].Children[0]
+				return r.byPosition(n.Output, r.nodes[anchor].Output, r.outputs(anchor))
+			}
+		}
+		return scope{}
 	case "CTERelationRef":
 		if id, ok := intArg(n, "cteId"); ok {
 			if def, ok := r.cteDefs[id]; ok {
@@ -149,7 +214,7 @@ func (r *resolver) compute(i int) scope {
 	case "LocalRelation", "OneRowRelation", "Range", "LogicalRDD":
 		return scope{}
 	}
-	if !passthroughs[cls] && !isCommand(cls) {
+	if !passthroughs[cls] && !opaque[cls] && !isCommand(cls) {
 		r.unknown[n.Class]++
 	}
 	return r.generic(i)
@@ -186,6 +251,37 @@ func (r *resolver) leaf(i int, cls string) (scope, bool) {
 		}
 	}
 	return s, true
+}
+
+// generate resolves a Generate: the child's columns pass through (a peer bug was to give them
+// the generator's inputs); each generated column reads the generator's arguments. stack(n, a, b,
+// c, d) is positional: with two output columns, the first reads a and c, the second b and d.
+func (r *resolver) generate(i int) scope {
+	n := &r.nodes[i]
+	s := r.passthrough(i)
+	gens := n.Exprs["generator"]
+	c := ectx{kind: kindTransformation, expr: topSQL(gens)}
+	outs := n.Exprs["generatorOutput"]
+	if len(gens) == 1 && gens[0].Class == "Stack" && len(gens[0].Children) > 1 && len(outs) > 0 {
+		args := gens[0].Children[1:] // the first is the row count
+		for j, g := range outs {
+			d := deps{}
+			for k := j; k < len(args); k += len(outs) {
+				d.addAll(r.expr(i, &args[k], c))
+			}
+			if g.ExprID != nil {
+				s[*g.ExprID] = d
+			}
+		}
+		return s
+	}
+	gen := r.exprDeps(i, gens, c)
+	for _, g := range outs {
+		if g.ExprID != nil {
+			s[*g.ExprID] = gen
+		}
+	}
+	return s
 }
 
 func (r *resolver) read(d Dataset) *Dataset {

@@ -9,9 +9,19 @@
 //   COLLINE_ENABLED, COLLINE_KAFKA_BOOTSTRAP, COLLINE_KAFKA_TOPIC, COLLINE_CAPTURE_DIR,
 //   COLLINE_NAMESPACE, COLLINE_QUEUE_CAPACITY.
 // -Drunner.continueOnError=true keeps going after a failed statement (the exit code is still 1).
+//
+// A FILE ending in .java is a DataFrame program (for what SQL cannot express): a class named
+// after the file, on the classpath (dev/spark-sql compiles it), with
+// `public static void run(SparkSession spark)`. It runs in the same session as the SQL files.
+//
+// -Drunner.splitCapture=true (with COLLINE_CAPTURE_DIR) moves the events of each FILE into
+// CAPTURE_DIR/<file name without extension>/NNNN-<root class>.json once the file has run, so that
+// one Spark session captures many scenarios (dev/capture). Between files the runner waits until
+// Spark's listener bus and the listener's queue are empty, so no event lands in the wrong file.
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -66,6 +76,8 @@ public class SparkSqlRunner {
     colline.forEach(b::config);
 
     boolean continueOnError = Boolean.getBoolean("runner.continueOnError");
+    Path capture = colline.containsKey("spark.colline.output.dir") && Boolean.getBoolean("runner.splitCapture")
+        ? Path.of(colline.get("spark.colline.output.dir")) : null;
     SparkSession spark = b.getOrCreate();
     double startS = (System.nanoTime() - t0) / 1e9;
     System.out.printf(Locale.ROOT, "spark %s ready in %.1fs (%s catalog, colline %s)%n", spark.version(), startS,
@@ -75,34 +87,89 @@ public class SparkSqlRunner {
     outer:
     for (int f = 1; f < args.length; f++) {
       Path file = Path.of(args[f]);
-      for (String stmt : split(Files.readString(file, StandardCharsets.UTF_8))) {
+      List<String> stmts = file.toString().endsWith(".java")
+          ? List.of("PROGRAM " + baseName(file)) : split(Files.readString(file, StandardCharsets.UTF_8));
+      for (String stmt : stmts) {
         n++;
         long s0 = System.nanoTime();
         String head = oneLine(stmt);
         try {
-          var df = spark.sql(stmt); // commands run eagerly
           String what = "ok";
-          String kw = firstWord(stmt);
-          if (kw.equals("SELECT") || kw.equals("WITH") || kw.equals("VALUES") || kw.equals("TABLE")
-              || kw.equals("SHOW") || kw.equals("DESCRIBE") || kw.equals("DESC") || kw.equals("EXPLAIN")
-              || kw.equals("FROM")) {
-            List<Row> rows = df.collectAsList();
-            what = rows.size() + " row(s)" + (rows.isEmpty() ? "" : " " + preview(rows));
+          if (stmt.startsWith("PROGRAM ")) {
+            runProgram(spark, baseName(file));
+          } else {
+            var df = spark.sql(stmt); // commands run eagerly
+            String kw = firstWord(stmt);
+            if (kw.equals("SELECT") || kw.equals("WITH") || kw.equals("VALUES") || kw.equals("TABLE")
+                || kw.equals("SHOW") || kw.equals("DESCRIBE") || kw.equals("DESC") || kw.equals("EXPLAIN")
+                || kw.equals("FROM")) {
+              List<Row> rows = df.collectAsList();
+              what = rows.size() + " row(s)" + (rows.isEmpty() ? "" : " " + preview(rows));
+            }
           }
           System.out.printf(Locale.ROOT, "[%3d %6.2fs] %-60s -> %s%n", n, (System.nanoTime() - s0) / 1e9, head, what);
         } catch (Exception e) {
           failures++;
-          String msg = String.valueOf(e.getMessage()).split("\n", 2)[0];
+          Throwable c = e instanceof java.lang.reflect.InvocationTargetException && e.getCause() != null ? e.getCause() : e;
+          String msg = String.valueOf(c.getMessage()).split("\n", 2)[0];
           System.out.printf(Locale.ROOT, "[%3d %6.2fs] %-60s -> FAILED %s: %s%n", n, (System.nanoTime() - s0) / 1e9,
-              head, e.getClass().getSimpleName(), msg);
+              head, c.getClass().getSimpleName(), msg);
           if (!continueOnError) break outer;
         }
+      }
+      if (capture != null) {
+        int moved = splitCapture(spark, capture, baseName(file));
+        System.out.printf(Locale.ROOT, "      %s: %d event(s)%n", baseName(file), moved);
       }
     }
     spark.stop(); // drains the listener bus; the listener drains its queue on application end
     System.out.printf(Locale.ROOT, "done: %d statement(s), %d failed, %.1fs; colline %s%n", n, failures,
         (System.nanoTime() - t0) / 1e9, listenerStats());
     System.exit(failures == 0 ? 0 : 1);
+  }
+
+  /** Runs the DataFrame program class `name`: `public static void run(SparkSession spark)`. */
+  static void runProgram(SparkSession spark, String name) throws Exception {
+    Class<?> c = Class.forName(name, true, Thread.currentThread().getContextClassLoader());
+    c.getMethod("run", SparkSession.class).invoke(null, spark);
+  }
+
+  /**
+   * Moves the events written so far into capture/scenario/, numbered in order. Events reach the
+   * listener asynchronously (Spark's listener bus, then the listener's own queue): wait for both.
+   */
+  static int splitCapture(SparkSession spark, Path capture, String scenario) throws Exception {
+    spark.sparkContext().listenerBus().waitUntilEmpty(60_000L);
+    Class.forName(LISTENER).getMethod("flush", long.class).invoke(null, 60_000L);
+    Path dir = capture.resolve(scenario);
+    if (Files.isDirectory(dir)) {
+      try (var old = Files.list(dir)) {
+        for (Path p : (Iterable<Path>) old::iterator) Files.delete(p);
+      }
+    }
+    List<Path> events = new ArrayList<>();
+    if (Files.isDirectory(capture)) {
+      try (var all = Files.list(capture)) {
+        all.filter(p -> Files.isRegularFile(p) && p.toString().endsWith(".json")).sorted().forEach(events::add);
+      }
+    }
+    if (events.isEmpty()) return 0;
+    Files.createDirectories(dir);
+    int k = 0;
+    for (Path p : events) {
+      // <seq>-<executionId>-<RootClass>.json -> NNNN-<RootClass>.json: execution ids shift whenever
+      // an earlier scenario changes; names that do not would churn the corpus for nothing
+      String[] parts = p.getFileName().toString().split("-", 3);
+      String rest = parts.length == 3 ? parts[2] : p.getFileName().toString();
+      Files.move(p, dir.resolve(String.format(Locale.ROOT, "%04d-%s", ++k, rest)), StandardCopyOption.REPLACE_EXISTING);
+    }
+    return k;
+  }
+
+  static String baseName(Path file) {
+    String s = file.getFileName().toString();
+    int dot = s.lastIndexOf('.');
+    return dot > 0 ? s.substring(0, dot) : s;
   }
 
   /** spark.colline.* from system properties, then the COLLINE_* environment variables. */

@@ -33,7 +33,7 @@ private[listener] final case class Event(json: J.Obj, executionId: Long, rootCla
 private[listener] final case class Skipped(reason: String) extends Built
 
 private[listener] object EventBuilder {
-  val SchemaVersion = "1.0"
+  val SchemaVersion = "1.1"
   val SqlMax = 240
   val ErrorMax = 2000
 
@@ -44,17 +44,21 @@ private[listener] object EventBuilder {
       "Create(Namespace|Database|Function|Table|DataSourceTable|TableLike|Index|TempViewUsing|Variable)" +
       "(Command)?$).*").r
 
+  /** DDL root classes published for the identity change they make (see Nodes: `ddl`). */
+  private val Ddl: Set[String] = Set("DropTableCommand", "AlterTableRenameCommand", "TruncateTableCommand",
+    "LoadDataCommand", "DropTable", "RenameTable", "TruncateTable")
+
   private lazy val jvmId: String =
     Try(NamedExpression.newExprId.jvmId.toString).getOrElse(UUID.randomUUID().toString)
 
   def build(p: Pending, exec: Option[ExecInfo], cfg: Config): Built = {
     val rootClass = Nodes.shortName(p.plan)
-    if (NoLineage.pattern.matcher(rootClass).matches()) return Skipped("noLineage")
+    if (NoLineage.pattern.matcher(rootClass).matches() && !Ddl(rootClass)) return Skipped("noLineage")
 
     val layout = new Layout(cfg.maskSqlLiterals, p.redaction)
     layout.tree(p.plan)
     layout.finish()
-    if (!layout.hasWrite && !layout.hasData) return Skipped("noLineage")
+    if (!layout.hasWrite && !layout.hasData && !layout.hasDdl) return Skipped("noLineage")
 
     val executionId = exec.map(_.executionId).getOrElse(p.qeId)
     val now = System.currentTimeMillis()
@@ -139,6 +143,7 @@ private[listener] object EventBuilder {
     private val deferred = mutable.Queue.empty[(J.Ref, LogicalPlan)]
     var hasWrite = false
     var hasData = false
+    var hasDdl = false
 
     def tree(root: LogicalPlan): Int = visit(root)
 
@@ -186,6 +191,10 @@ private[listener] object EventBuilder {
       o.put("args", args)
 
       o.put("dataset", info.dataset.getOrElse(J.Null))
+      info.ddl.foreach { d =>
+        hasDdl = true
+        o.put("ddl", d)
+      }
       o.put("write", info.write.map { w =>
         hasWrite = true
         val q: J = w.query match {

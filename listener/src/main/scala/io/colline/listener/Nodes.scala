@@ -3,13 +3,14 @@ package io.colline.listener
 import scala.util.Try
 
 import org.apache.spark.sql.SaveMode
-import org.apache.spark.sql.catalyst.analysis.{PersistedView, ResolvedIdentifier}
+import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.catalyst.analysis.{PersistedView, ResolvedIdentifier, ResolvedTable}
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, HiveTableRelation}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.connector.catalog.Identifier
 import org.apache.spark.sql.execution.{ExternalRDD, LogicalRDD}
-import org.apache.spark.sql.execution.command.{AlterViewAsCommand, CreateDataSourceTableAsSelectCommand, CreateViewCommand, InsertIntoDataSourceDirCommand}
+import org.apache.spark.sql.execution.command.{AlterTableRenameCommand, AlterViewAsCommand, CreateDataSourceTableAsSelectCommand, CreateViewCommand, DropTableCommand, InsertIntoDataSourceDirCommand, LoadDataCommand, TruncateTableCommand}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, InsertIntoDataSourceCommand, InsertIntoHadoopFsRelationCommand, LogicalRelation, SaveIntoDataSourceCommand}
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.sources.{BaseRelation, DataSourceRegister}
@@ -32,10 +33,13 @@ private[listener] final case class NodeInfo(
     args: Seq[(String, J)] = Nil,
     nested: Seq[(String, LogicalPlan)] = Nil,
     dataset: Option[J.Obj] = None,
-    write: Option[WriteSpec] = None)
+    write: Option[WriteSpec] = None,
+    ddl: Option[J.Obj] = None)
 
 private[listener] object Nodes {
   val SessionCatalog = "spark_catalog"
+  private val UnionLoopClass = "org.apache.spark.sql.catalyst.plans.logical.UnionLoop"
+  private val UnionLoopRefClass = "org.apache.spark.sql.catalyst.plans.logical.UnionLoopRef"
 
   // ---------------------------------------------------------------- datasets
 
@@ -193,6 +197,11 @@ private[listener] object Nodes {
     case n: View => NodeInfo(args = Seq("isTempView" -> J.Bool(n.isTempView)),
       dataset = Some(viewDataset(n.desc, n.isTempView)))
     case n: MergeIntoTable => mergeInto(n)
+    // recursive CTEs (4.x; absent from 3.x, hence by name): the loop id ties a reference to its loop
+    case n if n.getClass.getName == UnionLoopClass =>
+      NodeInfo(exprs = generic(n), args = Reflect.call(n, "id").map(id => "loopId" -> J.Str(id.toString)).toSeq)
+    case n if n.getClass.getName == UnionLoopRefClass =>
+      NodeInfo(args = Reflect.call(n, "loopId").map(id => "loopId" -> J.Str(id.toString)).toSeq)
 
     // ---- v1 file / catalog writes
     case c: InsertIntoHadoopFsRelationCommand =>
@@ -276,12 +285,82 @@ private[listener] object Nodes {
         if (HiveClasses.overwrite(c)) "overwrite" else "errorIfExists", HiveClasses.outputColumnNames(c), Nil,
         Some(ChildQuery(0)))))
 
+    // ---- DDL that changes a dataset's identity (event format 1.1: `ddl`)
+    case c: DropTableCommand => ddl("drop", v1Ident(c.tableName, c.isView))
+    case c: AlterTableRenameCommand =>
+      // the new name may be unqualified: Spark renames within the old database
+      val to = TableIdentifier(c.newName.table, c.newName.database.orElse(c.oldName.database))
+      ddl("rename", v1Ident(c.oldName, c.isView), "to" -> v1Ident(to, c.isView))
+    case c: TruncateTableCommand => ddl("truncate", v1Ident(c.tableName, isView = false))
+    case c: LoadDataCommand =>
+      ddl("load", v1Ident(c.table, isView = false), "source" -> Some(pathDataset("load", Seq(loadPath(c.path, c.isLocal)))),
+        "overwrite" -> Some(J.Bool(c.isOverwrite)))
+    case c: DropTable => ddl("drop", v2Ident(c.child))
+    case c: TruncateTable => ddl("truncate", v2Ident(c.table))
+    case c: RenameTable =>
+      val to = c.child match {
+        case ResolvedTable(catalog, id, _, _) =>
+          val parts = c.newName.toSeq
+          val ns = if (parts.size > 1) parts.init.toArray else id.namespace()
+          Some(v2TableDataset(catalog.name(), Identifier.of(ns, parts.last), None))
+        case _ => None
+      }
+      ddl("rename", v2Ident(c.child), "to" -> to)
+
     // ---- leaves and everything else
     case leaf if leaf.children.isEmpty && leafDataset(leaf).isDefined =>
       NodeInfo(dataset = leafDataset(leaf)) // a leaf's expressions are its output attributes
     case _ =>
       NodeInfo(exprs = generic(p), nested = innerPlans(p))
   }
+
+  /**
+   * A DDL node: the action, the dataset it changes, and extra identities (`to` of a rename,
+   * `source` path of a LOAD DATA). Nothing when the dataset is not one (a temporary view).
+   */
+  private def ddl(action: String, ds: Option[J.Obj], extra: (String, Option[J])*): NodeInfo = ds match {
+    case None => NodeInfo()
+    case Some(d) =>
+      val o = J.obj("action" -> J.Str(action), "dataset" -> d)
+      extra.foreach { case (k, v) => v.foreach(o.put(k, _)) }
+      NodeInfo(ddl = Some(o))
+  }
+
+  /**
+   * A session-catalog identifier. An unqualified one names a temporary view, one in the global
+   * temporary database a global temporary view: neither is a dataset.
+   */
+  private def v1Ident(id: TableIdentifier, isView: Boolean): Option[J.Obj] =
+    if (id.database.isEmpty || id.database.exists(_.equalsIgnoreCase(globalTempDatabase))) None
+    else {
+      val o = J.obj(
+        "kind" -> J.Str(if (isView) "view" else "table"),
+        "catalog" -> J.Str(Try(id.catalog).toOption.flatten.getOrElse(SessionCatalog)),
+        "namespace" -> J.strs(id.database.toSeq),
+        "name" -> J.Str(id.table))
+      if (isView) o.put("temporary", false)
+      Some(o)
+    }
+
+  private def v2Ident(p: LogicalPlan): Option[J.Obj] = p match {
+    case ResolvedIdentifier(catalog, id) => Some(v2TableDataset(catalog.name(), id, None))
+    case ResolvedTable(catalog, id, _, _) => Some(v2TableDataset(catalog.name(), id, None))
+    case _ => None
+  }
+
+  private def globalTempDatabase: String =
+    Try(org.apache.spark.sql.SparkSession.active.conf.get("spark.sql.globalTempDatabase")).getOrElse("global_temp")
+
+  /** The qualified URI of a LOAD DATA path (a LOCAL path is on the driver's file system). */
+  private def loadPath(path: String, isLocal: Boolean): String = Try {
+    val p = new org.apache.hadoop.fs.Path(path)
+    if (p.toUri.getScheme != null) path
+    else if (isLocal) new java.io.File(path).getAbsoluteFile.toURI.toString.stripSuffix("/")
+    else {
+      val conf = org.apache.spark.sql.SparkSession.active.sessionState.newHadoopConf()
+      p.getFileSystem(conf).makeQualified(p).toString
+    }
+  }.map(Redact.uri).getOrElse(path)
 
   /** Any node: all of its expressions under the role `expressions`. */
   def generic(p: LogicalPlan): Seq[(String, Seq[Expression])] = {

@@ -1,0 +1,218 @@
+package plan
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/colline/colline/events"
+)
+
+var update = flag.Bool("update", false, "rewrite the .golden files from the current output")
+
+// The golden corpus: plan/testdata/scenarios/<name>.sql|.java was run on real Spark by
+// dev/capture, which stored the listener's events under testdata/spark-<line>/<name>/. Each
+// testdata/spark-<line>/<name>.golden holds the lineage of those events as rendered by render.
+// The goldens were reviewed against the SQL (docs/lineage-semantics.md), so a diff here is a
+// change of behaviour to review, not noise: `go test ./plan -run TestGolden -update` rewrites them.
+func TestGolden(t *testing.T) {
+	lines, _ := filepath.Glob("testdata/spark-*")
+	if len(lines) == 0 {
+		t.Fatal("no testdata/spark-* directories")
+	}
+	scenarios := scenarioNames(t)
+	for _, lineDir := range lines {
+		line := strings.TrimPrefix(filepath.Base(lineDir), "spark-")
+		for _, name := range goldenNames(t, lineDir, line, scenarios) {
+			t.Run(line+"/"+name, func(t *testing.T) {
+				got := renderDir(t, filepath.Join(lineDir, name))
+				golden := filepath.Join(lineDir, name+".golden")
+				if *update {
+					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run go test ./plan -run TestGolden -update, then review the new file)", err)
+				}
+				if got != string(want) {
+					t.Errorf("lineage of %s differs from %s:\n%s", filepath.Join(lineDir, name), golden, diff(string(want), got))
+				}
+			})
+		}
+	}
+}
+
+// scenarioNames maps each scenario of testdata/scenarios to the Spark lines it runs on
+// (nil: all), from its "-- spark: 4.1" header.
+func scenarioNames(t *testing.T) map[string][]string {
+	files, _ := filepath.Glob("testdata/scenarios/*")
+	out := map[string][]string{}
+	for _, f := range files {
+		ext := filepath.Ext(f)
+		if ext != ".sql" && ext != ".java" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var only []string
+		for _, l := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(l, "-- spark: "); ok {
+				only = strings.Fields(v)
+				break
+			}
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ext)] = only
+	}
+	return out
+}
+
+// goldenNames lists what line must have a golden for: every scenario that runs on it, and every
+// other captured directory that has one (skeleton, coverage).
+func goldenNames(t *testing.T, lineDir, line string, scenarios map[string][]string) []string {
+	seen := map[string]bool{}
+	for name, only := range scenarios {
+		if len(only) == 0 || contains(only, line) {
+			seen[name] = true
+		}
+	}
+	goldens, _ := filepath.Glob(filepath.Join(lineDir, "*.golden"))
+	for _, g := range goldens {
+		seen[strings.TrimSuffix(filepath.Base(g), ".golden")] = true
+	}
+	dirs, _ := os.ReadDir(lineDir)
+	for _, d := range dirs {
+		if d.IsDir() && !seen[d.Name()] && *update {
+			seen[d.Name()] = true
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// renderDir renders the lineage of every event of one scenario, in capture order.
+func renderDir(t *testing.T, dir string) string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	sort.Strings(files)
+	if len(files) == 0 {
+		return "# no events\n"
+	}
+	var b strings.Builder
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "== %s\n", filepath.Base(f))
+		env, err := events.Decode(data)
+		if err != nil {
+			fmt.Fprintf(&b, "decode error: %v\n", err)
+			continue
+		}
+		lin, err := Extract(env)
+		if err != nil {
+			fmt.Fprintf(&b, "extract error: %v\n", err)
+			continue
+		}
+		b.WriteString(render(env, lin))
+	}
+	return b.String()
+}
+
+// render is the golden form of one event's lineage: facts about the event, then reads, writes,
+// identity changes, unknown classes, and the edges sorted, one per line:
+//
+//	source -> target TYPE/SUBTYPE [masked] ["expression"]
+//
+// The expression is shown for everything but IDENTITY edges (which have none worth reading).
+func render(env *events.Envelope, lin *Lineage) string {
+	var b strings.Builder
+	if env.Query.Status != "success" {
+		fmt.Fprintf(&b, "status %s\n", env.Query.Status)
+	}
+	if env.Markers.NestedWrite {
+		b.WriteString("nested write: no lineage taken\n")
+	}
+	for _, r := range lin.Reads {
+		fmt.Fprintf(&b, "read %s %s (%s)\n", r.Kind, r.Key, columnNames(r.Columns))
+	}
+	for _, w := range lin.Writes {
+		fmt.Fprintf(&b, "write %s %s %s (%s)\n", w.Kind, w.Key, w.Mode, columnNames(w.Columns))
+	}
+	for _, c := range lin.Changes {
+		b.WriteString("change " + c.String() + "\n")
+	}
+	for _, cls := range sortedKeys(lin.Unknown) {
+		fmt.Fprintf(&b, "unknown %s %d\n", cls, lin.Unknown[cls])
+	}
+	lines := make([]string, 0, len(lin.Edges))
+	for _, e := range lin.Edges {
+		l := fmt.Sprintf("%s -> %s %s/%s", e.Source, e.Target, e.Type, e.Subtype)
+		if e.Masking {
+			l += " masked"
+		}
+		if e.Subtype != Identity && e.Expr != "" {
+			l += " " + strconv.Quote(e.Expr)
+		}
+		lines = append(lines, l)
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+	return b.String()
+}
+
+func columnNames(cols []Column) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// diff shows the lines only in want (-) and only in got (+), in order.
+func diff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	inW, inG := map[string]int{}, map[string]int{}
+	for _, l := range w {
+		inW[l]++
+	}
+	for _, l := range g {
+		inG[l]++
+	}
+	var b strings.Builder
+	for _, l := range w {
+		if inG[l] == 0 {
+			b.WriteString("- " + l + "\n")
+		}
+	}
+	for _, l := range g {
+		if inW[l] == 0 {
+			b.WriteString("+ " + l + "\n")
+		}
+	}
+	return b.String()
+}
