@@ -1,12 +1,15 @@
 package config
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,6 +17,9 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
 )
 
 // Prefix is the prefix of every variable.
@@ -29,11 +35,24 @@ type Config struct {
 	KafkaDLQTopic string   `split_words:"true" default:"colline.plans.dlq" desc:"dead-letter topic for messages that can never be written"`
 	KafkaMaxBytes int      `split_words:"true" default:"33554432" desc:"largest fetch, in bytes; at least the topic's max.message.bytes"`
 
-	Neo4jURI      string `split_words:"true" default:"bolt://127.0.0.1:17687" desc:"Neo4j URI: bolt://, neo4j:// (routing), with +s or +ssc for TLS"`
-	Neo4jUser     string `split_words:"true" desc:"Neo4j user; empty: no authentication"`
-	Neo4jPassword string `split_words:"true" desc:"Neo4j password (never logged)"`
-	Neo4jDatabase string `split_words:"true" default:"neo4j" desc:"Neo4j database"`
+	KafkaTLS                   bool   `split_words:"true" default:"false" desc:"connect to Kafka with TLS (SSL or SASL_SSL); implied by any other COLLINE_KAFKA_TLS_* variable"`
+	KafkaTLSCaFile             string `split_words:"true" desc:"PEM file of the CAs that sign the brokers' certificates; empty: the system roots"`
+	KafkaTLSCertFile           string `split_words:"true" desc:"PEM client certificate for mutual TLS, with COLLINE_KAFKA_TLS_KEY_FILE"`
+	KafkaTLSKeyFile            string `split_words:"true" desc:"PEM private key of COLLINE_KAFKA_TLS_CERT_FILE"`
+	KafkaTLSServerName         string `split_words:"true" desc:"name to verify in the brokers' certificates; empty: the broker host"`
+	KafkaTLSInsecureSkipVerify bool   `split_words:"true" default:"false" desc:"do not verify the brokers' certificates (tests only)"`
+	KafkaSASLMechanism         string `split_words:"true" desc:"empty (no SASL), PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"`
+	KafkaSASLUsername          string `split_words:"true" desc:"SASL user name"`
+	KafkaSASLPassword          Secret `split_words:"true" desc:"SASL password (never logged)"`
+	MaxEventBytes              int    `split_words:"true" default:"16777216" desc:"largest message value decoded; larger ones go to the dead-letter topic (reason too_large)"`
 
+	Neo4jURI       string `split_words:"true" default:"bolt://127.0.0.1:17687" desc:"Neo4j URI: bolt://, neo4j:// (routing), with +s or +ssc for TLS"`
+	Neo4jUser      string `split_words:"true" desc:"Neo4j user; empty: no authentication"`
+	Neo4jPassword  Secret `split_words:"true" desc:"Neo4j password (never logged)"`
+	Neo4jDatabase  string `split_words:"true" default:"neo4j" desc:"Neo4j database"`
+	Neo4jTLSCaFile string `split_words:"true" desc:"PEM file of the CAs that sign Neo4j's certificate, for bolt+s:// and neo4j+s://; empty: the system roots"`
+
+	MetricsInterval time.Duration `split_words:"true" default:"15s" desc:"how often the Kafka reader statistics and the group's lag are polled into the metrics"`
 	HTTPAddr        string        `split_words:"true" default:":9090" desc:"listen address of /metrics, /healthz and /readyz"`
 	BatchSize       int           `split_words:"true" default:"100" desc:"most messages written in one Neo4j transaction"`
 	BatchWait       time.Duration `split_words:"true" default:"200ms" desc:"how long a batch waits for more messages after its first"`
@@ -112,6 +131,20 @@ func (c Config) Validate() error {
 	if c.Neo4jPassword != "" && c.Neo4jUser == "" {
 		bad("NEO4J_USER", "is empty but COLLINE_NEO4J_PASSWORD is set")
 	}
+	if c.Neo4jTLSCaFile != "" {
+		if _, err := certPool(c.Neo4jTLSCaFile); err != nil {
+			bad("NEO4J_TLS_CA_FILE", "%v", err)
+		} else if u, err := url.Parse(c.Neo4jURI); err == nil && !strings.HasSuffix(u.Scheme, "+s") {
+			bad("NEO4J_TLS_CA_FILE", "is set but COLLINE_NEO4J_URI does not use TLS with verification (bolt+s:// or neo4j+s://)")
+		}
+	}
+
+	errs = append(errs, c.validateKafkaSecurity()...)
+	if c.MaxEventBytes < 1<<20 {
+		bad("MAX_EVENT_BYTES", "%d is below 1 MiB", c.MaxEventBytes)
+	} else if c.MaxEventBytes > c.KafkaMaxBytes && c.KafkaMaxBytes >= 1<<20 {
+		bad("MAX_EVENT_BYTES", "%d is above COLLINE_KAFKA_MAX_BYTES (%d): such messages could not be fetched", c.MaxEventBytes, c.KafkaMaxBytes)
+	}
 
 	if err := hostPort(c.HTTPAddr, false); err != nil {
 		bad("HTTP_ADDR", "%q: %v", c.HTTPAddr, err)
@@ -121,6 +154,9 @@ func (c Config) Validate() error {
 	}
 	if c.BatchWait <= 0 || c.BatchWait > time.Minute {
 		bad("BATCH_WAIT", "%v is outside (0, 1m]", c.BatchWait)
+	}
+	if c.MetricsInterval < time.Second {
+		bad("METRICS_INTERVAL", "%v is below 1s", c.MetricsInterval)
 	}
 	if c.ShutdownTimeout <= 0 {
 		bad("SHUTDOWN_TIMEOUT", "%v must be positive", c.ShutdownTimeout)
@@ -132,6 +168,113 @@ func (c Config) Validate() error {
 		bad("LOG_FORMAT", "%q is neither json nor text", c.LogFormat)
 	}
 	return errors.Join(errs...)
+}
+
+// validateKafkaSecurity checks the TLS and SASL variables.
+func (c Config) validateKafkaSecurity() []error {
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s_%s: %s", Prefix, name, fmt.Sprintf(format, args...)))
+	}
+	if c.KafkaTLSCaFile != "" {
+		if _, err := certPool(c.KafkaTLSCaFile); err != nil {
+			bad("KAFKA_TLS_CA_FILE", "%v", err)
+		}
+	}
+	switch {
+	case (c.KafkaTLSCertFile == "") != (c.KafkaTLSKeyFile == ""):
+		bad("KAFKA_TLS_CERT_FILE", "COLLINE_KAFKA_TLS_CERT_FILE and COLLINE_KAFKA_TLS_KEY_FILE go together")
+	case c.KafkaTLSCertFile != "":
+		if _, err := tls.LoadX509KeyPair(c.KafkaTLSCertFile, c.KafkaTLSKeyFile); err != nil {
+			bad("KAFKA_TLS_CERT_FILE", "with COLLINE_KAFKA_TLS_KEY_FILE: %v", err)
+		}
+	}
+	switch c.KafkaSASLMechanism {
+	case "":
+		if c.KafkaSASLUsername != "" || c.KafkaSASLPassword != "" {
+			bad("KAFKA_SASL_MECHANISM", "is empty but COLLINE_KAFKA_SASL_USERNAME or COLLINE_KAFKA_SASL_PASSWORD is set")
+		}
+	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+		if c.KafkaSASLUsername == "" {
+			bad("KAFKA_SASL_USERNAME", "is required with COLLINE_KAFKA_SASL_MECHANISM=%s", c.KafkaSASLMechanism)
+		}
+		if c.KafkaSASLPassword == "" {
+			bad("KAFKA_SASL_PASSWORD", "is required with COLLINE_KAFKA_SASL_MECHANISM=%s", c.KafkaSASLMechanism)
+		}
+	default:
+		bad("KAFKA_SASL_MECHANISM", "%q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512", c.KafkaSASLMechanism)
+	}
+	return errs
+}
+
+// KafkaTLSConfig returns the TLS configuration of the Kafka connections, or nil for none.
+func (c Config) KafkaTLSConfig() (*tls.Config, error) {
+	if !c.KafkaTLS && c.KafkaTLSCaFile == "" && c.KafkaTLSCertFile == "" && c.KafkaTLSServerName == "" && !c.KafkaTLSInsecureSkipVerify {
+		return nil, nil
+	}
+	t := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.KafkaTLSServerName, InsecureSkipVerify: c.KafkaTLSInsecureSkipVerify}
+	if c.KafkaTLSCaFile != "" {
+		pool, err := certPool(c.KafkaTLSCaFile)
+		if err != nil {
+			return nil, fmt.Errorf("%s_KAFKA_TLS_CA_FILE: %w", Prefix, err)
+		}
+		t.RootCAs = pool
+	}
+	if c.KafkaTLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.KafkaTLSCertFile, c.KafkaTLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%s_KAFKA_TLS_CERT_FILE: %w", Prefix, err)
+		}
+		t.Certificates = []tls.Certificate{cert}
+	}
+	return t, nil
+}
+
+// KafkaSASL returns the SASL mechanism of the Kafka connections, or nil for none.
+func (c Config) KafkaSASL() (sasl.Mechanism, error) {
+	switch c.KafkaSASLMechanism {
+	case "":
+		return nil, nil
+	case "PLAIN":
+		return plain.Mechanism{Username: c.KafkaSASLUsername, Password: c.KafkaSASLPassword.Reveal()}, nil
+	case "SCRAM-SHA-256", "SCRAM-SHA-512":
+		algo := scram.SHA256
+		if c.KafkaSASLMechanism == "SCRAM-SHA-512" {
+			algo = scram.SHA512
+		}
+		m, err := scram.Mechanism(algo, c.KafkaSASLUsername, c.KafkaSASLPassword.Reveal())
+		if err != nil {
+			return nil, fmt.Errorf("%s_KAFKA_SASL_USERNAME: %w", Prefix, err)
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("%s_KAFKA_SASL_MECHANISM: %q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512", Prefix, c.KafkaSASLMechanism)
+}
+
+// Neo4jTLSConfig returns the TLS configuration for a +s Neo4j URI with a private CA, or nil to use
+// the system roots (the driver derives TLS itself from the URI scheme).
+func (c Config) Neo4jTLSConfig() (*tls.Config, error) {
+	if c.Neo4jTLSCaFile == "" {
+		return nil, nil
+	}
+	pool, err := certPool(c.Neo4jTLSCaFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s_NEO4J_TLS_CA_FILE: %w", Prefix, err)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}, nil
+}
+
+// certPool reads a PEM file of CA certificates.
+func certPool(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", file)
+	}
+	return pool, nil
 }
 
 // hostPort checks a host:port address. A broker (needHost) needs a host and a port; a listen
@@ -165,21 +308,29 @@ func (c Config) NewLogger(w io.Writer) *slog.Logger {
 
 // LogValue logs the configuration without secrets.
 func (c Config) LogValue() slog.Value {
-	pw := ""
-	if c.Neo4jPassword != "" {
-		pw = "(set)"
-	}
 	return slog.GroupValue(
 		slog.Any("kafka_brokers", c.KafkaBrokers),
 		slog.String("kafka_topic", c.KafkaTopic),
 		slog.String("kafka_group", c.KafkaGroup),
 		slog.String("kafka_dlq_topic", c.KafkaDLQTopic),
 		slog.Int("kafka_max_bytes", c.KafkaMaxBytes),
+		slog.Bool("kafka_tls", c.KafkaTLS),
+		slog.String("kafka_tls_ca_file", c.KafkaTLSCaFile),
+		slog.String("kafka_tls_cert_file", c.KafkaTLSCertFile),
+		slog.String("kafka_tls_key_file", c.KafkaTLSKeyFile),
+		slog.String("kafka_tls_server_name", c.KafkaTLSServerName),
+		slog.Bool("kafka_tls_insecure_skip_verify", c.KafkaTLSInsecureSkipVerify),
+		slog.String("kafka_sasl_mechanism", c.KafkaSASLMechanism),
+		slog.String("kafka_sasl_username", c.KafkaSASLUsername),
+		slog.String("kafka_sasl_password", c.KafkaSASLPassword.String()),
+		slog.Int("max_event_bytes", c.MaxEventBytes),
 		slog.String("neo4j_uri", c.Neo4jURI),
 		slog.String("neo4j_user", c.Neo4jUser),
-		slog.String("neo4j_password", pw),
+		slog.String("neo4j_password", c.Neo4jPassword.String()),
 		slog.String("neo4j_database", c.Neo4jDatabase),
+		slog.String("neo4j_tls_ca_file", c.Neo4jTLSCaFile),
 		slog.String("http_addr", c.HTTPAddr),
+		slog.Duration("metrics_interval", c.MetricsInterval),
 		slog.Int("batch_size", c.BatchSize),
 		slog.Duration("batch_wait", c.BatchWait),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
@@ -187,4 +338,39 @@ func (c Config) LogValue() slog.Value {
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("log_format", c.LogFormat),
 	)
+}
+
+// Secret is a string that never prints: fmt, slog and envconfig's usage show "(set)" or "" in its
+// place. Reveal returns the value.
+type Secret string
+
+// Reveal returns the secret value, for the client that needs it.
+func (s Secret) Reveal() string { return string(s) }
+
+// String returns "(set)" when the secret is not empty, else "".
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "(set)"
+}
+
+// GoString is String, for %#v.
+func (s Secret) GoString() string { return s.String() }
+
+// LogValue is String, for slog.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalText is String, for encoders.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// markdownFormat renders envconfig's usage as a Markdown table (docs/operations.md).
+const markdownFormat = `| variable | type | default | description |
+|---|---|---|---|
+{{range .}}| ` + "`{{usage_key .}}`" + ` | {{usage_type .}} | {{with usage_default .}}` + "`{{.}}`" + `{{end}} | {{usage_description .}}{{if usage_required .}} (required){{end}} |
+{{end}}`
+
+// Markdown writes the table of variables as Markdown, from envconfig's usage output.
+func Markdown(w io.Writer) error {
+	return envconfig.Usagef(Prefix, &Config{}, w, markdownFormat)
 }

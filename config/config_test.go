@@ -2,8 +2,19 @@ package config
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
 	"log/slog"
+	"math/big"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,7 +43,7 @@ func TestDefaults(t *testing.T) {
 		KafkaDLQTopic: "colline.plans.dlq", KafkaMaxBytes: 32 << 20,
 		Neo4jURI: "bolt://127.0.0.1:17687", Neo4jDatabase: "neo4j",
 		HTTPAddr: ":9090", BatchSize: 100, BatchWait: 200 * time.Millisecond, ShutdownTimeout: 30 * time.Second,
-		LogLevel: slog.LevelInfo, LogFormat: "json",
+		LogLevel: slog.LevelInfo, LogFormat: "json", MaxEventBytes: 16 << 20, MetricsInterval: 15 * time.Second,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -61,6 +72,7 @@ func TestVariables(t *testing.T) {
 		Neo4jURI: "neo4j+s://db.example:7687", Neo4jUser: "u", Neo4jPassword: "p", Neo4jDatabase: "lineage",
 		HTTPAddr: "127.0.0.1:9191", BatchSize: 7, BatchWait: time.Second, ShutdownTimeout: 5 * time.Second,
 		ExitWhenIdle: 3 * time.Second, LogLevel: slog.LevelDebug, LogFormat: "text",
+		MaxEventBytes: 16 << 20, MetricsInterval: 15 * time.Second,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("\n got %+v\nwant %+v", c, want)
@@ -94,6 +106,18 @@ func TestBadConfigs(t *testing.T) {
 		{"shutdown timeout", map[string]string{"COLLINE_SHUTDOWN_TIMEOUT": "-1s"}, []string{"COLLINE_SHUTDOWN_TIMEOUT: -1s must be positive"}},
 		{"exit when idle", map[string]string{"COLLINE_EXIT_WHEN_IDLE": "-1s"}, []string{"COLLINE_EXIT_WHEN_IDLE: -1s must not be negative"}},
 		{"log format", map[string]string{"COLLINE_LOG_FORMAT": "xml"}, []string{`COLLINE_LOG_FORMAT: "xml" is neither json nor text`}},
+		{"sasl mechanism", map[string]string{"COLLINE_KAFKA_SASL_MECHANISM": "GSSAPI"}, []string{`COLLINE_KAFKA_SASL_MECHANISM: "GSSAPI" is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512`}},
+		{"sasl without user", map[string]string{"COLLINE_KAFKA_SASL_MECHANISM": "SCRAM-SHA-512", "COLLINE_KAFKA_SASL_PASSWORD": "secret"}, []string{"COLLINE_KAFKA_SASL_USERNAME: is required with COLLINE_KAFKA_SASL_MECHANISM=SCRAM-SHA-512"}},
+		{"sasl without password", map[string]string{"COLLINE_KAFKA_SASL_MECHANISM": "PLAIN", "COLLINE_KAFKA_SASL_USERNAME": "u"}, []string{"COLLINE_KAFKA_SASL_PASSWORD: is required with COLLINE_KAFKA_SASL_MECHANISM=PLAIN"}},
+		{"sasl credentials without mechanism", map[string]string{"COLLINE_KAFKA_SASL_PASSWORD": "secret"}, []string{"COLLINE_KAFKA_SASL_MECHANISM: is empty but"}},
+		{"missing ca file", map[string]string{"COLLINE_KAFKA_TLS_CA_FILE": "/nonexistent/ca.pem"}, []string{"COLLINE_KAFKA_TLS_CA_FILE: open /nonexistent/ca.pem"}},
+		{"ca file without pem", map[string]string{"COLLINE_KAFKA_TLS_CA_FILE": "config_test.go"}, []string{"COLLINE_KAFKA_TLS_CA_FILE: config_test.go holds no PEM certificate"}},
+		{"cert without key", map[string]string{"COLLINE_KAFKA_TLS_CERT_FILE": "cert.pem"}, []string{"COLLINE_KAFKA_TLS_CERT_FILE: COLLINE_KAFKA_TLS_CERT_FILE and COLLINE_KAFKA_TLS_KEY_FILE go together"}},
+		{"bad key pair", map[string]string{"COLLINE_KAFKA_TLS_CERT_FILE": "config_test.go", "COLLINE_KAFKA_TLS_KEY_FILE": "config.go"}, []string{"COLLINE_KAFKA_TLS_CERT_FILE: with COLLINE_KAFKA_TLS_KEY_FILE:"}},
+		{"neo4j ca without tls", map[string]string{"COLLINE_NEO4J_TLS_CA_FILE": "/nonexistent/ca.pem"}, []string{"COLLINE_NEO4J_TLS_CA_FILE: open /nonexistent/ca.pem"}},
+		{"max event bytes", map[string]string{"COLLINE_MAX_EVENT_BYTES": "100"}, []string{"COLLINE_MAX_EVENT_BYTES: 100 is below 1 MiB"}},
+		{"max event above fetch", map[string]string{"COLLINE_MAX_EVENT_BYTES": "40000000"}, []string{"COLLINE_MAX_EVENT_BYTES: 40000000 is above COLLINE_KAFKA_MAX_BYTES"}},
+		{"metrics interval", map[string]string{"COLLINE_METRICS_INTERVAL": "10ms"}, []string{"COLLINE_METRICS_INTERVAL: 10ms is below 1s"}},
 		{"several at once", map[string]string{"COLLINE_BATCH_SIZE": "0", "COLLINE_LOG_FORMAT": "xml"}, []string{"COLLINE_BATCH_SIZE", "COLLINE_LOG_FORMAT"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,5 +162,108 @@ func TestUsageListsEveryVariable(t *testing.T) {
 		if !strings.Contains(buf.String(), v+" ") {
 			t.Errorf("usage lacks %s:\n%s", v, buf.String())
 		}
+	}
+}
+
+// TestSecretsNeverShow loads a configuration with both passwords and prints it every way the
+// consumer might: slog (JSON and text), fmt verbs, the usage table and the Markdown table.
+func TestSecretsNeverShow(t *testing.T) {
+	clearEnv(t)
+	const neo4jPw, kafkaPw = "n3o-s3cr3t", "k4fka-s3cr3t"
+	t.Setenv("COLLINE_NEO4J_USER", "neo4j")
+	t.Setenv("COLLINE_NEO4J_PASSWORD", neo4jPw)
+	t.Setenv("COLLINE_KAFKA_SASL_MECHANISM", "SCRAM-SHA-256")
+	t.Setenv("COLLINE_KAFKA_SASL_USERNAME", "colline")
+	t.Setenv("COLLINE_KAFKA_SASL_PASSWORD", kafkaPw)
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Neo4jPassword.Reveal() != neo4jPw || c.KafkaSASLPassword.Reveal() != kafkaPw {
+		t.Fatal("the passwords were not read")
+	}
+	var out bytes.Buffer
+	c.NewLogger(&out).Info("starting", "config", c)
+	c.LogFormat = "text"
+	c.NewLogger(&out).Info("starting", "config", c, "password", c.Neo4jPassword)
+	fmt.Fprintf(&out, "%v %+v %#v %s %q\n", c, c, c, c.KafkaSASLPassword, c.Neo4jPassword)
+	b, _ := json.Marshal(c)
+	out.Write(b)
+	if err := Usage(&out); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, pw := range []string{neo4jPw, kafkaPw} {
+		if strings.Contains(out.String(), pw) {
+			t.Errorf("a password shows in:\n%s", out.String())
+		}
+	}
+	if !strings.Contains(out.String(), `"kafka_sasl_password":"(set)"`) {
+		t.Errorf("the log does not say the password is set:\n%s", out.String())
+	}
+}
+
+func TestKafkaSecurity(t *testing.T) {
+	dir := t.TempDir()
+	caFile := filepath.Join(dir, "ca.pem")
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, IsCA: true,
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	clearEnv(t)
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, err := c.KafkaTLSConfig(); tc != nil || err != nil {
+		t.Errorf("default TLS = %v, %v; want none", tc, err)
+	}
+	if m, err := c.KafkaSASL(); m != nil || err != nil {
+		t.Errorf("default SASL = %v, %v; want none", m, err)
+	}
+	for _, mech := range []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"} {
+		t.Run(mech, func(t *testing.T) {
+			clearEnv(t)
+			t.Setenv("COLLINE_KAFKA_TLS_CA_FILE", caFile)
+			t.Setenv("COLLINE_KAFKA_SASL_MECHANISM", mech)
+			t.Setenv("COLLINE_KAFKA_SASL_USERNAME", "u")
+			t.Setenv("COLLINE_KAFKA_SASL_PASSWORD", "p")
+			c, err := Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc, err := c.KafkaTLSConfig()
+			if err != nil || tc == nil || tc.RootCAs == nil || tc.MinVersion != tls.VersionTLS12 {
+				t.Errorf("TLS = %+v, %v; want TLS 1.2+ with the CA", tc, err)
+			}
+			m, err := c.KafkaSASL()
+			if err != nil || m == nil || m.Name() != mech {
+				t.Errorf("SASL = %v, %v; want %s", m, err, mech)
+			}
+		})
+	}
+
+	clearEnv(t)
+	t.Setenv("COLLINE_NEO4J_URI", "neo4j+s://db.example:7687")
+	t.Setenv("COLLINE_NEO4J_TLS_CA_FILE", caFile)
+	c, err = Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, err := c.Neo4jTLSConfig(); err != nil || tc == nil || tc.RootCAs == nil {
+		t.Errorf("Neo4j TLS = %v, %v", tc, err)
+	}
+	t.Setenv("COLLINE_NEO4J_URI", "bolt://db.example:7687")
+	if _, err := Load(); err == nil || !strings.Contains(err.Error(), "COLLINE_NEO4J_TLS_CA_FILE: is set but COLLINE_NEO4J_URI does not use TLS") {
+		t.Errorf("Load with a CA and bolt:// = %v", err)
 	}
 }

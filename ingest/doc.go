@@ -11,8 +11,9 @@
 // bounded by a message count and a time window.
 //
 // Errors are either permanent or not:
-//   - Permanent: the message itself is bad (invalid JSON, an unsupported schema version, an
-//     invalid event, an unsupported plan, lineage the graph cannot store). The message goes to
+//   - Permanent: the message itself is bad (larger than MaxEventBytes, nested deeper than
+//     MaxNesting, invalid JSON, an unsupported schema version, an invalid event, an unsupported
+//     plan, lineage the graph cannot store). The message goes to
 //     the dead-letter topic with the reason in its headers, is counted, and is committed, so one
 //     bad message never blocks a partition. When Neo4j rejects a batch because of its data, the
 //     batch is written again message by message to find the culprit.
@@ -20,6 +21,9 @@
 //     retried in place, with capped exponential backoff and jitter, for as long as it takes.
 //     Meanwhile Ready reports not ready. Nothing is skipped: kafka-go never redelivers a message
 //     the loop has moved past, so the loop never moves past one that is not written.
+//
+// Metrics: Metrics, registered on the caller's registry; Monitor feeds kafka-go's reader
+// statistics (as deltas) and the group's lag per partition. docs/operations.md lists them all.
 //
 // Shutdown: when the context given to Run ends, the loop stops fetching, writes and commits the
 // batch in hand within the shutdown timeout, and returns. If the timeout expires first, the batch

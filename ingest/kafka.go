@@ -2,12 +2,30 @@ package ingest
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
 )
+
+// Security is how connections to Kafka are encrypted and authenticated. The zero value is
+// PLAINTEXT; TLS alone is SSL; SASL alone is SASL_PLAINTEXT; both are SASL_SSL. It applies to the
+// reader, the dead-letter writer and the admin requests (backlog, lag, ping) alike.
+type Security struct {
+	TLS  *tls.Config    // nil: no TLS
+	SASL sasl.Mechanism // nil: no SASL; plain.Mechanism or a scram mechanism
+}
+
+func (s Security) dialer() *kafka.Dialer {
+	return &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, TLS: s.TLS, SASLMechanism: s.SASL}
+}
+
+func (s Security) transport() *kafka.Transport {
+	return &kafka.Transport{TLS: s.TLS, SASL: s.SASL, DialTimeout: 10 * time.Second}
+}
 
 // ReaderOptions configure the Kafka consumer-group reader.
 type ReaderOptions struct {
@@ -25,6 +43,8 @@ type ReaderOptions struct {
 	// the fetch's read deadline, and with 500ms a loaded broker (load average 36 here) never answered
 	// in time and the reader looped on "i/o timeout". Default: 5s.
 	MaxWait time.Duration
+	// Security of the connections. Default: PLAINTEXT.
+	Security Security
 }
 
 // NewReader returns a consumer-group reader for the loop: explicit synchronous commits
@@ -54,6 +74,7 @@ func NewReader(o ReaderOptions, logger *slog.Logger) *kafka.Reader {
 		CommitInterval:        0, // synchronous: CommitMessages returns once the broker has the offsets
 		StartOffset:           kafka.FirstOffset,
 		WatchPartitionChanges: true,
+		Dialer:                o.Security.dialer(),
 		Logger:                kafkaLogger(logger, slog.LevelDebug),
 		ErrorLogger:           kafkaLogger(logger, slog.LevelWarn),
 	})
@@ -75,14 +96,19 @@ func (w *DeadLetterWriter) Close() error {
 // NewDeadLetterWriter returns a synchronous producer on the dead-letter topic: every write waits
 // for all in-sync replicas. maxBytes is the largest message it sends (Default: 32 MiB); the topic's
 // max.message.bytes should match the source topic's, or large dead letters lose their value.
-func NewDeadLetterWriter(brokers []string, topic string, maxBytes int, logger *slog.Logger) *DeadLetterWriter {
+// sec, at most one, secures its connections (Default: PLAINTEXT).
+func NewDeadLetterWriter(brokers []string, topic string, maxBytes int, logger *slog.Logger, sec ...Security) *DeadLetterWriter {
 	if maxBytes <= 0 {
 		maxBytes = 32 << 20
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	t := &kafka.Transport{}
+	var security Security
+	if len(sec) > 0 {
+		security = sec[0]
+	}
+	t := security.transport()
 	return &DeadLetterWriter{transport: t, Writer: &kafka.Writer{
 		Addr:         kafka.TCP(brokers...),
 		Topic:        topic,
@@ -108,15 +134,49 @@ func kafkaLogger(l *slog.Logger, level slog.Level) kafka.Logger {
 // Backlog reads, from Kafka, how far a group must consume a topic to have caught up with what the
 // topic holds now. It is the backlog of Params.ExitWhenIdle.
 type Backlog struct {
-	Brokers []string
-	Topic   string
-	Group   string
+	Brokers  []string
+	Topic    string
+	Group    string
+	Security Security
+}
+
+// position is where a partition starts and ends, and where the group is.
+type position struct {
+	first, end, committed int64 // committed is -1 when the group has no offset
 }
 
 // Targets returns, for each partition that has messages beyond the group's committed offset, the
 // partition's end offset.
 func (b Backlog) Targets(ctx context.Context) (map[int]int64, error) {
-	c, done := client(b.Brokers, 10*time.Second)
+	pos, err := b.positions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	targets := map[int]int64{}
+	for p, x := range pos {
+		if x.end > 0 && x.committed < x.end {
+			targets[p] = x.end
+		}
+	}
+	return targets, nil
+}
+
+// Lag returns, for every partition of the topic, the records the group has not committed yet:
+// the end offset minus the committed offset (or minus the first offset when there is none).
+func (b Backlog) Lag(ctx context.Context) (map[int]int64, error) {
+	pos, err := b.positions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lag := make(map[int]int64, len(pos))
+	for p, x := range pos {
+		lag[p] = max(x.end-max(x.committed, x.first), 0)
+	}
+	return lag, nil
+}
+
+func (b Backlog) positions(ctx context.Context) (map[int]position, error) {
+	c, done := client(b.Brokers, b.Security, 10*time.Second)
 	defer done()
 	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{b.Topic}})
 	if err != nil {
@@ -135,7 +195,7 @@ func (b Backlog) Targets(ctx context.Context) (map[int]int64, error) {
 			return nil, fmt.Errorf("metadata of %s/%d: %w", b.Topic, p.ID, p.Error)
 		}
 		parts = append(parts, p.ID)
-		reqs = append(reqs, kafka.LastOffsetOf(p.ID))
+		reqs = append(reqs, kafka.FirstOffsetOf(p.ID), kafka.LastOffsetOf(p.ID))
 	}
 	ends, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{b.Topic: reqs}})
 	if err != nil {
@@ -155,26 +215,38 @@ func (b Backlog) Targets(ctx context.Context) (map[int]int64, error) {
 		}
 		have[p.Partition] = p.CommittedOffset // -1 when none
 	}
-	targets := map[int]int64{}
+	pos := map[int]position{}
 	for _, p := range ends.Topics[b.Topic] {
 		if p.Error != nil {
-			return nil, fmt.Errorf("end offset of %s/%d: %w", b.Topic, p.Partition, p.Error)
+			return nil, fmt.Errorf("offsets of %s/%d: %w", b.Topic, p.Partition, p.Error)
 		}
-		c, ok := have[p.Partition]
+		x, ok := pos[p.Partition]
 		if !ok {
-			c = -1
+			x = position{first: -1, end: -1, committed: -1}
+			if c, ok := have[p.Partition]; ok {
+				x.committed = c
+			}
 		}
-		if p.LastOffset > 0 && c < p.LastOffset {
-			targets[p.Partition] = p.LastOffset
+		// kafka-go answers FirstOffsetOf and LastOffsetOf of one partition in one entry or two.
+		if p.FirstOffset >= 0 && (x.first < 0 || p.FirstOffset < x.first) {
+			x.first = p.FirstOffset
 		}
+		if p.LastOffset > x.end {
+			x.end = p.LastOffset
+		}
+		pos[p.Partition] = x
 	}
-	return targets, nil
+	for p, x := range pos {
+		x.first, x.end = max(x.first, 0), max(x.end, 0)
+		pos[p] = x
+	}
+	return pos, nil
 }
 
 // client returns a Kafka client with its own connections, closed by done: a client on kafka-go's
 // shared default transport would keep connections and goroutines after every call.
-func client(brokers []string, timeout time.Duration) (c *kafka.Client, done func()) {
-	t := &kafka.Transport{}
+func client(brokers []string, sec Security, timeout time.Duration) (c *kafka.Client, done func()) {
+	t := sec.transport()
 	return &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: timeout, Transport: t}, t.CloseIdleConnections
 }
 
@@ -185,9 +257,14 @@ func topicError(meta *kafka.MetadataResponse) error {
 	return meta.Topics[0].Error
 }
 
-// Ping checks that a Kafka broker answers a metadata request for topic.
-func Ping(ctx context.Context, brokers []string, topic string) error {
-	c, done := client(brokers, 5*time.Second)
+// Ping checks that a Kafka broker answers a metadata request for topic. sec, at most one, secures
+// the connection (Default: PLAINTEXT).
+func Ping(ctx context.Context, brokers []string, topic string, sec ...Security) error {
+	var security Security
+	if len(sec) > 0 {
+		security = sec[0]
+	}
+	c, done := client(brokers, security, 5*time.Second)
 	defer done()
 	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {

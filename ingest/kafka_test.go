@@ -4,11 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/graph"
@@ -29,7 +33,7 @@ func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
 	topic, dlqTopic, group := "colline.test."+suffix, "colline.test."+suffix+".dlq", "colline-test-"+suffix
 	addrs := strings.Split(brokers, ",")
 
-	c, done := client(addrs, 30*time.Second)
+	c, done := client(addrs, Security{}, 30*time.Second)
 	res, err := c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
 		{Topic: topic, NumPartitions: 2, ReplicationFactor: 1},
 		{Topic: dlqTopic, NumPartitions: 1, ReplicationFactor: 1},
@@ -116,4 +120,119 @@ func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("a second run over a consumed topic took %v", d)
 	}
+}
+
+// blockingWriter writes the first batches it is given, then fails every write the way an
+// unreachable Neo4j does, until its context ends.
+type blockingWriter struct {
+	mu      sync.Mutex
+	allow   int // batches written before the outage
+	written int // events written
+	failed  int // failed calls
+	calls   chan struct{}
+}
+
+func (w *blockingWriter) Write(ctx context.Context, items []graph.Item) error {
+	w.mu.Lock()
+	if w.allow > 0 {
+		w.allow--
+		w.written += len(items)
+		w.mu.Unlock()
+		return nil
+	}
+	w.failed++
+	first := w.failed == 1
+	w.mu.Unlock()
+	if first { // fail at once, then hang like a dead connection
+		return &neo4j.ConnectivityError{Inner: io.EOF}
+	}
+	select {
+	case w.calls <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return &neo4j.ConnectivityError{Inner: ctx.Err()}
+}
+
+// TestShutdownNeverCommitsPastAnUnwrittenBatch runs the loop on real Kafka with a graph that
+// stops accepting writes after the first batch; on shutdown the loop gives up within the deadline
+// and the group's committed offsets stop exactly at the written batch.
+func TestShutdownNeverCommitsPastAnUnwrittenBatch(t *testing.T) {
+	brokers := os.Getenv("COLLINE_TEST_KAFKA_BROKERS")
+	if brokers == "" {
+		t.Skip("COLLINE_TEST_KAFKA_BROKERS is not set; run `dev/services start` and set it to 127.0.0.1:19092")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b := make([]byte, 4)
+	rand.Read(b)
+	suffix := hex.EncodeToString(b)
+	topic, dlqTopic, group := "colline.test."+suffix, "colline.test."+suffix+".dlq", "colline-test-"+suffix
+	addrs := strings.Split(brokers, ",")
+	c, done := client(addrs, Security{}, 30*time.Second)
+	if _, err := c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
+		{Topic: topic, NumPartitions: 1, ReplicationFactor: 1}, {Topic: dlqTopic, NumPartitions: 1, ReplicationFactor: 1},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.DeleteTopics(context.Background(), &kafka.DeleteTopicsRequest{Topics: []string{topic, dlqTopic}})
+		done()
+	})
+	const total, batch = 30, 10
+	var msgs []kafka.Message
+	for i := range total {
+		msgs = append(msgs, kafka.Message{Key: []byte("app"), Value: eventFor(t, fmt.Sprintf("ev-%d-%s", i, suffix), "src", "out")})
+	}
+	w := NewDeadLetterWriter(addrs, topic, 0, nil)
+	err := w.WriteMessages(ctx, msgs...)
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	reader := NewReader(ReaderOptions{Brokers: addrs, Topic: topic, Group: group, MaxWait: 100 * time.Millisecond}, nil)
+	dlq := NewDeadLetterWriter(addrs, dlqTopic, 0, nil)
+	defer dlq.Close()
+	store := &blockingWriter{allow: 1, calls: make(chan struct{}, 1)}
+	loop, err := New(Params{
+		Fetcher: reader, Committer: reader, Writer: store, DeadLetters: dlq, Version: "it",
+		BatchSize: batch, BatchWait: 2 * time.Second, ShutdownTimeout: 500 * time.Millisecond,
+		Backoff: Backoff{Min: 10 * time.Millisecond, Max: 50 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- loop.Run(runCtx) }()
+	select {
+	case <-store.calls: // the second batch is being retried: Neo4j is "down"
+	case <-ctx.Done():
+		t.Fatal("the second batch never reached the writer")
+	}
+	if loop.Ready() == nil {
+		t.Error("ready while a write is being retried")
+	}
+	start := time.Now()
+	stop()
+	runErr := <-errc
+	took := time.Since(start)
+	if err := reader.Close(); err != nil {
+		t.Errorf("close reader: %v", err)
+	}
+	if runErr == nil || !strings.Contains(runErr.Error(), "not committed") {
+		t.Errorf("Run = %v, want an error saying the batch was not committed", runErr)
+	}
+	if took > 3*time.Second {
+		t.Errorf("shutdown took %v with a 500ms deadline", took)
+	}
+	lag, err := Backlog{Brokers: addrs, Topic: topic, Group: group}.Lag(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if store.written != batch || lag[0] != total-batch {
+		t.Errorf("written %d, group lag %d: want the first %d written and committed and the other %d not committed", store.written, lag[0], batch, total-batch)
+	}
+	t.Logf("shutdown in %v; written %d events, committed offset %d of %d", took, store.written, total-lag[0], total)
 }

@@ -50,11 +50,12 @@ type Params struct {
 	Writer      writer    // Required: the *graph.Writer.
 	DeadLetters producer  // Required: a *kafka.Writer on the dead-letter topic.
 
-	Processor Processor    // Default: Extractor{Metrics: Metrics}.
+	Processor Processor    // Default: Extractor{Metrics: Metrics, MaxBytes: MaxEventBytes}.
 	Metrics   *Metrics     // Default: NewMetrics(nil), not registered.
 	Logger    *slog.Logger // Default: discard.
 	Version   string       // Consumer version, sent in the colline.consumer.version header.
 
+	MaxEventBytes   int           // Largest message decoded by the default Processor. Default: DefaultMaxEventBytes.
 	BatchSize       int           // Maximum messages per batch. Default: 100.
 	BatchWait       time.Duration // How long a batch waits for more messages after its first. Default: 200ms.
 	ShutdownTimeout time.Duration // Time to finish the batch in hand once Run's context ends. Default: 30s.
@@ -119,7 +120,7 @@ func New(p Params) (*Loop, error) {
 		p.Metrics = NewMetrics(nil)
 	}
 	if p.Processor == nil {
-		p.Processor = Extractor{Metrics: p.Metrics}
+		p.Processor = Extractor{Metrics: p.Metrics, MaxBytes: p.MaxEventBytes}
 	}
 	if p.Logger == nil {
 		p.Logger = slog.New(slog.DiscardHandler)
@@ -329,12 +330,17 @@ func (l *Loop) handle(ctx context.Context, msgs []kafka.Message) error {
 		return fmt.Errorf("batch of %d messages written, not committed: %w", len(msgs), err)
 	}
 
+	now := time.Now()
 	var newest time.Time
 	for _, p := range written {
 		l.m.messages.WithLabelValues(resultOK).Inc()
 		l.m.edges.Add(float64(len(p.item.Lineage.Edges)))
-		if t, err := graph.EventTime(p.item.Event); err == nil && t.After(newest) {
-			newest = t
+		l.m.countNodes(p.item)
+		if t, err := graph.EventTime(p.item.Event); err == nil {
+			l.m.eventAge.Observe(max(now.Sub(t).Seconds(), 0))
+			if t.After(newest) {
+				newest = t
+			}
 		}
 		l.log.Debug("event written", msgAttrs(p.msg, p.item, "edges", len(p.item.Lineage.Edges))...)
 	}
@@ -346,9 +352,14 @@ func (l *Loop) handle(ctx context.Context, msgs []kafka.Message) error {
 		l.m.deadLetters.WithLabelValues(d.reason).Inc()
 	}
 	if committed {
+		oldest := now
 		for _, m := range msgs {
 			l.done[m.Partition] = max(l.done[m.Partition], m.Offset+1)
+			if !m.Time.IsZero() && m.Time.Before(oldest) {
+				oldest = m.Time
+			}
 		}
+		l.m.lagSeconds.Set(now.Sub(oldest).Seconds())
 	}
 	l.log.Debug("batch committed", "messages", len(msgs), "written", len(written), "dead_letters", len(dead))
 	return nil

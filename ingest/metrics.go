@@ -1,9 +1,13 @@
 package ingest
 
 import (
+	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/colline/colline/graph"
 )
 
 // Label values. All labels have small fixed value sets, except class, which is capped.
@@ -25,6 +29,9 @@ const (
 	opSetup      = "setup"
 )
 
+// nodeLabels are the values of the label label of nodes_written_total.
+var nodeLabels = []string{"Dataset", "Column", "Job", "Run"}
+
 // maxClasses caps the distinct values of the class label of unknown plan nodes; further classes
 // are counted as "other".
 const maxClasses = 200
@@ -40,9 +47,15 @@ type Metrics struct {
 	retries     *prometheus.CounterVec
 	lastEvent   prometheus.Gauge
 	ready       prometheus.Gauge
+	nodes       *prometheus.CounterVec
+	eventAge    prometheus.Histogram
+	lagRecords  *prometheus.GaugeVec
+	lagSeconds  prometheus.Gauge
+	reader      readerMetrics
 
-	mu      sync.Mutex
-	classes map[string]bool
+	mu       sync.Mutex
+	classes  map[string]bool
+	lagParts map[int]bool // partitions with a lag_records series
 }
 
 // NewMetrics creates the loop metrics and registers them on reg (nil: not registered).
@@ -86,6 +99,24 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "colline", Subsystem: "ingest", Name: "ready",
 			Help: "1 while the loop runs, its setup is done and no operation is being retried, else 0.",
 		}),
+		nodes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "colline", Subsystem: "ingest", Name: "nodes_written_total",
+			Help: "Graph nodes of the events written, by label: Dataset, Column, Job, Run (a node seen again in a later event counts again).",
+		}, []string{"label"}),
+		eventAge: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "colline", Subsystem: "ingest", Name: "event_age_seconds",
+			Help:    "Age of each event written, when its batch is committed: now minus the query end time (emittedAt when absent).",
+			Buckets: []float64{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600},
+		}),
+		lagRecords: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "colline", Subsystem: "ingest", Name: "lag_records",
+			Help: "Records of the source topic not yet committed by the consumer group, by partition (end offset minus committed offset), polled from Kafka. Every consumer of the group reports the whole group: aggregate with max by (partition).",
+		}, []string{"partition"}),
+		lagSeconds: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "colline", Subsystem: "ingest", Name: "lag_seconds",
+			Help: "Seconds between the Kafka timestamp of the oldest record of the last committed batch and its commit; 0 once the group has no lag.",
+		}),
+		reader:  newReaderMetrics(),
 		classes: map[string]bool{},
 	}
 	// Pre-create the fixed series so that rates and alerts see zeros instead of absent series.
@@ -101,8 +132,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, o := range []string{opFetch, opWrite, opCommit, opDeadLetter, opBacklog, opSetup} {
 		m.retries.WithLabelValues(o)
 	}
+	for _, l := range nodeLabels {
+		m.nodes.WithLabelValues(l)
+	}
 	if reg != nil {
-		reg.MustRegister(m.messages, m.stage, m.batch, m.edges, m.deadLetters, m.unknown, m.retries, m.lastEvent, m.ready)
+		reg.MustRegister(m.messages, m.stage, m.batch, m.edges, m.deadLetters, m.unknown, m.retries, m.lastEvent, m.ready,
+			m.nodes, m.eventAge, m.lagRecords, m.lagSeconds)
+		m.reader.register(reg)
 	}
 	return m
 }
@@ -124,4 +160,88 @@ func (m *Metrics) countUnknown(unknown map[string]int) {
 		}
 		m.unknown.WithLabelValues(class).Add(float64(n))
 	}
+}
+
+// readerMetrics are kafka-go's reader statistics. Its counters are reset on every Reader.Stats
+// call, so they are fed as deltas by one poller (Monitor).
+type readerMetrics struct {
+	messages, bytes, fetches, errors, rebalances, timeouts, dials prometheus.Counter
+	queue                                                         prometheus.Gauge
+}
+
+func newReaderMetrics() readerMetrics {
+	c := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Namespace: "colline", Subsystem: "kafka_reader", Name: name, Help: help})
+	}
+	return readerMetrics{
+		messages:   c("messages_total", "Messages the Kafka reader fetched (kafka-go ReaderStats.Messages)."),
+		bytes:      c("message_bytes_total", "Bytes of the messages the Kafka reader fetched (kafka-go ReaderStats.Bytes)."),
+		fetches:    c("fetches_total", "Fetch requests of the Kafka reader (kafka-go ReaderStats.Fetches)."),
+		errors:     c("errors_total", "Errors of the Kafka reader (kafka-go ReaderStats.Errors)."),
+		rebalances: c("rebalances_total", "Consumer group rebalances the reader took part in (kafka-go ReaderStats.Rebalances)."),
+		timeouts:   c("timeouts_total", "Fetch timeouts of the Kafka reader (kafka-go ReaderStats.Timeouts)."),
+		dials:      c("dials_total", "Connections the Kafka reader opened (kafka-go ReaderStats.Dials)."),
+		queue: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "colline", Subsystem: "kafka_reader", Name: "queue_messages",
+			Help: "Messages fetched and waiting for the loop (kafka-go ReaderStats.QueueLength).",
+		}),
+	}
+}
+
+func (r readerMetrics) register(reg prometheus.Registerer) {
+	reg.MustRegister(r.messages, r.bytes, r.fetches, r.errors, r.rebalances, r.timeouts, r.dials, r.queue)
+}
+
+// add feeds one kafka-go statistics snapshot: its counters are deltas since the previous one.
+func (r readerMetrics) add(s kafka.ReaderStats) {
+	r.messages.Add(float64(s.Messages))
+	r.bytes.Add(float64(s.Bytes))
+	r.fetches.Add(float64(s.Fetches))
+	r.errors.Add(float64(s.Errors))
+	r.rebalances.Add(float64(s.Rebalances))
+	r.timeouts.Add(float64(s.Timeouts))
+	r.dials.Add(float64(s.Dials))
+	r.queue.Set(float64(s.QueueLength))
+}
+
+// setLag replaces the lag series with lag (per partition).
+func (m *Metrics) setLag(lag map[int]int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var total int64
+	for p, n := range lag {
+		m.lagRecords.WithLabelValues(strconv.Itoa(p)).Set(float64(n))
+		total += n
+	}
+	for p := range m.lagParts {
+		if _, ok := lag[p]; !ok {
+			m.lagRecords.DeleteLabelValues(strconv.Itoa(p))
+		}
+	}
+	m.lagParts = map[int]bool{}
+	for p := range lag {
+		m.lagParts[p] = true
+	}
+	if total == 0 {
+		m.lagSeconds.Set(0)
+	}
+}
+
+// countNodes adds the nodes one written event carries: its datasets and their columns, its job
+// and its run.
+func (m *Metrics) countNodes(it graph.Item) {
+	if it.Lineage == nil {
+		return
+	}
+	var datasets, columns int
+	for _, d := range it.Lineage.Reads {
+		datasets, columns = datasets+1, columns+len(d.Columns)
+	}
+	for _, w := range it.Lineage.Writes {
+		datasets, columns = datasets+1, columns+len(w.Columns)
+	}
+	m.nodes.WithLabelValues("Dataset").Add(float64(datasets))
+	m.nodes.WithLabelValues("Column").Add(float64(columns))
+	m.nodes.WithLabelValues("Job").Inc()
+	m.nodes.WithLabelValues("Run").Inc()
 }

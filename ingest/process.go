@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -23,15 +24,42 @@ type ProcessorFunc func(msg kafka.Message) (graph.Item, error)
 // Process calls f.
 func (f ProcessorFunc) Process(msg kafka.Message) (graph.Item, error) { return f(msg) }
 
-// Extractor is the consumer's Processor: events.Decode, plan.Extract and graph.Check, timed in
-// the decode and extract stages, with unknown plan node classes counted.
+// Extractor is the consumer's Processor: size and nesting limits, events.Decode, plan.Extract and
+// graph.Check, timed in the decode and extract stages, with unknown plan node classes counted.
 type Extractor struct {
 	Metrics *Metrics // nil: not measured
+	// MaxBytes is the largest message value decoded; a larger one fails with ErrTooLarge before
+	// any parsing, which bounds the memory one message can take. Default: DefaultMaxEventBytes.
+	MaxBytes int
 }
+
+// DefaultMaxEventBytes is the default of Extractor.MaxBytes: Kafka's 16 MiB topic limit, which the
+// listener's own cap stays below.
+const DefaultMaxEventBytes = 16 << 20
+
+// MaxNesting is the deepest nesting of JSON arrays and objects decoded: encoding/json's own limit.
+// A deeper message fails with ErrTooDeep.
+const MaxNesting = 10000
+
+// Permanent errors of Extractor, besides those of events, plan and graph.
+var (
+	ErrTooLarge = errors.New("message too large")
+	ErrTooDeep  = errors.New("message nested too deeply")
+)
 
 // Process implements Processor.
 func (x Extractor) Process(msg kafka.Message) (graph.Item, error) {
+	limit := x.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxEventBytes
+	}
+	if len(msg.Value) > limit {
+		return graph.Item{}, fmt.Errorf("%w: %d bytes, the limit is %d (COLLINE_MAX_EVENT_BYTES)", ErrTooLarge, len(msg.Value), limit)
+	}
 	start := time.Now()
+	if d := nesting(msg.Value, MaxNesting); d > MaxNesting {
+		return graph.Item{}, fmt.Errorf("%w: more than %d levels of arrays and objects", ErrTooDeep, MaxNesting)
+	}
 	env, err := events.Decode(msg.Value)
 	if x.Metrics != nil {
 		x.Metrics.stage.WithLabelValues(stageDecode).Observe(time.Since(start).Seconds())
@@ -58,7 +86,9 @@ func (x Extractor) Process(msg kafka.Message) (graph.Item, error) {
 
 // Dead-letter reasons, the value of the colline.reason header and of the reason label.
 const (
-	ReasonInvalidJSON        = "invalid_json"        // not JSON
+	ReasonTooLarge           = "too_large"           // larger than COLLINE_MAX_EVENT_BYTES
+	ReasonTooDeep            = "too_deep"            // JSON nested deeper than MaxNesting levels
+	ReasonInvalidJSON        = "invalid_json"        // not JSON (including an empty message)
 	ReasonUnsupportedVersion = "unsupported_version" // a schema major version this consumer does not read
 	ReasonInvalidEvent       = "invalid_event"       // JSON, but not a valid event
 	ReasonUnsupportedPlan    = "unsupported_plan"    // plan.Extract failed
@@ -68,13 +98,17 @@ const (
 )
 
 var reasons = []string{
-	ReasonInvalidJSON, ReasonUnsupportedVersion, ReasonInvalidEvent, ReasonUnsupportedPlan,
+	ReasonTooLarge, ReasonTooDeep, ReasonInvalidJSON, ReasonUnsupportedVersion, ReasonInvalidEvent, ReasonUnsupportedPlan,
 	ReasonInvalidLineage, ReasonWriteRejected, ReasonOther,
 }
 
 // reason classifies a permanent error.
 func reason(err error) string {
 	switch {
+	case errors.Is(err, ErrTooLarge):
+		return ReasonTooLarge
+	case errors.Is(err, ErrTooDeep):
+		return ReasonTooDeep
 	case errors.Is(err, events.ErrInvalidJSON):
 		return ReasonInvalidJSON
 	case errors.Is(err, events.ErrUnsupportedVersion):
@@ -87,4 +121,40 @@ func reason(err error) string {
 		return ReasonInvalidLineage
 	}
 	return ReasonOther
+}
+
+// nesting returns the depth of the deepest array or object in data, scanning no further once it
+// exceeds limit. It does not validate the JSON: events.Decode does. Brackets inside strings do not
+// count.
+func nesting(data []byte, limit int) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > deepest {
+				deepest = depth
+				if deepest > limit {
+					return deepest
+				}
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
 }

@@ -166,3 +166,28 @@ func TestDeadLetterMessage(t *testing.T) {
 		t.Error("withoutValue must drop the value, mark it, and leave the original alone")
 	}
 }
+
+func TestExtractorLimits(t *testing.T) {
+	x := Extractor{MaxBytes: 1 << 20}
+	for _, tc := range []struct {
+		name  string
+		value []byte
+		want  string
+	}{
+		{"too large", append(event(t), make([]byte, 1<<20)...), ReasonTooLarge},
+		{"too deep", []byte(`{"a":` + strings.Repeat("[", MaxNesting) + strings.Repeat("]", MaxNesting) + `}`), ReasonTooDeep},
+		{"deep but allowed", []byte(strings.Repeat("[", MaxNesting) + strings.Repeat("]", MaxNesting)), ReasonInvalidEvent},
+		{"brackets in strings do not count", []byte(`{"a":"` + strings.Repeat("[", MaxNesting+1) + `"}`), ReasonInvalidEvent},
+		{"empty", nil, ReasonInvalidJSON},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := x.Process(kafka.Message{Value: tc.value})
+			if got := reason(err); got != tc.want {
+				t.Errorf("reason = %s (%v), want %s", got, err, tc.want)
+			}
+		})
+	}
+	if got := nesting([]byte(`{"a":[1,{"b":"]]]"}],"c":"\"["}`), 10); got != 3 {
+		t.Errorf("nesting = %d, want 3", got)
+	}
+}

@@ -3,8 +3,10 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -72,4 +74,31 @@ func NewServer(addr string, h http.Handler) *http.Server {
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       60 * time.Second,
 	}
+}
+
+// Markdown writes a Markdown table of the metric families g gathers: name, type, labels, help.
+// Label vectors appear only once they have a series, so gather after creating one of each.
+func Markdown(w io.Writer, g prometheus.Gatherer) error {
+	families, err := g.Gather()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "| metric | type | labels | description |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	for _, f := range families {
+		labels := map[string]bool{}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = true
+			}
+		}
+		names := make([]string, 0, len(labels))
+		for l := range labels {
+			names = append(names, "`"+l+"`")
+		}
+		sort.Strings(names)
+		help := strings.ReplaceAll(f.GetHelp(), "|", `\|`)
+		fmt.Fprintf(w, "| `%s` | %s | %s | %s |\n", f.GetName(), strings.ToLower(f.GetType().String()), strings.Join(names, ", "), help)
+	}
+	return nil
 }

@@ -51,27 +51,40 @@ func run() error {
 	metrics.RegisterBuildInfo(reg, version)
 	m := ingest.NewMetrics(reg)
 
-	driver, err := graph.NewDriver(cfg.Neo4jURI, cfg.Neo4jUser, cfg.Neo4jPassword)
+	neo4jTLS, err := cfg.Neo4jTLSConfig()
+	if err != nil {
+		return err
+	}
+	driver, err := graph.NewDriver(cfg.Neo4jURI, cfg.Neo4jUser, cfg.Neo4jPassword.Reveal(), neo4jTLS)
 	if err != nil {
 		return err
 	}
 	defer driver.Close(context.Background())
 	store := graph.NewWriter(driver, cfg.Neo4jDatabase)
 
+	var sec ingest.Security
+	if sec.TLS, err = cfg.KafkaTLSConfig(); err != nil {
+		return err
+	}
+	if sec.SASL, err = cfg.KafkaSASL(); err != nil {
+		return err
+	}
 	reader := ingest.NewReader(ingest.ReaderOptions{
-		Brokers: cfg.KafkaBrokers, Topic: cfg.KafkaTopic, Group: cfg.KafkaGroup, MaxBytes: cfg.KafkaMaxBytes,
+		Brokers: cfg.KafkaBrokers, Topic: cfg.KafkaTopic, Group: cfg.KafkaGroup, MaxBytes: cfg.KafkaMaxBytes, Security: sec,
 	}, log)
 	defer reader.Close()
-	deadLetters := ingest.NewDeadLetterWriter(cfg.KafkaBrokers, cfg.KafkaDLQTopic, cfg.KafkaMaxBytes, log)
+	deadLetters := ingest.NewDeadLetterWriter(cfg.KafkaBrokers, cfg.KafkaDLQTopic, cfg.KafkaMaxBytes, log, sec)
 	defer deadLetters.Close()
+	backlog := ingest.Backlog{Brokers: cfg.KafkaBrokers, Topic: cfg.KafkaTopic, Group: cfg.KafkaGroup, Security: sec}
 
 	loop, err := ingest.New(ingest.Params{
 		Fetcher: reader, Committer: reader, Writer: store, DeadLetters: deadLetters,
 		Metrics: m, Logger: log, Version: version,
 		BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait, ShutdownTimeout: cfg.ShutdownTimeout,
-		Setup:        store.Bootstrap,
-		ExitWhenIdle: cfg.ExitWhenIdle,
-		Backlog:      ingest.Backlog{Brokers: cfg.KafkaBrokers, Topic: cfg.KafkaTopic, Group: cfg.KafkaGroup},
+		MaxEventBytes: cfg.MaxEventBytes,
+		Setup:         store.Bootstrap,
+		ExitWhenIdle:  cfg.ExitWhenIdle,
+		Backlog:       backlog,
 	})
 	if err != nil {
 		return err
@@ -80,7 +93,7 @@ func run() error {
 	srv := metrics.NewServer(cfg.HTTPAddr, metrics.Handler(reg,
 		metrics.Check{Name: "consumer", Fn: func(context.Context) error { return loop.Ready() }},
 		metrics.Check{Name: "neo4j", Fn: store.Ping},
-		metrics.Check{Name: "kafka", Fn: func(ctx context.Context) error { return ingest.Ping(ctx, cfg.KafkaBrokers, cfg.KafkaTopic) }},
+		metrics.Check{Name: "kafka", Fn: func(ctx context.Context) error { return ingest.Ping(ctx, cfg.KafkaBrokers, cfg.KafkaTopic, sec) }},
 	))
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -93,6 +106,14 @@ func run() error {
 		srv.Shutdown(sctx)
 	}()
 	log.Info("serving", "addr", ln.Addr().String())
+
+	mctx, stopMonitor := context.WithCancel(context.Background())
+	monitored := make(chan struct{})
+	go func() {
+		defer close(monitored)
+		ingest.Monitor{Reader: reader, Lag: backlog, Metrics: m, Logger: log, Interval: cfg.MetricsInterval}.Run(mctx)
+	}()
+	defer func() { stopMonitor(); <-monitored }()
 
 	if err := loop.Run(ctx); err != nil {
 		return err

@@ -192,7 +192,10 @@ func (p *process) get(t *testing.T, path string) (int, string) {
 // TestNotReadyWhileServicesAreDown needs no services: with nothing listening, the consumer is
 // alive, not ready, says why, and still stops cleanly on SIGTERM.
 func TestNotReadyWhileServicesAreDown(t *testing.T) {
-	p := start(t, command(t, "COLLINE_HTTP_ADDR=127.0.0.1:0", "COLLINE_NEO4J_URI=bolt://127.0.0.1:1", "COLLINE_KAFKA_BROKERS=127.0.0.1:1"))
+	const neo4jPw, kafkaPw = "n3o-s3cr3t", "k4fka-s3cr3t"
+	p := start(t, command(t, "COLLINE_HTTP_ADDR=127.0.0.1:0", "COLLINE_NEO4J_URI=bolt://127.0.0.1:1", "COLLINE_KAFKA_BROKERS=127.0.0.1:1",
+		"COLLINE_NEO4J_USER=neo4j", "COLLINE_NEO4J_PASSWORD="+neo4jPw, "COLLINE_LOG_LEVEL=debug",
+		"COLLINE_KAFKA_SASL_MECHANISM=SCRAM-SHA-512", "COLLINE_KAFKA_SASL_USERNAME=colline", "COLLINE_KAFKA_SASL_PASSWORD="+kafkaPw))
 	if code, _ := p.get(t, "/healthz"); code != 200 {
 		t.Errorf("/healthz = %d, want 200", code)
 	}
@@ -218,6 +221,15 @@ func TestNotReadyWhileServicesAreDown(t *testing.T) {
 	}
 	if code := p.exit(t, 10*time.Second); code != 0 {
 		t.Errorf("exit code after SIGTERM = %d, want 0\n%s", code, p.log())
+	}
+	logs := p.log()
+	for _, pw := range []string{neo4jPw, kafkaPw} {
+		if strings.Contains(logs, pw) || strings.Contains(body, pw) {
+			t.Errorf("a password shows in the debug log or /metrics:\n%s", logs)
+		}
+	}
+	if !strings.Contains(logs, `"neo4j_password":"(set)"`) || !strings.Contains(logs, `"kafka_sasl_password":"(set)"`) {
+		t.Errorf("the start-up log does not show the configuration without its secrets:\n%s", logs)
 	}
 }
 

@@ -1,0 +1,836 @@
+//go:build e2e
+
+// Package faults proves, against real Kafka and Neo4j, that the consumer loses no lineage and
+// doubles none when it is killed, when Neo4j or the broker goes away, when poison messages arrive
+// and when a consumer group rebalances. See docs/operations.md ("Fault tests").
+//
+// The tests never touch the shared services of dev/services: TestMain starts a private Kafka and
+// Neo4j with dev/services on other ports and another state directory (COLLINE_FAULTS_DEV_DIR,
+// default /tmp/colline-faults) and stops them at the end, because the tests stop, restart and wipe
+// them. The stream is made of the events the real listener captured (plan/testdata/spark-3.5),
+// re-keyed per copy; the expected graph is computed from exactly the bytes sent (events.Decode,
+// plan.Extract, graph.Preview) and compared with what graph.Reader finds.
+//
+//	make faults                                   # all scenarios, 5,000 events in the kill -9 stream
+//	COLLINE_FAULTS_EVENTS=1000 make faults        # smaller: every scenario scales with it
+//	go test -tags e2e -v -run 'TestFaults/poison' ./e2e/faults/
+package faults
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	mrand "math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/compress"
+
+	"github.com/colline/colline/events"
+	"github.com/colline/colline/graph"
+	"github.com/colline/colline/ingest"
+	"github.com/colline/colline/plan"
+)
+
+// env is the private stack every scenario uses.
+var env struct {
+	root      string // repository root
+	devDir    string
+	kafkaPort int
+	boltPort  int
+	brokers   string
+	neo4jURI  string
+	bin       string // the consumer binary
+	events    int    // events of the kill -9 stream; other scenarios scale with it
+	seed      uint64
+	rand      *mrand.Rand
+	work      string // scratch directory: consumer logs, service logs
+	corpus    []fixture
+	summary   []string
+	mu        sync.Mutex
+}
+
+func TestMain(m *testing.M) {
+	code, err := setup(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faults:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func setup(m *testing.M) (int, error) {
+	var err error
+	if env.root, err = repoRoot(); err != nil {
+		return 1, err
+	}
+	env.devDir = getenv("COLLINE_FAULTS_DEV_DIR", "/tmp/colline-faults")
+	env.kafkaPort = getenvInt("COLLINE_FAULTS_KAFKA_PORT", 29092)
+	env.boltPort = getenvInt("COLLINE_FAULTS_NEO4J_BOLT_PORT", 27687)
+	env.brokers = fmt.Sprintf("127.0.0.1:%d", env.kafkaPort)
+	env.neo4jURI = fmt.Sprintf("bolt://127.0.0.1:%d", env.boltPort)
+	env.events = getenvInt("COLLINE_FAULTS_EVENTS", 5000)
+	env.seed = uint64(getenvInt("COLLINE_FAULTS_SEED", int(time.Now().UnixNano()%1e9)))
+	env.rand = mrand.New(mrand.NewPCG(env.seed, 42))
+	if env.work, err = os.MkdirTemp("", "colline-faults-"); err != nil {
+		return 1, err
+	}
+	fmt.Printf("faults: private Kafka %s and Neo4j %s (state %s), %d events, seed %d (COLLINE_FAULTS_SEED), logs in %s\n",
+		env.brokers, env.neo4jURI, env.devDir, env.events, env.seed, env.work)
+
+	// Reuse the jars of the main dev directory instead of fetching them again.
+	if err := os.MkdirAll(env.devDir, 0o755); err != nil {
+		return 1, err
+	}
+	mainJars := filepath.Join(env.root, ".cache", "jars")
+	if _, err := os.Lstat(filepath.Join(env.devDir, "jars")); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(mainJars); err == nil {
+			if err := os.Symlink(mainJars, filepath.Join(env.devDir, "jars")); err != nil {
+				return 1, err
+			}
+		}
+	}
+	running := services("status") == nil
+	start := time.Now()
+	if err := services("start"); err != nil {
+		return 1, fmt.Errorf("starting the private services: %w (see %s)", err, filepath.Join(env.work, "services.log"))
+	}
+	fmt.Printf("faults: private services up in %.1fs\n", time.Since(start).Seconds())
+	if !running && os.Getenv("COLLINE_FAULTS_KEEP_SERVICES") == "" {
+		defer func() {
+			if err := services("stop"); err != nil {
+				fmt.Fprintln(os.Stderr, "faults: stopping the private services:", err)
+			}
+		}()
+	}
+
+	env.bin = filepath.Join(env.work, "colline-consumer")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-X main.version=faults", "-o", env.bin, "./cmd/consumer")
+	build.Dir = env.root
+	if out, err := build.CombinedOutput(); err != nil {
+		return 1, fmt.Errorf("go build ./cmd/consumer: %v\n%s", err, out)
+	}
+	if env.corpus, err = loadCorpus(filepath.Join(env.root, "plan", "testdata", "spark-3.5")); err != nil {
+		return 1, err
+	}
+
+	code := m.Run()
+	fmt.Println("\n=== fault test summary ===")
+	for _, s := range env.summary {
+		fmt.Println(s)
+	}
+	return code, nil
+}
+
+// services runs dev/services against the private stack.
+func services(args ...string) error {
+	cmd := exec.Command(filepath.Join(env.root, "dev", "services"), args...)
+	cmd.Env = append(os.Environ(),
+		"COLLINE_DEV_DIR="+env.devDir,
+		"COLLINE_KAFKA_PORT="+strconv.Itoa(env.kafkaPort),
+		"COLLINE_KAFKA_CONTROLLER_PORT="+strconv.Itoa(getenvInt("COLLINE_FAULTS_KAFKA_CONTROLLER_PORT", env.kafkaPort+1)),
+		"COLLINE_NEO4J_BOLT_PORT="+strconv.Itoa(env.boltPort),
+		"COLLINE_NEO4J_HTTP_PORT="+strconv.Itoa(getenvInt("COLLINE_FAULTS_NEO4J_HTTP_PORT", 27474)),
+	)
+	f, err := os.OpenFile(filepath.Join(env.work, "services.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "\n$ dev/services %s\n", strings.Join(args, " "))
+	cmd.Stdout, cmd.Stderr = f, f
+	return cmd.Run()
+}
+
+// summarize logs a result line and keeps it for the summary printed at the end.
+func summarize(t *testing.T, format string, args ...any) {
+	t.Helper()
+	line := fmt.Sprintf("%s: %s", t.Name(), fmt.Sprintf(format, args...))
+	t.Log(line)
+	env.mu.Lock()
+	env.summary = append(env.summary, line)
+	env.mu.Unlock()
+}
+
+// --- the stream ---------------------------------------------------------------------------
+
+// fixture is one captured scenario: the events of one Spark application, in capture order.
+type fixture struct {
+	name   string
+	events [][]byte
+}
+
+// loadCorpus reads every captured event whose lineage the consumer writes (some fixtures are
+// DDL-only or read-only and have nothing to write; they still count as valid events).
+func loadCorpus(dir string) ([]fixture, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	byDir := map[string]*fixture{}
+	var out []*fixture
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := toItem(b); err != nil {
+			continue // a fixture the consumer dead-letters is not part of the valid stream
+		}
+		name := filepath.Base(filepath.Dir(f))
+		fx := byDir[name]
+		if fx == nil {
+			fx = &fixture{name: name}
+			byDir[name] = fx
+			out = append(out, fx)
+		}
+		fx.events = append(fx.events, b)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no usable captured events under %s", dir)
+	}
+	res := make([]fixture, len(out))
+	for i, f := range out {
+		res[i] = *f
+	}
+	return res, nil
+}
+
+// toItem is what the consumer does with a message, minus the writing.
+func toItem(b []byte) (graph.Item, error) {
+	env, err := events.Decode(b)
+	if err != nil {
+		return graph.Item{}, err
+	}
+	lin, err := plan.Extract(env)
+	if err != nil {
+		return graph.Item{}, err
+	}
+	it := graph.Item{Event: env, Lineage: lin}
+	return it, graph.Check(it)
+}
+
+// message is one message to send, with the item the consumer should make of it (nil for poison).
+type message struct {
+	key, value []byte
+	item       *graph.Item
+	reason     string // the expected dead-letter reason of a poison message
+}
+
+// stream returns n valid events: copies of the captured fixtures, round robin, each copy with
+// its own app (id, name: so its own job), its own dataset names and fresh event ids.
+func stream(t *testing.T, tag string, n int) ([]message, int) {
+	t.Helper()
+	var out []message
+	copies := 0
+	for k := 0; len(out) < n; k++ {
+		fx := env.corpus[k%len(env.corpus)]
+		copies++
+		prefix := fmt.Sprintf("%s%05d_", tag, k)
+		appID := fmt.Sprintf("app-%s-%05d", tag, k)
+		appName := fmt.Sprintf("faults-%s-%05d-%s", tag, k, fx.name)
+		for _, raw := range fx.events {
+			if len(out) == n {
+				break
+			}
+			b, err := rekey(raw, prefix, appID, appName, newID())
+			if err != nil {
+				t.Fatalf("re-keying %s: %v", fx.name, err)
+			}
+			it, err := toItem(b)
+			if err != nil {
+				t.Fatalf("re-keyed event of %s no longer valid: %v", fx.name, err)
+			}
+			out = append(out, message{key: []byte(appID), value: b, item: &it})
+		}
+	}
+	return out, copies
+}
+
+func newID() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	h := hex.EncodeToString(b)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// rekey rewrites one captured event: a new event id, app id and app name, and every dataset
+// identity prefixed, so that each copy adds its own datasets, columns, job and runs to the graph.
+func rekey(raw []byte, prefix, appID, appName, eventID string) ([]byte, error) {
+	var ev map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&ev); err != nil {
+		return nil, err
+	}
+	ev["eventId"] = eventID
+	if app, ok := ev["app"].(map[string]any); ok {
+		app["id"], app["name"] = appID, appName
+	}
+	nodes, _ := ev["nodes"].([]any)
+	for _, n := range nodes {
+		node, _ := n.(map[string]any)
+		renameDataset(node["dataset"], prefix)
+		if w, ok := node["write"].(map[string]any); ok {
+			renameDataset(w["dataset"], prefix)
+		}
+		if d, ok := node["ddl"].(map[string]any); ok {
+			for _, k := range []string{"dataset", "to", "source"} {
+				renameDataset(d[k], prefix)
+			}
+		}
+	}
+	return json.Marshal(ev)
+}
+
+func renameDataset(v any, prefix string) {
+	d, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	str := func(k string) string { s, _ := d[k].(string); return s }
+	switch str("kind") {
+	case "table", "view":
+		if ns, ok := d["namespace"].([]any); ok && len(ns) > 0 {
+			s, _ := ns[0].(string)
+			ns[0] = prefix + s
+		} else {
+			d["name"] = prefix + str("name")
+		}
+	case "path":
+		paths, _ := d["paths"].([]any)
+		for i, p := range paths {
+			s, _ := p.(string)
+			dir, base := s[:strings.LastIndex(s, "/")+1], s[strings.LastIndex(s, "/")+1:]
+			paths[i] = dir + prefix + base
+		}
+	case "jdbc":
+		if s := str("table"); s != "" {
+			d["table"] = prefix + s
+		}
+		if s := str("query"); s != "" {
+			d["query"] = "/* " + prefix + " */ " + s
+		}
+	case "kafka":
+		topics, _ := d["topics"].([]any)
+		for i, p := range topics {
+			s, _ := p.(string)
+			topics[i] = prefix + s
+		}
+		if s := str("pattern"); s != "" {
+			d["pattern"] = prefix + s
+		}
+	case "other":
+		if s := str("description"); s != "" {
+			d["description"] = prefix + s
+		}
+	}
+}
+
+// expected is the graph the valid messages must leave in an empty Neo4j.
+func expected(t *testing.T, msgs []message) (graph.Counts, []graph.EdgeRow) {
+	t.Helper()
+	var items []graph.Item
+	for _, m := range msgs {
+		if m.item != nil {
+			items = append(items, *m.item)
+		}
+	}
+	c, e, err := graph.Preview(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, e
+}
+
+// --- Kafka ------------------------------------------------------------------------------------
+
+func kafkaClient() (*kafka.Client, func()) {
+	tr := &kafka.Transport{}
+	return &kafka.Client{Addr: kafka.TCP(env.brokers), Timeout: 30 * time.Second, Transport: tr}, tr.CloseIdleConnections
+}
+
+// topics creates a fresh topic with partitions and its dead-letter topic, and returns their names
+// and a fresh group name.
+func topics(t *testing.T, name string, partitions int, maxMessageBytes int) (string, string, string) {
+	t.Helper()
+	suffix := newID()[:8]
+	topic, dlq := "faults."+name+"."+suffix, "faults."+name+"."+suffix+".dlq"
+	group := "faults-" + name + "-" + suffix
+	c, done := kafkaClient()
+	defer done()
+	cfg := func(n int) kafka.TopicConfig {
+		return kafka.TopicConfig{Topic: "", NumPartitions: n, ReplicationFactor: 1, ConfigEntries: []kafka.ConfigEntry{
+			{ConfigName: "max.message.bytes", ConfigValue: strconv.Itoa(maxMessageBytes)}}}
+	}
+	a, b := cfg(partitions), cfg(1)
+	a.Topic, b.Topic = topic, dlq
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{a, b}})
+	if err != nil {
+		t.Fatalf("create topics: %v", err)
+	}
+	for n, err := range res.Errors {
+		if err != nil {
+			t.Fatalf("create topic %s: %v", n, err)
+		}
+	}
+	return topic, dlq, group
+}
+
+// produce sends msgs in order, retrying each chunk until the broker takes it. Messages of one key
+// land in one partition, in order.
+func produce(ctx context.Context, topic string, msgs []message, compression compress.Compression) error {
+	w := &kafka.Writer{
+		Addr: kafka.TCP(env.brokers), Topic: topic, Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll,
+		BatchSize: 100, BatchBytes: 48 << 20, BatchTimeout: 10 * time.Millisecond, Compression: compression,
+		Transport: &kafka.Transport{},
+	}
+	defer w.Close()
+	for chunk := range slices.Chunk(msgs, 200) {
+		km := make([]kafka.Message, len(chunk))
+		for i, m := range chunk {
+			km[i] = kafka.Message{Key: m.key, Value: m.value}
+		}
+		for attempt := 0; ; attempt++ {
+			err := w.WriteMessages(ctx, km...)
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil || attempt == 60 {
+				return fmt.Errorf("produce to %s: %w", topic, err)
+			}
+			time.Sleep(time.Second)
+		}
+	}
+	return nil
+}
+
+// lag returns the records of topic that group has not committed, in total.
+func lag(ctx context.Context, topic, group string) (int64, error) {
+	l, err := ingest.Backlog{Brokers: []string{env.brokers}, Topic: topic, Group: group}.Lag(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, v := range l {
+		n += v
+	}
+	return n, nil
+}
+
+// committed returns how many records of topic group has committed: the sum of its committed
+// offsets (topics here are never truncated, so offsets count records). -1 when unknown.
+func committed(ctx context.Context, topic, group string) int64 {
+	c, done := kafkaClient()
+	defer done()
+	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil || len(meta.Topics) != 1 {
+		return -1
+	}
+	var parts []int
+	for _, p := range meta.Topics[0].Partitions {
+		parts = append(parts, p.ID)
+	}
+	res, err := c.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: parts}})
+	if err != nil || res.Error != nil {
+		return -1
+	}
+	var n int64
+	for _, p := range res.Topics[topic] {
+		if p.Error != nil {
+			return -1
+		}
+		n += max(p.CommittedOffset, 0)
+	}
+	return n
+}
+
+// waitCommitted waits until group has committed at least want records of topic.
+func waitCommitted(t *testing.T, topic, group string, want int64, within time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		n := committed(ctx, topic, group)
+		cancel()
+		if n >= want {
+			return time.Since(start)
+		}
+		if time.Since(start) > within {
+			t.Fatalf("after %v the group %s committed %d records of %s, want %d", within, group, n, topic, want)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// deadLetters reads the whole dead-letter topic and counts messages by colline.reason; it also
+// returns the messages.
+func deadLetters(t *testing.T, dlq string) (map[string]int, []kafka.Message) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, done := kafkaClient()
+	defer done()
+	res, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{dlq: {kafka.LastOffsetOf(0)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := res.Topics[dlq][0].LastOffset
+	counts := map[string]int{}
+	var msgs []kafka.Message
+	if end <= 0 {
+		return counts, nil
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{env.brokers}, Topic: dlq, Partition: 0, MaxBytes: 64 << 20, MaxWait: 200 * time.Millisecond})
+	defer r.Close()
+	for int64(len(msgs)) < end {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			t.Fatalf("read dead letters (%d of %d): %v", len(msgs), end, err)
+		}
+		counts[header(m, ingest.HeaderReason)]++
+		msgs = append(msgs, m)
+	}
+	return counts, msgs
+}
+
+func header(m kafka.Message, key string) string {
+	for _, h := range m.Headers {
+		if h.Key == key {
+			return string(h.Value)
+		}
+	}
+	return ""
+}
+
+// --- the consumer process ---------------------------------------------------------------------
+
+type consumer struct {
+	name string
+	cmd  *exec.Cmd
+	addr string
+	logf string
+	done chan struct{}
+	err  error
+	peak int64 // VmHWM in KiB, read just before the process is stopped or killed
+}
+
+// start runs the consumer binary with the private stack and extra variables, and waits for its
+// HTTP server.
+func start(t *testing.T, name, topic, dlq, group string, extra ...string) *consumer {
+	t.Helper()
+	c := &consumer{name: name, logf: filepath.Join(env.work, strings.ReplaceAll(t.Name(), "/", "_")+"-"+name+".log"), done: make(chan struct{})}
+	c.cmd = exec.Command(env.bin)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "COLLINE_") {
+			c.cmd.Env = append(c.cmd.Env, kv)
+		}
+	}
+	c.cmd.Env = append(c.cmd.Env,
+		"COLLINE_KAFKA_BROKERS="+env.brokers, "COLLINE_NEO4J_URI="+env.neo4jURI,
+		"COLLINE_KAFKA_TOPIC="+topic, "COLLINE_KAFKA_DLQ_TOPIC="+dlq, "COLLINE_KAFKA_GROUP="+group,
+		"COLLINE_HTTP_ADDR=127.0.0.1:0", "COLLINE_LOG_FORMAT=json", "COLLINE_METRICS_INTERVAL=2s",
+		"COLLINE_SHUTDOWN_TIMEOUT=20s")
+	c.cmd.Env = append(c.cmd.Env, extra...)
+	logFile, err := os.OpenFile(c.logf, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := c.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addrc := make(chan string, 1)
+	go func() {
+		defer logFile.Close()
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(nil, 4<<20)
+		for sc.Scan() {
+			logFile.Write(append(sc.Bytes(), '\n'))
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving" {
+				addrc <- line.Addr
+			}
+		}
+		io.Copy(io.Discard, stderr)
+		c.err = c.cmd.Wait()
+		close(c.done)
+	}()
+	t.Cleanup(func() {
+		if c.running() {
+			c.cmd.Process.Kill()
+		}
+		<-c.done
+	})
+	select {
+	case c.addr = <-addrc:
+	case <-c.done:
+		t.Fatalf("consumer %s exited (%v) before serving; log %s", name, c.err, c.logf)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("consumer %s: no serving line; log %s", name, c.logf)
+	}
+	return c
+}
+
+func (c *consumer) running() bool {
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// memory reads the peak resident set size (VmHWM) of the process.
+func (c *consumer) memory() {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		return
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			c.peak = max(c.peak, kb)
+		}
+	}
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (c *consumer) kill(t *testing.T) {
+	t.Helper()
+	c.memory()
+	c.cmd.Process.Signal(syscall.SIGKILL)
+	<-c.done
+}
+
+// stop sends SIGTERM and returns the exit code.
+func (c *consumer) stop(t *testing.T, within time.Duration) int {
+	t.Helper()
+	c.memory()
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	return c.wait(t, within)
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (c *consumer) wait(t *testing.T, within time.Duration) int {
+	t.Helper()
+	select {
+	case <-c.done:
+	case <-time.After(within):
+		t.Fatalf("consumer %s still running after %v; log %s", c.name, within, c.logf)
+	}
+	var exit *exec.ExitError
+	if errors.As(c.err, &exit) {
+		return exit.ExitCode()
+	}
+	if c.err != nil {
+		return -1
+	}
+	return 0
+}
+
+func (c *consumer) get(path string) (int, string, error) {
+	tr := &http.Transport{DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Timeout: 10 * time.Second, Transport: tr}).Get("http://" + c.addr + path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), nil
+}
+
+// metric returns the sum of the samples of a metric whose line starts with prefix.
+func (c *consumer) metric(t *testing.T, prefix string) float64 {
+	t.Helper()
+	_, body, err := c.get("/metrics")
+	if err != nil {
+		t.Fatalf("/metrics: %v", err)
+	}
+	var sum float64
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			f := strings.Fields(l)
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			sum += v
+		}
+	}
+	return sum
+}
+
+// logs returns the consumer's log.
+func (c *consumer) logs() string {
+	b, _ := os.ReadFile(c.logf)
+	return string(b)
+}
+
+// --- Neo4j ----------------------------------------------------------------------------------
+
+func driver(t *testing.T) neo4j.DriverWithContext {
+	t.Helper()
+	d, err := graph.NewDriver(env.neo4jURI, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close(context.Background()) })
+	return d
+}
+
+// wipe empties the private Neo4j (never the shared one: the URI is the private stack's).
+func wipe(t *testing.T, d neo4j.DriverWithContext) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s := d.NewSession(ctx, neo4j.SessionConfig{})
+	defer s.Close(ctx)
+	res, err := s.Run(ctx, `MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS`, nil)
+	if err == nil {
+		_, err = res.Consume(ctx)
+	}
+	if err != nil {
+		t.Fatalf("wipe the private Neo4j: %v", err)
+	}
+}
+
+// compare checks the graph against the expected counts and edges and returns a one-line account.
+func compare(t *testing.T, d neo4j.DriverWithContext, want graph.Counts, wantEdges []graph.EdgeRow) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	r := graph.NewReader(d, "")
+	got, err := r.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotEdges, err := r.Edges(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(e graph.EdgeRow) string {
+		return fmt.Sprintf("%s -> %s [%s] %s/%s masking=%v", e.Source, e.Target, e.Job, e.Type, e.Subtype, e.Masking)
+	}
+	wantSet := map[string]bool{}
+	for _, e := range wantEdges {
+		wantSet[key(e)] = true
+	}
+	gotSet := map[string]int{}
+	for _, e := range gotEdges {
+		gotSet[key(e)]++
+	}
+	var missing, extra, dup []string
+	for k := range wantSet {
+		if gotSet[k] == 0 {
+			missing = append(missing, k)
+		}
+	}
+	for k, n := range gotSet {
+		if !wantSet[k] {
+			extra = append(extra, k)
+		}
+		if n > 1 {
+			dup = append(dup, fmt.Sprintf("%s x%d", k, n))
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	sort.Strings(dup)
+	first := func(s []string) []string { return s[:min(len(s), 5)] }
+	if len(missing)+len(extra)+len(dup) > 0 {
+		t.Errorf("FEEDS edges: expected %d, found %d relationships (%d distinct); missing %d %v; unexpected %d %v; duplicated %d %v",
+			len(wantEdges), len(gotEdges), len(gotSet), len(missing), first(missing), len(extra), first(extra), len(dup), first(dup))
+	}
+	var counts []string
+	for _, m := range []struct {
+		kind       string
+		want, have map[string]int64
+	}{{"nodes", want.Nodes, got.Nodes}, {"relationships", want.Relationships, got.Relationships}} {
+		var names []string
+		for k := range m.want {
+			names = append(names, k)
+		}
+		for k := range m.have {
+			if _, ok := m.want[k]; !ok {
+				names = append(names, k)
+			}
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			if m.want[k] != m.have[k] {
+				t.Errorf("%s %s: expected %d, found %d", m.kind, k, m.want[k], m.have[k])
+			}
+			counts = append(counts, fmt.Sprintf("%s %d/%d", k, m.have[k], m.want[k]))
+		}
+	}
+	return fmt.Sprintf("edges expected %d, found %d (distinct %d, missing %d, unexpected %d, duplicated %d); found/expected: %s",
+		len(wantEdges), len(gotEdges), len(gotSet), len(missing), len(extra), len(dup), strings.Join(counts, ", "))
+}
+
+// --- helpers ----------------------------------------------------------------------------------
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func getenv(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func getenvInt(k string, def int) int {
+	if v := os.Getenv(k); v != "" {
+		n, err := strconv.Atoi(v)
+		if err == nil {
+			return n
+		}
+		fmt.Fprintf(os.Stderr, "faults: %s=%q is not a number; using %d\n", k, v, def)
+	}
+	return def
+}
+
+// scaled is n scaled from the default 5,000-event stream to env.events, at least lo.
+func scaled(n, lo int) int {
+	return max(lo, int(math.Round(float64(n)*float64(env.events)/5000)))
+}
+
+func mib(kb int64) float64 { return float64(kb) / 1024 }
