@@ -43,9 +43,10 @@ unit: ## unit tests only (no services)
 	go test -race -count=1 ./...
 
 .PHONY: test
-test: lint services listener ## everything: unit, integration against real Kafka/Neo4j, end to end with real Spark
+test: lint services listener ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5 and 4.1), faults
 	go test -race -count=1 ./...
 	go test -count=1 -tags e2e -v -timeout 30m ./e2e/
+	COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-3} $(MAKE) faults
 
 .PHONY: demo
 demo: services listener consumer ## run a sample Spark job with the listener and show its lineage from Neo4j
