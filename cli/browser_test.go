@@ -1,0 +1,243 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
+
+	"github.com/colline/colline/graph"
+	"github.com/colline/colline/plan"
+)
+
+// The Neo4j Browser queries shipped in deploy/browser/queries, run against a real Neo4j loaded
+// with the captured skeleton run through the real pipeline (events.Decode, plan.Extract,
+// graph.Writer). Every key is prefixed so that the test shares the database with other tests.
+
+const queryDir = "../deploy/browser/queries"
+
+func browserQueries(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(queryDir, "*.cypher"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no queries in %s: %v", queryDir, err)
+	}
+	qs := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs[strings.TrimSuffix(filepath.Base(f), ".cypher")] = string(b)
+	}
+	return qs
+}
+
+// TestBrowserQueriesDocumented: docs/browser.md shows every shipped query as it is.
+func TestBrowserQueriesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/browser.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, q := range browserQueries(t) {
+		if !strings.Contains(string(doc), q) {
+			t.Errorf("docs/browser.md does not contain %s.cypher verbatim", name)
+		}
+	}
+}
+
+// prefixed returns a copy of evs whose dataset, column, job and run keys start with prefix.
+func prefixed(evs []Event, prefix string) []Event {
+	out := make([]Event, len(evs))
+	for i, ev := range evs {
+		env := *ev.Env
+		env.EventID = prefix + env.EventID
+		env.App.Namespace = prefix + env.App.Namespace
+		lin := *ev.Lineage
+		ds := func(d plan.Dataset) plan.Dataset {
+			d.Key = prefix + d.Key
+			d.Columns = slices.Clone(d.Columns)
+			for j := range d.Columns {
+				d.Columns[j].Key = prefix + d.Columns[j].Key
+			}
+			return d
+		}
+		lin.Reads = slices.Clone(lin.Reads)
+		for j := range lin.Reads {
+			lin.Reads[j] = ds(lin.Reads[j])
+		}
+		lin.Writes = slices.Clone(lin.Writes)
+		for j := range lin.Writes {
+			lin.Writes[j].Dataset = ds(lin.Writes[j].Dataset)
+		}
+		lin.Edges = slices.Clone(lin.Edges)
+		for j := range lin.Edges {
+			lin.Edges[j].Source = prefix + lin.Edges[j].Source
+			lin.Edges[j].Target = prefix + lin.Edges[j].Target
+		}
+		out[i] = Event{Source: ev.Source, Env: &env, Lineage: &lin}
+	}
+	return out
+}
+
+func TestBrowserQueries(t *testing.T) {
+	uri := os.Getenv("COLLINE_TEST_NEO4J_URI")
+	if uri == "" {
+		t.Skip("COLLINE_TEST_NEO4J_URI is not set; run `dev/services start neo4j` and set it to bolt://127.0.0.1:17687")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	driver, err := graph.NewDriver(uri, os.Getenv("COLLINE_TEST_NEO4J_USER"), os.Getenv("COLLINE_TEST_NEO4J_PASSWORD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer driver.Close(context.Background())
+
+	b := make([]byte, 4)
+	rand.Read(b)
+	prefix := "test-" + hex.EncodeToString(b) + "/"
+	evs, err := Load([]string{skeleton})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Replay(ctx, graph.NewWriter(driver, ""), prefixed(evs, prefix), 2); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		neo4j.ExecuteQuery(context.Background(), driver, `MATCH (n) WHERE n.key STARTS WITH $p DETACH DELETE n`,
+			map[string]any{"p": prefix}, neo4j.EagerResultTransformer)
+	})
+
+	const (
+		job = "spark_catalog/colline-spark-sql"
+		cr  = "spark_catalog/shop.country_revenue"
+		tc  = "spark_catalog/shop.top_countries"
+		ord = "spark_catalog/shop.orders"
+		cus = "spark_catalog/shop.customers"
+	)
+	queries := browserQueries(t)
+	tests := []struct {
+		query  string
+		params map[string]any
+		want   []string // rows, "|"-separated, prefix removed, lists sorted, times as <time>
+		paths  []string // for graph queries: the column keys on the returned paths
+	}{
+		{query: "01-find-column", params: map[string]any{"name": "revenue"}, want: []string{
+			cr + "#revenue|table|decimal(20,2)|<time>",
+			tc + "#revenue|table|decimal(20,2)|<time>",
+		}},
+		{query: "02-upstream-graph", params: map[string]any{"column": tc + "#revenue"}, paths: []string{
+			cr + "#revenue", cus + "#country", cus + "#customer_id", ord + "#amount", ord + "#customer_id", ord + "#status", tc + "#revenue",
+		}},
+		{query: "03-upstream-table", params: map[string]any{"column": tc + "#revenue"}, want: []string{
+			cr + "|revenue|1|true",
+			cus + "|country|2|false",
+			cus + "|customer_id|2|false",
+			ord + "|amount|2|true",
+			ord + "|customer_id|2|false",
+			ord + "|status|2|false",
+		}},
+		{query: "04-downstream-impact", params: map[string]any{"column": ord + "#amount"}, want: []string{
+			cr + "|[revenue]|1|[" + job + "]",
+			tc + "|[country revenue]|2|[" + job + "]",
+		}},
+		{query: "05-downstream-graph", params: map[string]any{"column": ord + "#amount"}, paths: []string{
+			cr + "#revenue", ord + "#amount", tc + "#country", tc + "#revenue",
+		}},
+		{query: "06-jobs", want: []string{job + "|4|<time>|0"}},
+		{query: "07-job-reads-writes", params: map[string]any{"job": job}, want: []string{
+			"READ|" + cr + "|table|1|<time>|[]",
+			"READ|" + cus + "|table|1|<time>|[]",
+			"READ|" + ord + "|table|1|<time>|[]",
+			"WROTE|" + cr + "|table|1|<time>|[append]",
+			"WROTE|" + cus + "|table|1|<time>|[append]",
+			"WROTE|" + ord + "|table|1|<time>|[append]",
+			"WROTE|" + tc + "|table|1|<time>|[append]",
+		}},
+		{query: "08-table-lineage", want: []string{
+			cr + "|" + tc + "|3|2|[" + job + "]|<time>",
+			cus + "|" + cr + "|6|1|[" + job + "]|<time>",
+			ord + "|" + cr + "|8|2|[" + job + "]|<time>",
+		}},
+		{query: "09-stale-edges", params: map[string]any{"days": 0}, want: []string{job + "|17|<time>|<time>"}},
+		{query: "09-stale-edges", params: map[string]any{"days": 36500}, want: nil},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.query, tc.params), func(t *testing.T) {
+			q, ok := queries[tc.query]
+			if !ok {
+				t.Fatalf("no %s.cypher", tc.query)
+			}
+			params := map[string]any{}
+			for k, v := range tc.params {
+				if s, ok := v.(string); ok && k != "name" {
+					v = prefix + s
+				}
+				params[k] = v
+			}
+			res, err := neo4j.ExecuteQuery(ctx, driver, q, params, neo4j.EagerResultTransformer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.paths != nil {
+				keys := map[string]bool{}
+				for _, rec := range res.Records {
+					p, ok := rec.Values[0].(dbtype.Path)
+					if !ok {
+						t.Fatalf("not a path: %T", rec.Values[0])
+					}
+					for _, n := range p.Nodes {
+						keys[strings.TrimPrefix(n.Props["key"].(string), prefix)] = true
+					}
+				}
+				if got := sortedKeys(keys); !slices.Equal(got, tc.paths) {
+					t.Errorf("columns on the paths:\n got %q\nwant %q", got, tc.paths)
+				}
+				return
+			}
+			var got []string
+			for _, rec := range res.Records {
+				if s, ok := rec.Values[0].(string); ok && !strings.HasPrefix(s, prefix) && !strings.HasPrefix(tc.query, "07") {
+					continue // another test's data in the shared database
+				}
+				cells := make([]string, len(rec.Values))
+				for i, v := range rec.Values {
+					cells[i] = cell(v, prefix)
+				}
+				got = append(got, strings.Join(cells, "|"))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("rows:\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// cell renders one value: strings without the test prefix, lists sorted, times as <time>.
+func cell(v any, prefix string) string {
+	switch x := v.(type) {
+	case string:
+		return strings.ReplaceAll(x, prefix, "")
+	case time.Time:
+		return "<time>"
+	case []any:
+		s := make([]string, len(x))
+		for i, e := range x {
+			s[i] = cell(e, prefix)
+		}
+		slices.Sort(s)
+		return "[" + strings.Join(s, " ") + "]"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprint(v)
+}

@@ -1,0 +1,250 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/colline/colline/events"
+	"github.com/colline/colline/graph"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+const skeleton = "../plan/testdata/spark-3.5/skeleton"
+
+// TestExplainGolden pins every format's output for the captured skeleton run.
+func TestExplainGolden(t *testing.T) {
+	for _, format := range Formats {
+		t.Run(format, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := Main(context.Background(), "test", []string{"explain", skeleton, "--format", format}, &out, &errOut)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			golden(t, filepath.Join("testdata", "skeleton."+format), out.Bytes())
+		})
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cli -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (go test ./cli -update rewrites it):\n%s", path, got)
+	}
+}
+
+// TestExplainAllFixtures runs explain over every captured fixture of every Spark line.
+func TestExplainAllFixtures(t *testing.T) {
+	dirs, _ := filepath.Glob("../plan/testdata/spark-*")
+	if len(dirs) == 0 {
+		t.Fatal("no fixtures under ../plan/testdata")
+	}
+	for _, format := range Formats {
+		var out, errOut bytes.Buffer
+		if code := Main(context.Background(), "test", append([]string{"explain", "--format=" + format}, dirs...), &out, &errOut); code != 0 {
+			t.Fatalf("%s: exit %d: %s", format, code, errOut.String())
+		}
+		if out.Len() == 0 {
+			t.Errorf("%s: no output", format)
+		}
+	}
+	evs, err := Load(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges := 0
+	for _, ev := range evs {
+		edges += len(ev.Lineage.Edges)
+		if err := graph.Check(graph.Item{Event: ev.Env, Lineage: ev.Lineage}); err != nil {
+			t.Errorf("%s: %v", ev.Source, err)
+		}
+	}
+	if edges == 0 {
+		t.Error("no column edges in any fixture")
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(filepath.Join(skeleton, "0004-8-InsertIntoHadoopFsRelationCommand.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	future := strings.Replace(string(good), `"schemaVersion": "1.`, `"schemaVersion": "9.`, 1)
+	if future == string(good) {
+		t.Fatal("fixture has no schemaVersion 1.x")
+	}
+	tests := []struct {
+		name    string
+		file    string
+		want    []string // substrings of the error
+		is      error
+		loaded  int
+		sources []string
+	}{
+		{name: "not JSON", file: write("bad.json", `{"schemaVersion": "1.0",`),
+			want: []string{"bad.json: byte ", "not JSON"}, is: events.ErrInvalidJSON},
+		{name: "empty", file: write("empty.json", "  \n"), want: []string{"empty.json", "empty file"}, is: events.ErrInvalidJSON},
+		{name: "future major version", file: write("future.json", future),
+			want: []string{"future.json: unsupported schema version"}, is: events.ErrUnsupportedVersion},
+		{name: "not an event", file: write("other.json", `{"schemaVersion": "1.0", "hello": 1}`),
+			want: []string{"other.json: invalid event"}, is: events.ErrInvalid},
+		{name: "missing file", file: filepath.Join(dir, "nope.json"), want: []string{"nope.json", "no such file"}, is: os.ErrNotExist},
+		{name: "empty directory", file: t.TempDir(), want: []string{"no *.json or *.jsonl files"}},
+		{name: "second of two events is bad", file: write("two.jsonl", string(good)+"\n"+`{"schemaVersion": "1.0"}`),
+			want: []string{"two.jsonl#2: invalid event"}, is: events.ErrInvalid, loaded: 1, sources: []string{"two.jsonl#1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			evs, err := Load([]string{tc.file})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %q is not %v", err, tc.is)
+			}
+			if len(evs) != tc.loaded {
+				t.Fatalf("loaded %d events, want %d", len(evs), tc.loaded)
+			}
+			for i, s := range tc.sources {
+				if !strings.HasSuffix(evs[i].Source, s) {
+					t.Errorf("source %q, want suffix %q", evs[i].Source, s)
+				}
+			}
+		})
+	}
+}
+
+// TestExplainReportsEveryBadFile: the good files are printed, each bad one is named, exit 1.
+func TestExplainReportsEveryBadFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a.json", "b.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("nope"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	code := Main(context.Background(), "test", []string{"explain", filepath.Join(skeleton, "0004-8-InsertIntoHadoopFsRelationCommand.json"), dir}, &out, &errOut)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(out.String(), "spark_catalog/shop.top_countries#revenue") {
+		t.Errorf("the good file's lineage is missing:\n%s", out.String())
+	}
+	for _, name := range []string{"a.json: byte 2: invalid event: not JSON", "b.json: byte 2"} {
+		if !strings.Contains(errOut.String(), name) {
+			t.Errorf("stderr does not name %s:\n%s", name, errOut.String())
+		}
+	}
+}
+
+func TestUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "usage:"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"explain"}, 2, "explain: no input files"},
+		{[]string{"explain", "--format", "svg", skeleton}, 2, `unknown format "svg"`},
+		{[]string{"explain", "--nope", skeleton}, 2, "flag provided but not defined: -nope"},
+		{[]string{"replay"}, 2, "replay: no input files"},
+		{[]string{"replay", "--batch", "0", skeleton}, 2, "--batch 0"},
+		{[]string{"replay", "--neo4j", "http://x", skeleton}, 1, "neo4j driver for http://x"},
+		{[]string{"version"}, 0, "colline test"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := Main(context.Background(), "test", tc.args, &out, &errOut)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+			if got := out.String() + errOut.String(); !strings.Contains(got, tc.want) {
+				t.Errorf("output does not contain %q:\n%s", tc.want, got)
+			}
+		})
+	}
+}
+
+func TestParseInterspersed(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	f := fs.String("format", "table", "")
+	files, err := parse(fs, []string{"a", "--format", "dot", "b", "--", "--format"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *f != "dot" || strings.Join(files, ",") != "a,b,--format" {
+		t.Errorf("format %q files %q", *f, files)
+	}
+}
+
+// fakeStore records what Replay writes.
+type fakeStore struct {
+	bootstrapped bool
+	batches      [][]graph.Item
+	err          error
+}
+
+func (s *fakeStore) Bootstrap(context.Context) error { s.bootstrapped = true; return nil }
+func (s *fakeStore) Write(_ context.Context, items []graph.Item) error {
+	s.batches = append(s.batches, items)
+	return s.err
+}
+
+func TestReplayBatches(t *testing.T) {
+	evs, err := Load([]string{skeleton})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &fakeStore{}
+	if err := Replay(context.Background(), s, evs, 3); err != nil {
+		t.Fatal(err)
+	}
+	if !s.bootstrapped || len(s.batches) != 2 || len(s.batches[0]) != 3 || len(s.batches[1]) != 1 {
+		t.Errorf("bootstrapped %v, batches %d", s.bootstrapped, len(s.batches))
+	}
+	s = &fakeStore{err: errors.New("boom")}
+	err = Replay(context.Background(), s, evs[:1], 10)
+	if err == nil || !strings.Contains(err.Error(), "0001-3-InsertIntoHadoopFsRelationCommand.json: boom") {
+		t.Errorf("error %v does not name the file", err)
+	}
+	bad := evs[0]
+	env := *bad.Env
+	env.App.Name = ""
+	bad.Env = &env
+	s = &fakeStore{}
+	err = Replay(context.Background(), s, []Event{evs[1], bad}, 10)
+	if !errors.Is(err, graph.ErrInvalidItem) || !strings.Contains(err.Error(), "0001-3") || len(s.batches) != 0 {
+		t.Errorf("invalid item: error %v, %d batches written", err, len(s.batches))
+	}
+}

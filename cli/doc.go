@@ -1,0 +1,9 @@
+// Package cli is the offline colline command: it reads plan events captured from the listener
+// (spark.colline.output.dir, or messages saved from the Kafka topic) and shows their column
+// lineage (explain) or writes it to Neo4j through graph.Writer (replay), without Kafka.
+//
+// Inputs are files or directories (every *.json and *.jsonl below them, in lexical order). A file
+// holds one event or several concatenated JSON values (one per line, as kafka-console-consumer
+// prints them). Every input is decoded with events.Decode and extracted with plan.Extract, exactly
+// as the consumer does, so what explain prints is what the consumer would write.
+package cli

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/colline/colline/events"
+	"github.com/colline/colline/plan"
+)
+
+// Event is one decoded event, its lineage and where it was read from.
+type Event struct {
+	Source  string // file name, with "#n" (1-based) when the file holds several events
+	Env     *events.Envelope
+	Lineage *plan.Lineage
+}
+
+// Load reads every event of paths (files or directories) in order. It reads all of them even
+// when some fail: it returns the events it could read and one error per bad file or event, each
+// naming the file, the event's position in it, and what was wrong.
+func Load(paths []string) ([]Event, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no input: give event files or directories")
+	}
+	var out []Event
+	var errs []error
+	for _, p := range paths {
+		files, err := expand(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, f := range files {
+			evs, err := loadFile(f)
+			out = append(out, evs...)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// expand returns p itself if it is a file, else the event files below the directory p.
+func expand(p string) ([]string, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []string{p}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && (strings.HasSuffix(d.Name(), ".json") || strings.HasSuffix(d.Name(), ".jsonl")) {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no *.json or *.jsonl files in this directory", p)
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+// loadFile decodes the JSON values of one file as events.
+func loadFile(name string) ([]Event, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var raws []json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		start := dec.InputOffset()
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			var syn *json.SyntaxError
+			if errors.As(err, &syn) {
+				return nil, fmt.Errorf("%s: byte %d: %w: %v", name, syn.Offset, events.ErrInvalidJSON, err)
+			}
+			return nil, fmt.Errorf("%s: byte %d: %w: %v", name, start, events.ErrInvalidJSON, err)
+		}
+		raws = append(raws, raw)
+	}
+	if len(raws) == 0 {
+		return nil, fmt.Errorf("%s: %w: empty file", name, events.ErrInvalidJSON)
+	}
+	var out []Event
+	var errs []error
+	for i, raw := range raws {
+		src := name
+		if len(raws) > 1 {
+			src = fmt.Sprintf("%s#%d", name, i+1)
+		}
+		env, err := events.Decode(raw)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", src, err))
+			continue
+		}
+		lin, err := plan.Extract(env)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", src, err))
+			continue
+		}
+		out = append(out, Event{Source: src, Env: env, Lineage: lin})
+	}
+	return out, errors.Join(errs...)
+}

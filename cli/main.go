@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/colline/colline/graph"
+)
+
+const usage = `colline: column-level lineage of captured Spark plan events, offline.
+
+usage:
+  colline explain [--format table|dot|mermaid|json] FILE|DIR...
+  colline replay  [--neo4j URI] [--user NAME] [--database NAME] [--batch N] FILE|DIR...
+  colline version
+
+FILE is an event captured by the listener (spark.colline.output.dir) or a file of events, one
+JSON value after another (e.g. saved from the colline.plans topic); DIR means every *.json and
+*.jsonl file below it. Flags may come before or after the files.
+
+explain prints the column lineage the consumer would write: per event, its job, reads and writes
+and one row per column edge (source -> target, type/subtype, masking, expression). dot and
+mermaid draw the union of all events; json is for scripts.
+
+replay writes the events to Neo4j through the consumer's writer (no Kafka needed). The password
+comes from COLLINE_NEO4J_PASSWORD; the other flags default to COLLINE_NEO4J_URI, _USER and
+_DATABASE. Writes are idempotent: replaying twice changes nothing.
+
+Exit status: 0 ok, 1 an input or the write failed (every bad input is reported), 2 usage.
+`
+
+// Main runs the colline command with args (without the program name) and returns its exit code.
+func Main(ctx context.Context, version string, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "explain":
+		err = explain(rest, stdout)
+	case "replay":
+		err = replay(ctx, rest, stdout)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "colline", version)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		err = usageError(fmt.Sprintf("unknown command %q", cmd))
+	}
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usage)
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "colline: %s\n\n%s", ue, usage)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "colline:", strings.ReplaceAll(err.Error(), "\n", "\ncolline: "))
+		return 1
+	}
+}
+
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+func explain(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("colline explain", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	format := fs.String("format", "table", "output format: "+strings.Join(Formats, ", "))
+	files, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(Formats, *format) {
+		return usageError(fmt.Sprintf("unknown format %q: use one of %s", *format, strings.Join(Formats, ", ")))
+	}
+	if len(files) == 0 {
+		return usageError("explain: no input files")
+	}
+	evs, loadErr := Load(files)
+	if len(evs) > 0 {
+		if err := Write(stdout, *format, evs); err != nil {
+			return err
+		}
+	}
+	return loadErr
+}
+
+func replay(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("colline replay", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	uri := fs.String("neo4j", envOr("COLLINE_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (env COLLINE_NEO4J_URI)")
+	user := fs.String("user", os.Getenv("COLLINE_NEO4J_USER"), "Neo4j user; empty: no authentication (env COLLINE_NEO4J_USER)")
+	database := fs.String("database", envOr("COLLINE_NEO4J_DATABASE", "neo4j"), "Neo4j database (env COLLINE_NEO4J_DATABASE)")
+	batch := fs.Int("batch", 100, "events per write transaction")
+	files, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return usageError("replay: no input files")
+	}
+	if *batch < 1 {
+		return usageError(fmt.Sprintf("--batch %d: must be at least 1", *batch))
+	}
+	evs, err := Load(files)
+	if err != nil {
+		return fmt.Errorf("%w\nnothing written", err)
+	}
+	driver, err := graph.NewDriver(*uri, *user, os.Getenv("COLLINE_NEO4J_PASSWORD"))
+	if err != nil {
+		return err
+	}
+	defer driver.Close(context.WithoutCancel(ctx))
+	start := time.Now()
+	if err := Replay(ctx, graph.NewWriter(driver, *database), evs, *batch); err != nil {
+		return err
+	}
+	edges := 0
+	for _, ev := range evs {
+		edges += len(ev.Lineage.Edges)
+	}
+	fmt.Fprintf(stdout, "wrote %d events (%d column edges) to %s, database %s, in %s\n",
+		len(evs), edges, *uri, *database, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// parse parses flags that may come before, between or after the positional arguments (flag
+// stops at the first positional one); everything after "--" is positional.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, pos = args[:i], append(pos, args[i+1:]...)
+	}
+	var files []string
+	for {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		} else if err != nil {
+			return nil, usageError(err.Error())
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return append(files, pos...), nil
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
