@@ -45,6 +45,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/compress"
 
+	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
@@ -80,7 +81,7 @@ func TestMain(m *testing.M) {
 
 func setup(m *testing.M) (int, error) {
 	var err error
-	if env.root, err = repoRoot(); err != nil {
+	if env.root, err = stack.RepoRoot(); err != nil {
 		return 1, err
 	}
 	env.devDir = getenv("COLLINE_FAULTS_DEV_DIR", "/tmp/colline-faults")
@@ -792,23 +793,6 @@ func compare(t *testing.T, d neo4j.DriverWithContext, want graph.Counts, wantEdg
 }
 
 // --- helpers ----------------------------------------------------------------------------------
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
 
 func getenv(k, def string) string {
 	if v := os.Getenv(k); v != "" {

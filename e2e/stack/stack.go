@@ -29,7 +29,7 @@ type Stack struct {
 // FromEnv locates the repository and reads COLLINE_TEST_KAFKA_BROKERS and COLLINE_TEST_NEO4J_URI
 // (defaults: the ports dev/services uses).
 func FromEnv() (*Stack, error) {
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,8 @@ func getenv(k, def string) string {
 	return def
 }
 
-func repoRoot() (string, error) {
+// RepoRoot is the nearest directory above the working directory that holds go.mod.
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
