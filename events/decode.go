@@ -21,10 +21,41 @@ const SupportedMajor = 1
 
 // Decode parses one event and validates it: schema version, required fields and that every
 // node reference points forward inside the node list (so a plan can never be cyclic).
+//
+// A valid event is parsed in one pass. Only when that fails is the event parsed again the careful
+// way, version first, so a future major version is reported as such and not as whatever decoding
+// error its new shape would cause.
 func Decode(data []byte) (*Envelope, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: empty message", ErrInvalidJSON)
 	}
+	var w wire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return decodeSlow(data)
+	}
+	if w.SchemaVersion == nil {
+		return nil, fmt.Errorf("%w: schemaVersion is missing", ErrInvalid)
+	}
+	if err := checkVersion(*w.SchemaVersion); err != nil {
+		return nil, err
+	}
+	env := &w.Envelope
+	env.SchemaVersion = *w.SchemaVersion
+	if err := env.Validate(); err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
+// wire is an Envelope that tells a missing schemaVersion from an empty one. Its SchemaVersion
+// hides the embedded one (encoding/json fills the shallower field).
+type wire struct {
+	Envelope
+	SchemaVersion *string `json:"schemaVersion"`
+}
+
+// decodeSlow is Decode in two passes: the version alone, then the envelope.
+func decodeSlow(data []byte) (*Envelope, error) {
 	// Read the version first, so a future major version is reported as such and not as
 	// whatever decoding error its new shape would cause.
 	var head struct {

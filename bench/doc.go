@@ -1,0 +1,21 @@
+// Command bench measures colline against the targets of docs/benchmarks.md, each figure next to a
+// baseline measured in the same run:
+//
+//	go run ./bench [-parts decode,e2e,fresh,rss,reads] [flags]     (make bench)
+//
+// Parts:
+//   - decode: events.Decode + plan.Extract over the TPC-DS corpus vs json.Unmarshal into any.
+//   - e2e: the corpus replayed through real Kafka into the real consumer loop and real Neo4j, vs
+//     the same loop with a naive writer (one transaction per edge).
+//   - fresh: time from an event's production to its edges being committed in Neo4j, at a steady
+//     rate.
+//   - rss: peak RSS of the consumer binary (default settings) consuming synthetic 20 MB plans, vs
+//     the same binary consuming one small TPC-DS plan.
+//   - reads: p50/p99 of the lineage queries over a generated graph of ≥1M column edges, vs a
+//     one-hop lookup.
+//
+// It is not a test and not run in CI. The e2e, fresh, rss and reads parts WIPE THE NEO4J GRAPH (batched
+// deletes) before they run and at the end, and create (then delete) their own Kafka topics. Kafka
+// and Neo4j are the dev services (dev/services start): COLLINE_TEST_KAFKA_BROKERS and
+// COLLINE_TEST_NEO4J_URI override their addresses.
+package main

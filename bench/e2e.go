@@ -1,0 +1,316 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/colline/colline/events"
+	"github.com/colline/colline/graph"
+	"github.com/colline/colline/ingest"
+	"github.com/colline/colline/plan"
+)
+
+// message is one Kafka message to replay, with what the consumer should make of it.
+type message struct {
+	key, value []byte
+	id         string // event id
+	edges      int    // edges plan.Extract finds in it
+}
+
+// prepare makes copies variants of every corpus event and counts their edges.
+func prepare(evs []event, copies int) ([]message, int, error) {
+	var out []message
+	total := 0
+	for c := 0; c < copies; c++ {
+		for _, e := range evs {
+			v, id := variant(e.data, c)
+			env, err := events.Decode(v)
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s: %w", e.name, err)
+			}
+			lin, err := plan.Extract(env)
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s: %w", e.name, err)
+			}
+			out = append(out, message{key: []byte(fmt.Sprintf("%s-%d", env.App.ID, c)), value: v, id: id, edges: len(lin.Edges)})
+			total += len(lin.Edges)
+		}
+	}
+	return out, total, nil
+}
+
+// tap wraps the loop's fetcher and writer to time the run and see each event written.
+type tap struct {
+	fetcher interface {
+		FetchMessage(ctx context.Context) (kafka.Message, error)
+	}
+	writer interface {
+		Write(ctx context.Context, items []graph.Item) error
+	}
+	onFetch func(kafka.Message, time.Time)        // optional
+	onWrite func(items []graph.Item, t time.Time) // optional, after a successful write
+
+	mu         sync.Mutex
+	firstFetch time.Time
+	lastWrite  time.Time
+	events     int
+	edges      int
+	writes     int
+}
+
+func (t *tap) FetchMessage(ctx context.Context) (kafka.Message, error) {
+	m, err := t.fetcher.FetchMessage(ctx)
+	if err == nil {
+		now := time.Now()
+		t.mu.Lock()
+		if t.firstFetch.IsZero() {
+			t.firstFetch = now
+		}
+		t.mu.Unlock()
+		if t.onFetch != nil {
+			t.onFetch(m, now)
+		}
+	}
+	return m, err
+}
+
+func (t *tap) Write(ctx context.Context, items []graph.Item) error {
+	if err := t.writer.Write(ctx, items); err != nil {
+		return err
+	}
+	now := time.Now()
+	t.mu.Lock()
+	t.lastWrite = now
+	t.writes++
+	t.events += len(items)
+	for _, it := range items {
+		t.edges += len(it.Lineage.Edges)
+	}
+	t.mu.Unlock()
+	if t.onWrite != nil {
+		t.onWrite(items, now)
+	}
+	return nil
+}
+
+func (t *tap) seconds() float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lastWrite.Sub(t.firstFetch).Seconds()
+}
+
+// consumer is an in-process consumer: the real ingest loop with the real Kafka reader and a
+// writer of the caller's choice, on a topic of its own.
+type consumer struct {
+	reader *kafka.Reader
+	dlq    *ingest.DeadLetterWriter
+	loop   *ingest.Loop
+	reg    *prometheus.Registry
+	tap    *tap
+}
+
+// newConsumer builds the loop as cmd/consumer does, with its defaults, except for the writer
+// (wrapped in a tap) and exitWhenIdle.
+func newConsumer(env *benchEnv, topic, dlqTopic string, w interface {
+	Write(ctx context.Context, items []graph.Item) error
+}, exitWhenIdle time.Duration) (*consumer, error) {
+	group := topic + ".group"
+	reader := ingest.NewReader(ingest.ReaderOptions{Brokers: env.brokers, Topic: topic, Group: group}, nil)
+	dlq := ingest.NewDeadLetterWriter(env.brokers, dlqTopic, 0, nil)
+	reg := prometheus.NewRegistry()
+	t := &tap{fetcher: reader, writer: w}
+	p := ingest.Params{
+		Fetcher: t, Committer: reader, Writer: t, DeadLetters: dlq,
+		Metrics: ingest.NewMetrics(reg), Logger: slog.New(slog.DiscardHandler), Version: "bench",
+	}
+	if exitWhenIdle > 0 {
+		p.ExitWhenIdle = exitWhenIdle
+		p.Backlog = ingest.Backlog{Brokers: env.brokers, Topic: topic, Group: group}
+	}
+	loop, err := ingest.New(p)
+	if err != nil {
+		return nil, err
+	}
+	return &consumer{reader: reader, dlq: dlq, loop: loop, reg: reg, tap: t}, nil
+}
+
+func (c *consumer) close() {
+	c.reader.Close()
+	c.dlq.Close()
+}
+
+// deadLetters returns the number of messages the loop sent to the dead-letter topic.
+func (c *consumer) deadLetters() float64 {
+	mfs, _ := c.reg.Gather()
+	var n float64
+	for _, mf := range mfs {
+		if mf.GetName() == "colline_ingest_dead_letters_total" {
+			for _, m := range mf.GetMetric() {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
+}
+
+// stages returns the seconds the loop spent per stage (colline_ingest_stage_duration_seconds).
+func (c *consumer) stages() string {
+	mfs, _ := c.reg.Gather()
+	var parts []string
+	for _, mf := range mfs {
+		if mf.GetName() != "colline_ingest_stage_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				parts = append(parts, fmt.Sprintf("%s %.2fs", l.GetValue(), m.GetHistogram().GetSampleSum()))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// produce sends msgs to topic and waits for the acknowledgements.
+func produce(ctx context.Context, env *benchEnv, topic string, msgs []message) error {
+	w := newProducer(env.brokers, topic, 20*time.Millisecond)
+	defer w.Close()
+	const chunk = 50
+	for i := 0; i < len(msgs); i += chunk {
+		var batch []kafka.Message
+		for _, m := range msgs[i:min(i+chunk, len(msgs))] {
+			batch = append(batch, kafka.Message{Key: m.key, Value: m.value})
+		}
+		if err := w.WriteMessages(ctx, batch...); err != nil {
+			return fmt.Errorf("produce to %s: %w", topic, err)
+		}
+	}
+	return nil
+}
+
+// replay produces msgs to a fresh topic, then consumes them with the loop and writer w until the
+// backlog is done. It returns the tap with the counts and times.
+func replay(ctx context.Context, env *benchEnv, phase string, msgs []message, w interface {
+	Write(ctx context.Context, items []graph.Item) error
+}) (*tap, *consumer, error) {
+	topic, dlqTopic := topicName(phase), topicName(phase+".dlq")
+	if err := env.admin.createTopic(ctx, topic, 3, 32<<20); err != nil {
+		return nil, nil, err
+	}
+	if err := env.admin.createTopic(ctx, dlqTopic, 1, 32<<20); err != nil {
+		return nil, nil, err
+	}
+	defer env.admin.deleteTopics(context.WithoutCancel(ctx), topic, dlqTopic)
+	if err := produce(ctx, env, topic, msgs); err != nil {
+		return nil, nil, err
+	}
+	c, err := newConsumer(env, topic, dlqTopic, w, 2*time.Second)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.close()
+	if err := c.loop.Run(ctx); err != nil {
+		return nil, nil, fmt.Errorf("%s: consumer loop: %w", phase, err)
+	}
+	return c.tap, c, nil
+}
+
+// naiveWriter is the baseline: one transaction per edge, each MERGEing both columns and the
+// FEEDS relationship. It writes less than graph.Writer (no datasets, jobs, runs, HAS_COLUMN), so
+// the comparison favours it.
+type naiveWriter struct{ driver neo4j.DriverWithContext }
+
+func (w naiveWriter) Write(ctx context.Context, items []graph.Item) error {
+	for _, it := range items {
+		job := graph.JobKey(it.Event.App)
+		ts, _ := graph.EventTime(it.Event)
+		for _, e := range it.Lineage.Edges {
+			_, err := neo4j.ExecuteQuery(ctx, w.driver, `MERGE (s:Column {key: $source})
+MERGE (t:Column {key: $target})
+MERGE (s)-[f:FEEDS {job: $job}]->(t)
+SET f.type = $type, f.subtype = $subtype, f.masking = $masking, f.expr = $expr, f.lastSeen = $ts`,
+				map[string]any{"source": e.Source, "target": e.Target, "job": job, "type": e.Type, "subtype": e.Subtype,
+					"masking": e.Masking, "expr": e.Expr, "ts": ts}, neo4j.EagerResultTransformer)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// benchE2E replays the corpus (copies times) into the real writer, and a subset of it into the
+// naive writer, each on a wiped graph.
+func benchE2E(ctx context.Context, r *report, env *benchEnv, evs []event, copies, naiveEdges int) error {
+	msgs, total, err := prepare(evs, copies)
+	if err != nil {
+		return err
+	}
+	// The naive subset: the first events of copy 0 until naiveEdges edges.
+	var naive []message
+	n := 0
+	for _, m := range msgs[:len(evs)] {
+		if n >= naiveEdges {
+			break
+		}
+		naive = append(naive, m)
+		n += m.edges
+	}
+
+	run := func(name string, msgs []message, w interface {
+		Write(ctx context.Context, items []graph.Item) error
+	}) (edgesPerSec, eventsPerSec float64, err error) {
+		d, err := wipeAll(ctx, env.driver)
+		if err != nil {
+			return 0, 0, err
+		}
+		if err := env.writer.Bootstrap(ctx); err != nil {
+			return 0, 0, err
+		}
+		var bytes int64
+		want := 0
+		for _, m := range msgs {
+			bytes += int64(len(m.value))
+			want += m.edges
+		}
+		r.notef("e2e %s: graph wiped in %.1fs; replaying %d events (%.1f MB, %d edges) through Kafka", name, d.Seconds(), len(msgs), float64(bytes)/1e6, want)
+		t, c, err := replay(ctx, env, "e2e-"+name, msgs, w)
+		if err != nil {
+			return 0, 0, err
+		}
+		dead := c.deadLetters()
+		secs := t.seconds()
+		feeds, _ := countFeeds(ctx, env.driver)
+		r.notef("e2e %s: %d events, %d edges written in %.2fs (%d transactions; %d FEEDS in the graph; %.0f dead letters): %.0f edges/s, %.1f events/s, %.1f MB/s",
+			name, t.events, t.edges, secs, t.writes, feeds, dead, float64(t.edges)/secs, float64(t.events)/secs, float64(bytes)/1e6/secs)
+		r.notef("e2e %s: time per stage (decode and extract per message, write and commit per batch): %s", name, c.stages())
+		if t.events != len(msgs) || dead > 0 {
+			return 0, 0, fmt.Errorf("e2e %s: %d of %d events written, %.0f dead letters", name, t.events, len(msgs), dead)
+		}
+		return float64(t.edges) / secs, float64(t.events) / secs, nil
+	}
+
+	r.notef("e2e: corpus %d events x %d copies = %d events, %d edges; naive subset %d events, %d edges", len(evs), copies, len(msgs), total, len(naive), n)
+	nEdges, nEvents, err := run("naive", naive, naiveWriter{env.driver})
+	if err != nil {
+		return err
+	}
+	eEdges, eEvents, err := run("colline", msgs, env.writer)
+	if err != nil {
+		return err
+	}
+	x := eEdges / nEdges
+	r.add(row{part: "b", metric: "end-to-end edges/s (Kafka → consumer loop → Neo4j)", value: fmt.Sprintf("%.0f edges/s", eEdges),
+		baseline: fmt.Sprintf("%.0f edges/s naive (1 tx/edge)", nEdges), target: "≥ 50× naive and ≥ 20,000 edges/s",
+		result: fmt.Sprintf("%.0f× naive", x), met: x >= 50 && eEdges >= 20000})
+	r.add(row{part: "b", metric: "end-to-end events/s", value: fmt.Sprintf("%.1f events/s", eEvents),
+		baseline: fmt.Sprintf("%.1f events/s naive", nEvents), target: "-"})
+	return nil
+}

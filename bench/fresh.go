@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/colline/colline/graph"
+)
+
+const idHeader = "colline-bench-id"
+
+// benchFresh produces corpus variants at a steady rate for a while into a consumer loop running
+// with its default batching, and measures, per event, the time from just before the producer
+// sent it to the commit of the graph transaction that holds its edges (from then on they are
+// visible to every reader). The baseline is the transport alone: from the same start to the
+// loop's fetch of the message.
+func benchFresh(ctx context.Context, r *report, env *benchEnv, evs []event, rate float64, dur time.Duration) error {
+	d, err := wipeAll(ctx, env.driver)
+	if err != nil {
+		return err
+	}
+	if err := env.writer.Bootstrap(ctx); err != nil {
+		return err
+	}
+	topic, dlqTopic := topicName("fresh"), topicName("fresh.dlq")
+	if err := env.admin.createTopic(ctx, topic, 3, 32<<20); err != nil {
+		return err
+	}
+	if err := env.admin.createTopic(ctx, dlqTopic, 1, 32<<20); err != nil {
+		return err
+	}
+	defer env.admin.deleteTopics(context.WithoutCancel(ctx), topic, dlqTopic)
+
+	var mu sync.Mutex
+	sent, fetched, visible := map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
+	edges := 0
+	c, err := newConsumer(env, topic, dlqTopic, env.writer, 0)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	c.tap.onFetch = func(m kafka.Message, t time.Time) {
+		for _, h := range m.Headers {
+			if h.Key == idHeader {
+				mu.Lock()
+				fetched[string(h.Value)] = t
+				mu.Unlock()
+			}
+		}
+	}
+	c.tap.onWrite = func(items []graph.Item, t time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, it := range items {
+			visible[it.Event.EventID] = t
+			edges += len(it.Lineage.Edges)
+		}
+	}
+	lctx, stop := context.WithCancel(ctx)
+	loopDone := make(chan error, 1)
+	go func() { loopDone <- c.loop.Run(lctx) }()
+
+	// The consumer joins its group and is assigned the partitions before the clock starts: wait
+	// for a warm-up message to be written.
+	w := newProducer(env.brokers, topic, 20*time.Millisecond)
+	defer w.Close()
+	warm, warmID := variant(evs[0].data, 1000)
+	if err := w.WriteMessages(ctx, kafka.Message{Value: warm, Headers: []kafka.Header{{Key: idHeader, Value: []byte(warmID)}}}); err != nil {
+		stop()
+		return err
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		_, ok := visible[warmID]
+		mu.Unlock()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return fmt.Errorf("fresh: the warm-up event was not written within 60s")
+		}
+	}
+	mu.Lock()
+	delete(visible, warmID)
+	delete(fetched, warmID)
+	edges = 0
+	mu.Unlock()
+
+	r.notef("fresh: graph wiped in %.1fs; producing %.0f events/s for %v", d.Seconds(), rate, dur)
+	interval := time.Duration(float64(time.Second) / rate)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	var wg sync.WaitGroup
+	var sendErr error
+	start := time.Now()
+	n := 0
+	for time.Since(start) < dur {
+		<-tick.C
+		e := evs[n%len(evs)]
+		v, id := variant(e.data, 2000+n/len(evs))
+		n++
+		mu.Lock()
+		sent[id] = time.Now()
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := w.WriteMessages(ctx, kafka.Message{Key: []byte(id), Value: v, Headers: []kafka.Header{{Key: idHeader, Value: []byte(id)}}})
+			if err != nil {
+				mu.Lock()
+				sendErr = err
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	produced := time.Since(start)
+	if sendErr != nil {
+		stop()
+		return fmt.Errorf("fresh: produce: %w", sendErr)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		done := len(visible) >= len(sent)
+		mu.Unlock()
+		if done || time.Now().After(deadline) {
+			break
+		}
+	}
+	stop()
+	<-loopDone
+
+	mu.Lock()
+	defer mu.Unlock()
+	var lat, transport []float64
+	for id, t0 := range sent {
+		if t, ok := visible[id]; ok {
+			lat = append(lat, t.Sub(t0).Seconds())
+		}
+		if t, ok := fetched[id]; ok {
+			transport = append(transport, t.Sub(t0).Seconds())
+		}
+	}
+	if len(lat) < len(sent) {
+		return fmt.Errorf("fresh: only %d of %d events became visible within 60s of the end", len(lat), len(sent))
+	}
+	p := func(xs []float64, q float64) float64 {
+		slices.Sort(xs)
+		return xs[min(len(xs)-1, int(q*float64(len(xs))))]
+	}
+	r.notef("fresh: %d events in %.1fs (%.1f/s achieved), %d edges; to visible: p50 %.0f ms, p99 %.0f ms, max %.0f ms; to fetch: p50 %.0f ms, p99 %.0f ms",
+		len(sent), produced.Seconds(), float64(len(sent))/produced.Seconds(), edges,
+		p(lat, .5)*1000, p(lat, .99)*1000, lat[len(lat)-1]*1000, p(transport, .5)*1000, p(transport, .99)*1000)
+	p99 := p(lat, .99)
+	r.add(row{part: "c", metric: fmt.Sprintf("freshness at %.0f events/s, produce → edges committed in Neo4j", rate),
+		value:    fmt.Sprintf("p50 %.0f ms, p99 %.0f ms", p(lat, .5)*1000, p99*1000),
+		baseline: fmt.Sprintf("produce → fetched: p50 %.0f ms, p99 %.0f ms", p(transport, .5)*1000, p(transport, .99)*1000),
+		target:   "p99 ≤ 2 s", met: p99 <= 2})
+	return nil
+}

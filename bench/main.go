@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/colline/colline/graph"
+)
+
+// benchEnv holds the services the Neo4j and Kafka parts use.
+type benchEnv struct {
+	brokers  []string
+	neo4jURI string
+	driver   neo4j.DriverWithContext
+	writer   *graph.Writer
+	admin    *kafkaAdmin
+}
+
+func main() {
+	var (
+		parts      = flag.String("parts", "decode,e2e,fresh,rss,reads", "comma-separated parts to run")
+		corpus     = flag.String("corpus", "plan/testdata/tpcds", "TPC-DS corpus directory (spark-*/q*.json[.gz])")
+		kafkaAddr  = flag.String("kafka", envOr("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers, comma-separated")
+		neo4jURI   = flag.String("neo4j", envOr("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (no auth)")
+		rounds     = flag.Int("decode-rounds", 9, "decode: interleaved rounds per variant")
+		roundTime  = flag.Duration("decode-round-time", 700*time.Millisecond, "decode: minimum time of a round")
+		cpuProfile = flag.String("cpuprofile", "", "decode: write a CPU profile of Decode+Extract here")
+		memProfile = flag.String("memprofile", "", "decode: write an allocation profile of Decode+Extract here")
+		copies     = flag.Int("e2e-copies", 5, "e2e: replay the corpus this many times (each copy writes new target tables)")
+		naiveEdges = flag.Int("naive-edges", 4000, "e2e: edges the naive baseline writes")
+		freshRate  = flag.Float64("fresh-rate", 50, "fresh: events per second")
+		freshDur   = flag.Duration("fresh-duration", 30*time.Second, "fresh: how long to produce")
+		rssMB      = flag.Int("rss-mb", 20, "rss: size of each synthetic plan, MB")
+		rssEvents  = flag.Int("rss-events", 5, "rss: number of synthetic plans")
+		rssLog     = flag.String("rss-log", "", "rss: append the consumer's stderr to this file")
+		readEdges  = flag.Int("reads-edges", 1_000_000, "reads: FEEDS edges to generate")
+		readN      = flag.Int("reads-samples", 100, "reads: queries timed per kind")
+		readTO     = flag.Duration("reads-timeout", 10*time.Second, "reads: timeout of one query")
+		readBudget = flag.Duration("reads-budget", 90*time.Second, "reads: most time spent sampling one query kind")
+		keepGraph  = flag.Bool("keep-graph", false, "do not wipe the graph at the end")
+	)
+	flag.Parse()
+	// The first interrupt stops the part running (the graph is still wiped at the end); a second
+	// one kills.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	context.AfterFunc(ctx, stop)
+	if err := run(ctx, *parts, *corpus, *kafkaAddr, *neo4jURI, func(r *report, env *benchEnv, evs []event, part string) error {
+		switch part {
+		case "decode":
+			return benchDecode(r, evs, *rounds, *roundTime, *cpuProfile, *memProfile)
+		case "e2e":
+			return benchE2E(ctx, r, env, evs, *copies, *naiveEdges)
+		case "fresh":
+			return benchFresh(ctx, r, env, evs, *freshRate, *freshDur)
+		case "rss":
+			return benchRSS(ctx, r, env, evs, *rssMB, *rssEvents, *rssLog)
+		case "reads":
+			return benchReads(ctx, r, env, *readEdges, *readN, *readTO, *readBudget)
+		}
+		return fmt.Errorf("unknown part %q", part)
+	}, *keepGraph); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, parts, corpus, kafkaAddr, neo4jURI string, do func(*report, *benchEnv, []event, string) error, keepGraph bool) error {
+	r := newReport()
+	evs, err := loadCorpus(corpus)
+	if err != nil {
+		return err
+	}
+	r.notef("machine: %s/%s, %d CPUs (GOMAXPROCS %d), %s; load average %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), memTotal(), loadAvg())
+	r.notef("corpus: %d events (%d CTAS, %d nested inserts), %.1f MB, from %s", len(evs), countCTAS(evs), len(evs)-countCTAS(evs), float64(totalBytes(evs))/1e6, corpus)
+
+	env := &benchEnv{brokers: strings.Split(kafkaAddr, ","), neo4jURI: neo4jURI}
+	needServices := false
+	for _, p := range strings.Split(parts, ",") {
+		needServices = needServices || p != "decode"
+	}
+	if needServices {
+		d, err := graph.NewDriver(neo4jURI, "", "")
+		if err != nil {
+			return err
+		}
+		defer d.Close(context.Background())
+		if err := d.VerifyConnectivity(ctx); err != nil {
+			return fmt.Errorf("neo4j at %s (dev/services start): %w", neo4jURI, err)
+		}
+		env.driver, env.writer = d, graph.NewWriter(d, "")
+		env.admin = newKafkaAdmin(env.brokers)
+		defer env.admin.close()
+		if !keepGraph {
+			defer func() {
+				if d, err := wipeAll(context.WithoutCancel(ctx), env.driver); err == nil {
+					r.notef("graph wiped at the end in %.1fs", d.Seconds())
+				}
+			}()
+		}
+	}
+	var failed []string
+	for _, p := range strings.Split(parts, ",") {
+		start := time.Now()
+		r.notef("== %s (load average %s)", p, loadAvg())
+		if err := do(r, env, evs, p); err != nil {
+			r.notef("%s FAILED: %v", p, err)
+			failed = append(failed, p)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		r.notef("== %s done in %.1fs", p, time.Since(start).Seconds())
+	}
+	r.notef("load average at the end %s", loadAvg())
+	fmt.Println()
+	r.print(os.Stdout)
+	if len(failed) > 0 {
+		return fmt.Errorf("parts failed: %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+func countCTAS(evs []event) int {
+	n := 0
+	for _, e := range evs {
+		if !e.nested {
+			n++
+		}
+	}
+	return n
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func memTotal() string {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return "memory ?"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "MemTotal:") {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "MemTotal:")), "%d", &kb)
+			return fmt.Sprintf("%.1f GiB memory", float64(kb)/(1<<20))
+		}
+	}
+	return "memory ?"
+}
