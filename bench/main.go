@@ -41,6 +41,7 @@ func main() {
 		rssMB      = flag.Int("rss-mb", 20, "rss: size of each synthetic plan, MB")
 		rssEvents  = flag.Int("rss-events", 5, "rss: number of synthetic plans")
 		rssLog     = flag.String("rss-log", "", "rss: append the consumer's stderr to this file")
+		rssEnv     = flag.String("rss-env", "", "rss: extra environment of the consumer, comma-separated KEY=VALUE (e.g. GOMEMLIMIT=100MiB); default: none, all defaults")
 		readEdges  = flag.Int("reads-edges", 1_000_000, "reads: FEEDS edges to generate")
 		readN      = flag.Int("reads-samples", 100, "reads: queries timed per kind")
 		readTO     = flag.Duration("reads-timeout", 10*time.Second, "reads: timeout of one query")
@@ -62,7 +63,7 @@ func main() {
 		case "fresh":
 			return benchFresh(ctx, r, env, evs, *freshRate, *freshDur)
 		case "rss":
-			return benchRSS(ctx, r, env, evs, *rssMB, *rssEvents, *rssLog)
+			return benchRSS(ctx, r, env, evs, *rssMB, *rssEvents, *rssLog, *rssEnv)
 		case "reads":
 			return benchReads(ctx, r, env, *readEdges, *readN, *readTO, *readBudget)
 		}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -135,28 +138,16 @@ func dedupe(rows []map[string]any) []map[string]any {
 }
 
 // The queries measured: those docs/browser.md recommends (3: upstream of a column as a table;
-// 4: downstream impact with the jobs involved), a proposed form of 4, and graph.Reader's.
+// 4: downstream impact with the jobs involved), read from deploy/browser/queries as shipped, the
+// previous form of 4 (every path), and graph.Reader's.
 const (
-	qUpstreamTable = `MATCH p = (src:Column)-[:FEEDS*1..5]->(:Column {key: $key})
-MATCH (ds:Dataset)-[:HAS_COLUMN]->(src)
-WITH ds, src, p, all(f IN relationships(p) WHERE f.type = 'DIRECT') AS direct
-RETURN ds.key AS dataset, src.name AS column, min(length(p)) AS hops,
-       any(x IN collect(direct) WHERE x) AS valueFlows
-ORDER BY hops, dataset, column`
-	qDownstreamImpact = `MATCH p = (:Column {key: $key})-[:FEEDS*1..10]->(d:Column)
+	// qDownstreamAllPaths is docs/browser.md query 4 before 2026-12-01: it enumerates every path.
+	qDownstreamAllPaths = `MATCH p = (:Column {key: $key})-[:FEEDS*1..10]->(d:Column)
 MATCH (ds:Dataset)-[:HAS_COLUMN]->(d)
 UNWIND relationships(p) AS f
 RETURN ds.key AS dataset, collect(DISTINCT d.name) AS columns, min(length(p)) AS hops,
        collect(DISTINCT f.job) AS viaJobs
 ORDER BY hops, dataset`
-	// qDownstreamDistinct asks the impact question per distinct column, with the jobs that write
-	// each affected column (the last hop), not the jobs of every path: proposed for browser.md 4.
-	qDownstreamDistinct = `MATCH (c:Column {key: $key})-[:FEEDS*1..10]->(d:Column)
-WITH DISTINCT d
-MATCH (ds:Dataset)-[:HAS_COLUMN]->(d)
-OPTIONAL MATCH (:Column)-[f:FEEDS]->(d)
-RETURN ds.key AS dataset, collect(DISTINCT d.name) AS columns, collect(DISTINCT f.job) AS viaJobs
-ORDER BY dataset`
 	qOneHop = `MATCH (s:Column)-[:FEEDS]->(c:Column {key: $key}) RETURN s.key AS key`
 )
 
@@ -173,6 +164,14 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 	}
 	r.notef("reads: graph wiped in %.1fs; generating ≥%d edges", d.Seconds(), edges)
 	perLayer, err := generateGraph(ctx, r, env, edges)
+	if err != nil {
+		return err
+	}
+	qUpstreamTable, err := shippedQuery("03-upstream-table")
+	if err != nil {
+		return err
+	}
+	qDownstreamImpact, err := shippedQuery("04-downstream-impact")
 	if err != nil {
 		return err
 	}
@@ -206,8 +205,8 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 	queries := []query{
 		{"one hop upstream (baseline)", last, cypher(qOneHop)},
 		{"upstream to depth 5, table (browser.md 3)", last, cypher(qUpstreamTable)},
-		{"downstream impact 1..10 (browser.md 4)", first, cypher(qDownstreamImpact)},
-		{"downstream impact 1..10, distinct columns (proposed)", first, cypher(qDownstreamDistinct)},
+		{"downstream impact {1,10} (browser.md 4)", first, cypher(qDownstreamImpact)},
+		{"downstream impact *1..10, all paths (browser.md 4 before)", first, cypher(qDownstreamAllPaths)},
 		{"graph.Reader.Upstream(key, 5)", last, keys(reader.Upstream)},
 		{"graph.Reader.Downstream(key, 5)", first, keys(reader.Downstream)},
 	}
@@ -251,4 +250,13 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 			baseline: fmt.Sprintf("%.0f ms one-hop lookup", base*1000), target: "≤ 200 ms", met: p99 <= 0.2})
 	}
 	return nil
+}
+
+// shippedQuery reads deploy/browser/queries/<name>.cypher, with its $column parameter renamed $key.
+func shippedQuery(name string) (string, error) {
+	b, err := os.ReadFile(filepath.Join("deploy", "browser", "queries", name+".cypher"))
+	if err != nil {
+		return "", fmt.Errorf("reads: run the bench from the repository root: %w", err)
+	}
+	return strings.ReplaceAll(string(b), "$column", "$key"), nil
 }

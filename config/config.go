@@ -44,7 +44,7 @@ type Config struct {
 	KafkaSASLMechanism         string `split_words:"true" desc:"empty (no SASL), PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"`
 	KafkaSASLUsername          string `split_words:"true" desc:"SASL user name"`
 	KafkaSASLPassword          Secret `split_words:"true" desc:"SASL password (never logged)"`
-	MaxEventBytes              int    `split_words:"true" default:"16777216" desc:"largest message value decoded; larger ones go to the dead-letter topic (reason too_large)"`
+	MaxEventBytes              int    `split_words:"true" default:"33554432" desc:"largest message value decoded (uncompressed); larger ones go to the dead-letter topic (reason too_large); unset, at most COLLINE_KAFKA_MAX_BYTES"`
 
 	Neo4jURI       string `split_words:"true" default:"bolt://127.0.0.1:17687" desc:"Neo4j URI: bolt://, neo4j:// (routing), with +s or +ssc for TLS"`
 	Neo4jUser      string `split_words:"true" desc:"Neo4j user; empty: no authentication"`
@@ -56,6 +56,7 @@ type Config struct {
 	HTTPAddr        string        `split_words:"true" default:":9090" desc:"listen address of /metrics, /healthz and /readyz"`
 	BatchSize       int           `split_words:"true" default:"100" desc:"most messages written in one Neo4j transaction"`
 	BatchWait       time.Duration `split_words:"true" default:"200ms" desc:"how long a batch waits for more messages after its first"`
+	BatchMaxBytes   int           `split_words:"true" default:"16777216" desc:"a batch closes once its messages' values add up to this many bytes (bounds memory with large plans)"`
 	ShutdownTimeout time.Duration `split_words:"true" default:"30s" desc:"on SIGTERM, time to finish writing and committing the batch in hand"`
 	ExitWhenIdle    time.Duration `split_words:"true" default:"0s" desc:"if > 0, exit 0 once the backlog present at start is committed and no message came for this long (tests, demos, one-shot replays); needs a single consumer in the group"`
 
@@ -68,6 +69,11 @@ func Load() (Config, error) {
 	var c Config
 	if err := envconfig.Process(Prefix, &c); err != nil {
 		return c, fmt.Errorf("config: %w", err)
+	}
+	// The default largest event follows a smaller fetch size, so that setting
+	// COLLINE_KAFKA_MAX_BYTES alone (as before the default rose to 32 MiB) stays valid.
+	if _, set := os.LookupEnv(Prefix + "_MAX_EVENT_BYTES"); !set && c.KafkaMaxBytes >= 1<<20 {
+		c.MaxEventBytes = min(c.MaxEventBytes, c.KafkaMaxBytes)
 	}
 	return c, c.Validate()
 }
@@ -154,6 +160,9 @@ func (c Config) Validate() error {
 	}
 	if c.BatchWait <= 0 || c.BatchWait > time.Minute {
 		bad("BATCH_WAIT", "%v is outside (0, 1m]", c.BatchWait)
+	}
+	if c.BatchMaxBytes < 1<<20 {
+		bad("BATCH_MAX_BYTES", "%d is below 1 MiB", c.BatchMaxBytes)
 	}
 	if c.MetricsInterval < time.Second {
 		bad("METRICS_INTERVAL", "%v is below 1s", c.MetricsInterval)
@@ -333,6 +342,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("metrics_interval", c.MetricsInterval),
 		slog.Int("batch_size", c.BatchSize),
 		slog.Duration("batch_wait", c.BatchWait),
+		slog.Int("batch_max_bytes", c.BatchMaxBytes),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 		slog.Duration("exit_when_idle", c.ExitWhenIdle),
 		slog.String("log_level", c.LogLevel.String()),

@@ -42,8 +42,8 @@ func TestDefaults(t *testing.T) {
 		KafkaBrokers: []string{"127.0.0.1:19092"}, KafkaTopic: "colline.plans", KafkaGroup: "colline",
 		KafkaDLQTopic: "colline.plans.dlq", KafkaMaxBytes: 32 << 20,
 		Neo4jURI: "bolt://127.0.0.1:17687", Neo4jDatabase: "neo4j",
-		HTTPAddr: ":9090", BatchSize: 100, BatchWait: 200 * time.Millisecond, ShutdownTimeout: 30 * time.Second,
-		LogLevel: slog.LevelInfo, LogFormat: "json", MaxEventBytes: 16 << 20, MetricsInterval: 15 * time.Second,
+		HTTPAddr: ":9090", BatchSize: 100, BatchWait: 200 * time.Millisecond, BatchMaxBytes: 16 << 20, ShutdownTimeout: 30 * time.Second,
+		LogLevel: slog.LevelInfo, LogFormat: "json", MaxEventBytes: 32 << 20, MetricsInterval: 15 * time.Second,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -57,7 +57,7 @@ func TestVariables(t *testing.T) {
 		"COLLINE_KAFKA_DLQ_TOPIC": "d", "COLLINE_KAFKA_MAX_BYTES": "16777216",
 		"COLLINE_NEO4J_URI": "neo4j+s://db.example:7687", "COLLINE_NEO4J_USER": "u", "COLLINE_NEO4J_PASSWORD": "p",
 		"COLLINE_NEO4J_DATABASE": "lineage", "COLLINE_HTTP_ADDR": "127.0.0.1:9191", "COLLINE_BATCH_SIZE": "7",
-		"COLLINE_BATCH_WAIT": "1s", "COLLINE_SHUTDOWN_TIMEOUT": "5s", "COLLINE_EXIT_WHEN_IDLE": "3s",
+		"COLLINE_BATCH_WAIT": "1s", "COLLINE_BATCH_MAX_BYTES": "2097152", "COLLINE_SHUTDOWN_TIMEOUT": "5s", "COLLINE_EXIT_WHEN_IDLE": "3s",
 		"COLLINE_LOG_LEVEL": "debug", "COLLINE_LOG_FORMAT": "text",
 		"NEO4J_DATABASE": "bare names are not read",
 	} {
@@ -70,7 +70,7 @@ func TestVariables(t *testing.T) {
 	want := Config{
 		KafkaBrokers: []string{"a:1", "b:2"}, KafkaTopic: "t", KafkaGroup: "g", KafkaDLQTopic: "d", KafkaMaxBytes: 16 << 20,
 		Neo4jURI: "neo4j+s://db.example:7687", Neo4jUser: "u", Neo4jPassword: "p", Neo4jDatabase: "lineage",
-		HTTPAddr: "127.0.0.1:9191", BatchSize: 7, BatchWait: time.Second, ShutdownTimeout: 5 * time.Second,
+		HTTPAddr: "127.0.0.1:9191", BatchSize: 7, BatchWait: time.Second, BatchMaxBytes: 2 << 20, ShutdownTimeout: 5 * time.Second,
 		ExitWhenIdle: 3 * time.Second, LogLevel: slog.LevelDebug, LogFormat: "text",
 		MaxEventBytes: 16 << 20, MetricsInterval: 15 * time.Second,
 	}
@@ -103,6 +103,7 @@ func TestBadConfigs(t *testing.T) {
 		{"broker port", map[string]string{"COLLINE_KAFKA_BROKERS": "k:0"}, []string{`COLLINE_KAFKA_BROKERS: "k:0": port "0" is not 1..65535`}},
 		{"batch size", map[string]string{"COLLINE_BATCH_SIZE": "0"}, []string{"COLLINE_BATCH_SIZE: 0 is outside 1..10000"}},
 		{"batch wait", map[string]string{"COLLINE_BATCH_WAIT": "0s"}, []string{"COLLINE_BATCH_WAIT: 0s is outside (0, 1m]"}},
+		{"batch bytes", map[string]string{"COLLINE_BATCH_MAX_BYTES": "1000"}, []string{"COLLINE_BATCH_MAX_BYTES: 1000 is below 1 MiB"}},
 		{"shutdown timeout", map[string]string{"COLLINE_SHUTDOWN_TIMEOUT": "-1s"}, []string{"COLLINE_SHUTDOWN_TIMEOUT: -1s must be positive"}},
 		{"exit when idle", map[string]string{"COLLINE_EXIT_WHEN_IDLE": "-1s"}, []string{"COLLINE_EXIT_WHEN_IDLE: -1s must not be negative"}},
 		{"log format", map[string]string{"COLLINE_LOG_FORMAT": "xml"}, []string{`COLLINE_LOG_FORMAT: "xml" is neither json nor text`}},

@@ -8,7 +8,12 @@
 //
 // Ordering: one loop goroutine handles the messages of all its partitions in fetch order, so the
 // order within a partition (events of one Spark application, keyed by app id) is kept. Batches are
-// bounded by a message count and a time window.
+// bounded by a message count, by the bytes of their values and by a time window. While batch n is
+// written, dead-lettered and committed in the background, the loop fetches and decodes batch n+1
+// (a Processor does no I/O); batch n+1 is written only after batch n is committed, so writes and
+// commits keep the fetch order, and no offset is committed before its batch is written. A
+// message's value is dropped once it is decoded; see deadLetter.message for what that means for
+// a dead letter found at write time.
 //
 // Errors are either permanent or not:
 //   - Permanent: the message itself is bad (larger than MaxEventBytes, nested deeper than
@@ -26,6 +31,7 @@
 // statistics (as deltas) and the group's lag per partition. docs/operations.md lists them all.
 //
 // Shutdown: when the context given to Run ends, the loop stops fetching, writes and commits the
-// batch in hand within the shutdown timeout, and returns. If the timeout expires first, the batch
-// stays uncommitted and is redelivered to the next consumer.
+// batches in hand (at most two: the one being written and the one decoded) within the shutdown
+// timeout, and returns. If the timeout expires first, what is not committed is redelivered to the
+// next consumer.
 package ingest

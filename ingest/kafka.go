@@ -35,8 +35,10 @@ type ReaderOptions struct {
 	// MaxBytes is the largest fetch response; it must hold the largest message (the topic's
 	// max.message.bytes). Default: 32 MiB.
 	MaxBytes int
-	// QueueCapacity is the number of messages buffered ahead of the loop. Plans can be several
-	// MB each, so keep it small. Default: 8.
+	// QueueCapacity is the number of messages buffered ahead of the loop (kafka-go holds one more,
+	// waiting to be queued). Plans can be tens of MB each, and this buffer is not bounded by
+	// bytes, so keep it small: with 8, five 20 MB plans were all held at once. The loop fetches
+	// the next batch while it writes one, so a short queue does not slow it. Default: 1.
 	QueueCapacity int
 	// MaxWait bounds how long a fetch waits for data on an idle partition. The broker answers as
 	// soon as one message is there, so it does not delay fresh events; but kafka-go also uses it as
@@ -55,7 +57,7 @@ func NewReader(o ReaderOptions, logger *slog.Logger) *kafka.Reader {
 		o.MaxBytes = 32 << 20
 	}
 	if o.QueueCapacity <= 0 {
-		o.QueueCapacity = 8
+		o.QueueCapacity = 1
 	}
 	if o.MaxWait <= 0 {
 		o.MaxWait = 5 * time.Second

@@ -55,8 +55,12 @@ type Params struct {
 	Logger    *slog.Logger // Default: discard.
 	Version   string       // Consumer version, sent in the colline.consumer.version header.
 
-	MaxEventBytes   int           // Largest message decoded by the default Processor. Default: DefaultMaxEventBytes.
-	BatchSize       int           // Maximum messages per batch. Default: 100.
+	MaxEventBytes int // Largest message decoded by the default Processor. Default: DefaultMaxEventBytes.
+	BatchSize     int // Maximum messages per batch. Default: 100.
+	// BatchMaxBytes closes a batch once the values of its messages add up to this many bytes, so a
+	// batch holds at most BatchMaxBytes plus one message. It bounds the memory of large plans,
+	// which decode to about twice their size. Default: DefaultBatchMaxBytes.
+	BatchMaxBytes   int
 	BatchWait       time.Duration // How long a batch waits for more messages after its first. Default: 200ms.
 	ShutdownTimeout time.Duration // Time to finish the batch in hand once Run's context ends. Default: 30s.
 	Backoff         Backoff       // Retry policy of transient failures. Default: DefaultBackoff.
@@ -81,7 +85,20 @@ type Loop struct {
 	running  atomic.Bool
 	started  atomic.Bool             // Setup done
 	retrying atomic.Pointer[failure] // the operation being retried, nil when none
-	done     map[int]int64           // per partition, the offset committed by this loop
+	done     map[int]int64           // per partition, the offset committed by this loop; only read once flight is awaited
+
+	// flight is the batch being written, dead-lettered and committed while the next one is
+	// fetched and decoded; nil when none. Only the Run goroutine touches it.
+	flight *flight
+}
+
+// DefaultBatchMaxBytes is the default of Params.BatchMaxBytes.
+const DefaultBatchMaxBytes = 16 << 20
+
+// flight is a batch handled in the background; done receives handle's result.
+type flight struct {
+	bytes int
+	done  chan error
 }
 
 type failure struct {
@@ -89,10 +106,20 @@ type failure struct {
 	err error
 }
 
-// pending is a message that became an item to write.
+// pending is a message that became an item to write. Its value is dropped once decoded: the
+// commit needs only the topic, partition and offset.
 type pending struct {
 	msg  kafka.Message
 	item graph.Item
+}
+
+// batch is a fetched batch once processed: msgs (values dropped, except those of dead letters)
+// to commit, items to write, dead letters to publish.
+type batch struct {
+	msgs  []kafka.Message
+	items []pending
+	dead  []deadLetter
+	bytes int // the values' total size before they were dropped
 }
 
 // New checks p, fills in defaults and returns a Loop.
@@ -127,6 +154,9 @@ func New(p Params) (*Loop, error) {
 	}
 	if p.BatchSize <= 0 {
 		p.BatchSize = 100
+	}
+	if p.BatchMaxBytes <= 0 {
+		p.BatchMaxBytes = DefaultBatchMaxBytes
 	}
 	if p.BatchWait <= 0 {
 		p.BatchWait = 200 * time.Millisecond
@@ -213,17 +243,51 @@ func (l *Loop) Run(ctx context.Context) error {
 		l.log.Info("exit when idle: consuming the backlog", "partitions", len(targets), "idle", l.p.ExitWhenIdle)
 	}
 
+	// Batch n is written, dead-lettered and committed in the background while batch n+1 is
+	// fetched and decoded (when their values together stay within 2*BatchMaxBytes). Batch n+1 is
+	// written only once batch n is committed, so writes and commits keep the fetch order.
+	defer l.await() // on every return, nothing is left running
 	for {
 		msgs, stop, err := l.collect(ctx, targets)
 		if len(msgs) > 0 {
-			if herr := l.handle(drain, msgs); herr != nil {
+			if l.flight != nil && l.flight.bytes+valueBytes(msgs) > 2*l.p.BatchMaxBytes {
+				if herr := l.await(); herr != nil {
+					return herr
+				}
+			}
+			b := l.process(msgs)
+			if herr := l.await(); herr != nil {
 				return herr
 			}
+			f := &flight{bytes: b.bytes, done: make(chan error, 1)}
+			l.flight = f
+			go func() { f.done <- l.handle(drain, b) }()
 		}
 		if err != nil || stop {
+			if herr := l.await(); herr != nil {
+				return herr
+			}
 			return err
 		}
 	}
+}
+
+// await waits for the batch in flight, if any, and returns its error.
+func (l *Loop) await() error {
+	if l.flight == nil {
+		return nil
+	}
+	err := <-l.flight.done
+	l.flight = nil
+	return err
+}
+
+func valueBytes(msgs []kafka.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Value)
+	}
+	return n
 }
 
 // collect fetches one batch: it waits for a first message, then takes more for up to BatchWait
@@ -246,6 +310,9 @@ func (l *Loop) collect(ctx context.Context, targets map[int]int64) (msgs []kafka
 		case ctx.Err() != nil:
 			return nil, true, nil
 		case fctx.Err() != nil: // idle for ExitWhenIdle
+			if err := l.await(); err != nil {
+				return nil, true, err
+			}
 			if l.drained(targets) {
 				l.log.Info("backlog consumed and topic idle: stopping", "idle", l.p.ExitWhenIdle)
 				return nil, true, nil
@@ -264,7 +331,8 @@ func (l *Loop) collect(ctx context.Context, targets map[int]int64) (msgs []kafka
 		break
 	}
 	deadline := time.Now().Add(l.p.BatchWait)
-	for len(msgs) < l.p.BatchSize && ctx.Err() == nil {
+	bytes := len(msgs[0].Value)
+	for len(msgs) < l.p.BatchSize && bytes < l.p.BatchMaxBytes && ctx.Err() == nil {
 		fctx, cancel := context.WithDeadline(ctx, deadline)
 		m, err := l.p.Fetcher.FetchMessage(fctx)
 		cancel()
@@ -272,6 +340,7 @@ func (l *Loop) collect(ctx context.Context, targets map[int]int64) (msgs []kafka
 			break // window over, shutdown, or an error the next collect deals with
 		}
 		msgs = append(msgs, m)
+		bytes += len(m.Value)
 	}
 	return msgs, false, nil
 }
@@ -286,20 +355,29 @@ func (l *Loop) drained(targets map[int]int64) bool {
 	return true
 }
 
-// handle processes, writes, dead-letters and commits one batch. It returns an error only when
-// ctx ended before the batch was committed.
-func (l *Loop) handle(ctx context.Context, msgs []kafka.Message) error {
-	l.m.batch.Observe(float64(len(msgs)))
-	var items []pending
-	var dead []deadLetter
-	for _, m := range msgs {
+// process turns msgs into a batch: items to write and dead letters. It drops the value of every
+// message that became an item, in msgs too, so that only the decoded items stay in memory; a
+// dead letter keeps its value, to be republished.
+func (l *Loop) process(msgs []kafka.Message) *batch {
+	b := &batch{msgs: msgs, bytes: valueBytes(msgs)}
+	for i, m := range msgs {
 		it, err := l.p.Processor.Process(m)
 		if err != nil {
-			dead = append(dead, deadLetter{msg: m, reason: reason(err), err: err})
+			b.dead = append(b.dead, deadLetter{msg: m, reason: reason(err), err: err})
 			continue
 		}
-		items = append(items, pending{msg: m, item: it})
+		msgs[i].Value = nil
+		m.Value = nil
+		b.items = append(b.items, pending{msg: m, item: it})
 	}
+	return b
+}
+
+// handle writes, dead-letters and commits one processed batch. It returns an error only when ctx
+// ended before the batch was committed.
+func (l *Loop) handle(ctx context.Context, b *batch) error {
+	msgs, items, dead := b.msgs, b.items, b.dead
+	l.m.batch.Observe(float64(len(msgs)))
 
 	start := time.Now()
 	written, rejected, err := l.write(ctx, items)
@@ -386,7 +464,7 @@ func (l *Loop) write(ctx context.Context, items []pending) (written []pending, r
 		if errors.Is(err, graph.ErrInvalidItem) {
 			r = ReasonInvalidLineage
 		}
-		return nil, []deadLetter{{msg: items[0].msg, reason: r, err: err}}, nil
+		return nil, []deadLetter{{msg: items[0].msg, event: items[0].item.Event, reason: r, err: err}}, nil
 	}
 	l.log.Warn("graph rejected a batch; writing its messages one by one", "messages", len(items), "err", err)
 	for _, p := range items {

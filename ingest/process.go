@@ -33,9 +33,10 @@ type Extractor struct {
 	MaxBytes int
 }
 
-// DefaultMaxEventBytes is the default of Extractor.MaxBytes: Kafka's 16 MiB topic limit, which the
-// listener's own cap stays below.
-const DefaultMaxEventBytes = 16 << 20
+// DefaultMaxEventBytes is the default of Extractor.MaxBytes: 32 MiB, so that plans of 20 MB and
+// more are decoded. The listener compresses its messages, so a plan above the topic's 16 MiB
+// max.message.bytes still fits the topic; the reader's default fetch (32 MiB) holds it.
+const DefaultMaxEventBytes = 32 << 20
 
 // MaxNesting is the deepest nesting of JSON arrays and objects decoded: encoding/json's own limit.
 // A deeper message fails with ErrTooDeep.

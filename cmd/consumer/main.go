@@ -80,7 +80,7 @@ func run() error {
 	loop, err := ingest.New(ingest.Params{
 		Fetcher: reader, Committer: reader, Writer: store, DeadLetters: deadLetters,
 		Metrics: m, Logger: log, Version: version,
-		BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait, ShutdownTimeout: cfg.ShutdownTimeout,
+		BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait, BatchMaxBytes: cfg.BatchMaxBytes, ShutdownTimeout: cfg.ShutdownTimeout,
 		MaxEventBytes: cfg.MaxEventBytes,
 		Setup:         store.Bootstrap,
 		ExitWhenIdle:  cfg.ExitWhenIdle,

@@ -227,7 +227,9 @@ func testPoison(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	c := start(t, "consumer", topic, dlq, group)
+	// The 20 MiB plan must exceed the consumer's limit to be dead-lettered as too_large; the
+	// default limit (32 MiB) decodes it, so the limit is set here to the former default.
+	c := start(t, "consumer", topic, dlq, group, fmt.Sprintf("COLLINE_MAX_EVENT_BYTES=%d", 16<<20))
 	idle := c.metricRSS()
 	mid := len(all) / 2
 	if err := produce(ctx, topic, all[:mid], compress.Zstd); err != nil {
