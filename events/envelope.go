@@ -67,6 +67,9 @@ type Attribute struct {
 	Type      string   `json:"type"`
 	Nullable  bool     `json:"nullable"`
 	Qualifier []string `json:"qualifier"`
+	// MetadataCol marks a metadata column of a relation (`_file`, `_pos`, `_metadata`, …; since
+	// 1.3): not a data column of the dataset.
+	MetadataCol bool `json:"metadataCol,omitempty"`
 }
 
 // Expr is an expression tree. ExprID is set for named expressions; Plan (an index into

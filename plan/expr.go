@@ -42,6 +42,11 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
 		return
 	case x.Class == "Literal":
 		return
+	case x.Class == "If" && len(x.Children) == 3 && sameAttribute(&x.Children[1], &x.Children[2]):
+		// IF(c, a, a) is a: Spark's copy-on-write UPDATE rewrites every column of the table as
+		// IF(<where>, <new value>, <old value>), also those the SET leaves as they are
+		r.walk(i, &x.Children[1], c, out)
+		return
 	case x.Class == "BoundReference":
 		// a reference to the node's input row by ordinal (the serializer of a typed Dataset
 		// operation reads its child's object column this way); the ordinal is not in the event,
@@ -83,6 +88,20 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
 		}
 		r.walk(i, &x.Children[k], cc, out)
 	}
+}
+
+// sameAttribute reports whether a and b are the same attribute, seen through transparent wrappers.
+func sameAttribute(a, b *events.Expr) bool {
+	a, b = unwrap(a), unwrap(b)
+	return a.Class == "AttributeReference" && b.Class == "AttributeReference" &&
+		a.ExprID != nil && b.ExprID != nil && *a.ExprID == *b.ExprID
+}
+
+func unwrap(x *events.Expr) *events.Expr {
+	for transparent[x.Class] && x.Class != "OuterReference" && len(x.Children) == 1 {
+		x = &x.Children[0]
+	}
+	return x
 }
 
 // conditionRole tells whether child k of x decides which value is taken or how it is computed,

@@ -23,6 +23,10 @@ type sink struct {
 	query  int
 	mode   string
 	view   bool
+	// row-level writes (ReplaceData, WriteDelta; event format 1.3)
+	inputs []int64 // exprId of the query output written to each column (dataInput), when not output k
+	delta  bool    // WriteDelta: rows the delta does not touch keep their values
+	update bool    // WriteDelta of an UPDATE: its filter chooses the rows that get new values
 }
 
 // Extract computes the lineage of one event: for every write in the plan (and every persistent
@@ -67,7 +71,9 @@ func extract(env *events.Envelope) *Lineage {
 			cols = names(env.Nodes[q].Output)
 		}
 		for _, t := range Identify(&w.Dataset) {
-			r.sinks = append(r.sinks, sink{target: t, names: cols, query: q, mode: w.Mode})
+			s := sink{target: t, names: cols, query: q, mode: w.Mode}
+			rowLevel(&env.Nodes[i], &s)
+			r.sinks = append(r.sinks, s)
 		}
 	}
 	lin := &Lineage{Unknown: r.unknown, Changes: r.changes}
@@ -150,6 +156,25 @@ func (r *resolver) change(d *events.DDL) {
 	r.changes = append(r.changes, c)
 }
 
+// rowLevel completes the sink of a row-level write (MERGE / UPDATE / DELETE rewritten into
+// ReplaceData or WriteDelta): the query also outputs the row operation, row ids and metadata
+// columns, so column k reads the k-th `dataInput` attribute rather than output k.
+func rowLevel(n *events.Node, s *sink) {
+	cls := shortClass(n.Class)
+	if cls != "ReplaceData" && cls != "WriteDelta" {
+		return
+	}
+	for _, x := range n.Exprs["dataInput"] {
+		if x.ExprID == nil {
+			s.inputs = nil // not an attribute list: keep the positional mapping
+			break
+		}
+		s.inputs = append(s.inputs, *x.ExprID)
+	}
+	s.delta = cls == "WriteDelta"
+	s.update = s.delta && n.Arg("operation") == "UPDATE"
+}
+
 // feed adds the edges of one sink: direct ones by position, indirect ones from every filter,
 // join, grouping and sort the written rows went through.
 func (r *resolver) feed(s sink, target *Dataset, edges map[[2]string]dep) {
@@ -158,28 +183,56 @@ func (r *resolver) feed(s sink, target *Dataset, edges map[[2]string]dep) {
 	}
 	q := &r.nodes[s.query]
 	out := r.outputs(s.query)
+	inputs := s.inputs
+	if inputs == nil {
+		inputs = exprIDs(q.Output)
+	}
+	types := map[int64]string{}
+	for _, a := range q.Output {
+		types[a.ExprID] = a.Type
+	}
 	var targets []string
 	for k, name := range s.names {
 		typ := ""
-		if k < len(q.Output) {
-			typ = q.Output[k].Type
+		if k < len(inputs) {
+			typ = types[inputs[k]]
 		}
 		target.addColumn(name, typ)
 		col := ColumnKey(target.Key, name)
 		targets = append(targets, col)
-		if k >= len(q.Output) {
+		if s.delta {
+			// a delta rewrites some rows; the others keep their values
+			addEdge(edges, col, col, dep{kind: kindIdentity})
+		}
+		if k >= len(inputs) {
 			continue
 		}
-		for src, d := range out[q.Output[k].ExprID] {
+		for src, d := range out[inputs[k]] {
 			addEdge(edges, src, col, d)
 		}
 	}
 	rowDeps := r.indirect(s.query)
 	for src, d := range rowDeps {
-		for _, col := range targets {
+		for k, col := range targets {
+			if s.update && d.indirect == FilterSub {
+				// an UPDATE's delta holds the updated rows only: its WHERE chooses which rows get
+				// new values and removes none from the table, so it is CONDITIONAL for the
+				// columns the SET changes, and nothing for those it leaves as they are (as in
+				// copy-on-write plans, IF(<where>, <new>, <old>))
+				if k < len(inputs) && copiesItself(out[inputs[k]], col) {
+					continue
+				}
+				d.indirect = Conditional
+			}
 			addEdge(edges, src, col, d)
 		}
 	}
+}
+
+// copiesItself reports whether the only source of a column is that column, unchanged.
+func copiesItself(d deps, col string) bool {
+	x, ok := d[col]
+	return ok && len(d) == 1 && x.indirect == "" && x.kind == kindIdentity
 }
 
 func addEdge(edges map[[2]string]dep, src, dst string, d dep) {

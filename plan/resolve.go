@@ -213,6 +213,10 @@ func (r *resolver) compute(i int) scope {
 		return scope{}
 	case "LocalRelation", "OneRowRelation", "Range", "LogicalRDD":
 		return scope{}
+	case "MergeRows":
+		if s, ok := r.mergeRows(i); ok {
+			return s
+		}
 	}
 	if !passthroughs[cls] && !opaque[cls] && !isCommand(cls) {
 		r.unknown[n.Class]++
@@ -238,6 +242,10 @@ func (r *resolver) leaf(i int, cls string) (scope, bool) {
 	s := make(scope, len(n.Output))
 	for _, a := range n.Output {
 		d := deps{}
+		if a.MetadataCol {
+			s[a.ExprID] = d // _file, _pos, …: not a column of the dataset, feeds nothing
+			continue
+		}
 		for k := range sets {
 			ds := r.read(sets[k])
 			ds.addColumn(a.Name, a.Type)
@@ -249,6 +257,45 @@ func (r *resolver) leaf(i int, cls string) (scope, bool) {
 		for k := range sets {
 			r.sinks = append(r.sinks, sink{target: sets[k], query: n.Children[0], view: true, names: names(n.Output)})
 		}
+	}
+	return s, true
+}
+
+// mergeRows resolves the MergeRows of a rewritten MERGE (event format 1.3): output k reads
+// expression k of every instruction's output (Keep, Split and its other output), whatever clause
+// it belongs to; every instruction's condition (`WHEN MATCHED AND …`) decides which instruction,
+// hence which value, a row gets: CONDITIONAL for every output (also a Discard's, a DELETE clause:
+// copy-on-write plans express it as Discard, merge-on-read ones as a delete row, so one rule keeps
+// both modes alike). Without the instruction roles (older events) the generic rule applies.
+func (r *resolver) mergeRows(i int) (scope, bool) {
+	n := &r.nodes[i]
+	var rows [][]*events.Expr
+	conds := deps{}
+	for _, list := range []string{"matched", "notMatched", "notMatchedBySource"} {
+		for k := 0; ; k++ {
+			key := list + "." + itoa(k)
+			if n.Arg(key+".instruction") == "" {
+				break
+			}
+			for _, role := range []string{".output", ".otherOutput"} {
+				if es, ok := n.Exprs[key+role]; ok {
+					row := make([]*events.Expr, len(es))
+					for j := range es {
+						row[j] = &es[j]
+					}
+					rows = append(rows, row)
+				}
+			}
+			cond := n.Exprs[key+".condition"]
+			conds.addAll(r.exprDeps(i, cond, ectx{kind: kindTransformation, indirect: Conditional, expr: roleSQL(cond)}))
+		}
+	}
+	if len(rows) == 0 {
+		return nil, false
+	}
+	s := r.positional(i, rows)
+	for _, a := range n.Output {
+		s[a.ExprID].addAll(conds)
 	}
 	return s, true
 }

@@ -20,6 +20,7 @@ class CollineListener(conf: SparkConf) extends QueryExecutionListener {
 
   private val publisher: Option[Publisher] = try {
     val cfg = Config.from(conf)
+    Faults.maybeThrow(cfg, "init")
     if (!cfg.enabled) None
     else {
       val p = Colline.publisher(cfg)
@@ -39,22 +40,21 @@ class CollineListener(conf: SparkConf) extends QueryExecutionListener {
     publisher.foreach { pub =>
       try {
         pub.metrics.seen.incrementAndGet()
+        Faults.maybeThrow(pub.cfg, "handle")
         val session = qe.sparkSession
         val sc = session.sparkContext
         pub.attach(sc)
+        if (pub.cfg.streaming) Streaming.register(session, pub)
         // commandExecuted is already computed for a successful execution: reading it is free
         if (error.isEmpty && Try(qe.commandExecuted.isInstanceOf[CommandResult]).getOrElse(false)) {
           pub.metrics.droppedCommandResult.incrementAndGet()
-        } else if (!CollineListener.CommandFuncs(funcName)) {
+        } else if (!CollineListener.CommandFuncs(funcName) && !pub.cfg.publishReads) {
           pub.metrics.droppedNotCommand.incrementAndGet()
         } else {
           val plan: LogicalPlan =
             if (error.isEmpty) qe.analyzed else Try(qe.analyzed).getOrElse(qe.logical)
           val redaction = Try(session.sessionState.conf.stringRedactionPattern).toOption.flatten
-          val err = error.map { t =>
-            Redact.truncate(Redact.text(t.getClass.getName + ": " + String.valueOf(t.getMessage), redaction),
-              EventBuilder.ErrorMax)
-          }
+          val err = error.map(t => Redact.truncate(Redact.text(CollineListener.describe(t), redaction), EventBuilder.ErrorMax))
           pub.offer(Pending(
             funcName = funcName,
             plan = plan,
@@ -77,6 +77,18 @@ class CollineListener(conf: SparkConf) extends QueryExecutionListener {
 }
 
 object CollineListener {
+  /**
+   * `Class: first line of the message`, plus the root cause the same way when it differs (Spark
+   * wraps task failures in messages that carry whole stack traces).
+   */
+  private[listener] def describe(t: Throwable): String = {
+    def line(x: Throwable) = x.getClass.getName + ": " + String.valueOf(x.getMessage).split("\n", 2)(0)
+    var root = t
+    var depth = 0
+    while (root.getCause != null && (root.getCause ne root) && depth < 20) { root = root.getCause; depth += 1 }
+    if (root eq t) line(t) else line(t) + " (cause: " + line(root) + ")"
+  }
+
   /** funcNames of command executions (QueryExecution.commandExecutionName, 4.1 multi-commands). */
   val CommandFuncs: Set[String] =
     Set("command", "create", "replace", "append", "overwrite", "overwritePartitions", "multi-commands")

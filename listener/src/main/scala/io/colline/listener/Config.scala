@@ -4,7 +4,7 @@ import scala.util.Try
 
 import org.apache.spark.SparkConf
 
-/** The `spark.colline.*` settings, read once from the SparkConf. */
+/** The `spark.colline.*` settings (plus `spark.redaction.regex`), read once from the SparkConf. */
 private[listener] final case class Config(
     enabled: Boolean,
     bootstrapServers: String,
@@ -15,7 +15,13 @@ private[listener] final case class Config(
     maxEventBytes: Int,
     shutdownTimeoutMs: Long,
     maskSqlLiterals: Boolean,
-    producerProps: Map[String, String]) {
+    producerProps: Map[String, String],
+    redactionRegex: Option[String] = None,
+    publishReads: Boolean = false,
+    streaming: Boolean = true,
+    kafkaRetryMs: Long = 30000L,
+    drainStallMs: Long = 2000L,
+    faultInjection: Set[String] = Set.empty) {
 
   def kafkaEnabled: Boolean = bootstrapServers.trim.nonEmpty
 }
@@ -23,6 +29,9 @@ private[listener] final case class Config(
 private[listener] object Config {
   val Prefix = "spark.colline."
   private val KafkaPrefix = Prefix + "kafka."
+  /** Spark's own key-redaction setting; its default, as in Spark 3.3–4.1. */
+  val SparkRedactionKey = "spark.redaction.regex"
+  val SparkRedactionDefault = "(?i)secret|password|token|access[.]key"
 
   val Defaults: Config = Config(
     enabled = true,
@@ -39,7 +48,7 @@ private[listener] object Config {
   def from(conf: SparkConf): Config = {
     val all: Map[String, String] =
       if (conf == null) Map.empty
-      else conf.getAll.filter(_._1.startsWith(Prefix)).toMap
+      else conf.getAll.filter(kv => kv._1.startsWith(Prefix) || kv._1 == SparkRedactionKey).toMap
     from(all)
   }
 
@@ -48,7 +57,7 @@ private[listener] object Config {
     def bool(k: String, d: Boolean) = get(k).flatMap(v => Try(v.toBoolean).toOption).getOrElse(d)
     def int(k: String, d: Int) = get(k).flatMap(v => Try(v.toInt).toOption).filter(_ > 0).getOrElse(d)
     def long(k: String, d: Long) = get(k).flatMap(v => Try(v.toLong).toOption).filter(_ >= 0).getOrElse(d)
-    val reserved = Set("bootstrapServers", "topic")
+    val reserved = Set("bootstrapServers", "topic", "retryMs")
     val producer = all.collect {
       case (k, v) if k.startsWith(KafkaPrefix) && !reserved(k.stripPrefix(KafkaPrefix)) =>
         k.stripPrefix(KafkaPrefix) -> v
@@ -63,6 +72,13 @@ private[listener] object Config {
       maxEventBytes = int("event.maxBytes", Defaults.maxEventBytes),
       shutdownTimeoutMs = long("shutdown.timeoutMs", Defaults.shutdownTimeoutMs),
       maskSqlLiterals = bool("sql.maskLiterals", Defaults.maskSqlLiterals),
-      producerProps = producer)
+      producerProps = producer,
+      redactionRegex = Some(all.get(SparkRedactionKey).map(_.trim).filter(_.nonEmpty).getOrElse(SparkRedactionDefault)),
+      publishReads = bool("publishReads", Defaults.publishReads),
+      streaming = bool("streaming.enabled", Defaults.streaming),
+      kafkaRetryMs = long("kafka.retryMs", Defaults.kafkaRetryMs),
+      drainStallMs = long("shutdown.stallMs", Defaults.drainStallMs),
+      // test-only: where to throw on purpose (init, handle, build, stream), to prove nothing reaches Spark
+      faultInjection = get("test.throwIn").map(_.split(",").map(_.trim).filter(_.nonEmpty).toSet).getOrElse(Set.empty))
   }
 }

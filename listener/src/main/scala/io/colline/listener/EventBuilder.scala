@@ -33,7 +33,7 @@ private[listener] final case class Event(json: J.Obj, executionId: Long, rootCla
 private[listener] final case class Skipped(reason: String) extends Built
 
 private[listener] object EventBuilder {
-  val SchemaVersion = "1.1"
+  val SchemaVersion = "1.3"
   val SqlMax = 240
   val ErrorMax = 2000
 
@@ -219,6 +219,7 @@ private[listener] object EventBuilder {
       Try(a.dataType.catalogString).foreach(t => o.put("type", t))
       o.put("nullable", Try(a.nullable).getOrElse(true))
       o.put("qualifier", J.strs(Try(a.qualifier).getOrElse(Nil)))
+      if (RowLevel.isMetadataColumn(a)) o.put("metadataCol", true) // 1.3: `_file`, `_pos`, `_metadata`, …
       o
     }
 

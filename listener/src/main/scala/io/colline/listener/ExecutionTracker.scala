@@ -28,7 +28,7 @@ private[listener] final class ExecutionTracker(publisher: Publisher) extends Spa
   override def onOtherEvent(event: SparkListenerEvent): Unit = try {
     event match {
       case s: SparkListenerSQLExecutionStart =>
-        val root = Try(s.rootExecutionId.getOrElse(s.executionId)).getOrElse(s.executionId)
+        val root = Try(Compat.rootExecutionId(s).getOrElse(s.executionId)).getOrElse(s.executionId)
         val name = Try(s.sparkPlanInfo.nodeName).toOption.flatMap(Option(_)).getOrElse("")
         running.put(s.executionId, (root, name))
       case e: SparkListenerSQLExecutionEnd =>

@@ -4,7 +4,7 @@ import scala.util.Try
 
 import org.apache.spark.sql.SaveMode
 import org.apache.spark.sql.catalyst.TableIdentifier
-import org.apache.spark.sql.catalyst.analysis.{PersistedView, ResolvedIdentifier, ResolvedTable}
+import org.apache.spark.sql.catalyst.analysis.{PersistedView, ResolvedTable}
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, HiveTableRelation}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.plans.logical._
@@ -47,7 +47,7 @@ private[listener] object Nodes {
     val id = ct.identifier
     J.obj(
       "kind" -> J.Str("table"),
-      "catalog" -> J.Str(Try(id.catalog).toOption.flatten.getOrElse(SessionCatalog)),
+      "catalog" -> J.Str(Compat.tableCatalog(id).getOrElse(SessionCatalog)),
       "namespace" -> J.strs(id.database.toSeq),
       "name" -> J.Str(id.table),
       "provider" -> J.opt(ct.provider),
@@ -76,7 +76,7 @@ private[listener] object Nodes {
     val id = ct.identifier
     J.obj(
       "kind" -> J.Str("view"),
-      "catalog" -> J.Str(Try(id.catalog).toOption.flatten.getOrElse(SessionCatalog)),
+      "catalog" -> J.Str(Compat.tableCatalog(id).getOrElse(SessionCatalog)),
       "namespace" -> J.strs(id.database.toSeq),
       "name" -> J.Str(id.table),
       "temporary" -> J.Bool(temporary))
@@ -197,6 +197,7 @@ private[listener] object Nodes {
     case n: View => NodeInfo(args = Seq("isTempView" -> J.Bool(n.isTempView)),
       dataset = Some(viewDataset(n.desc, n.isTempView)))
     case n: MergeIntoTable => mergeInto(n)
+    case RowLevel.Described(info) => info // ReplaceData, WriteDelta, MergeRows (RowLevel.scala)
     // recursive CTEs (4.x; absent from 3.x, hence by name): the loop id ties a reference to its loop
     case n if n.getClass.getName == UnionLoopClass =>
       NodeInfo(exprs = generic(n), args = Reflect.call(n, "id").map(id => "loopId" -> J.Str(id.toString)).toSeq)
@@ -237,7 +238,7 @@ private[listener] object Nodes {
       val temporary = c.viewType != PersistedView
       val ds = J.obj(
         "kind" -> J.Str("view"),
-        "catalog" -> J.Str(Try(c.name.catalog).toOption.flatten.getOrElse(SessionCatalog)),
+        "catalog" -> J.Str(Compat.tableCatalog(c.name).getOrElse(SessionCatalog)),
         "namespace" -> J.strs(c.name.database.toSeq),
         "name" -> J.Str(c.name.table),
         "temporary" -> J.Bool(temporary))
@@ -247,7 +248,7 @@ private[listener] object Nodes {
     case c: AlterViewAsCommand =>
       val ds = J.obj(
         "kind" -> J.Str("view"),
-        "catalog" -> J.Str(Try(c.name.catalog).toOption.flatten.getOrElse(SessionCatalog)),
+        "catalog" -> J.Str(Compat.tableCatalog(c.name).getOrElse(SessionCatalog)),
         "namespace" -> J.strs(c.name.database.toSeq),
         "name" -> J.Str(c.name.table),
         "temporary" -> J.Bool(c.name.database.isEmpty))
@@ -335,7 +336,7 @@ private[listener] object Nodes {
     else {
       val o = J.obj(
         "kind" -> J.Str(if (isView) "view" else "table"),
-        "catalog" -> J.Str(Try(id.catalog).toOption.flatten.getOrElse(SessionCatalog)),
+        "catalog" -> J.Str(Compat.tableCatalog(id).getOrElse(SessionCatalog)),
         "namespace" -> J.strs(id.database.toSeq),
         "name" -> J.Str(id.table))
       if (isView) o.put("temporary", false)
@@ -343,7 +344,7 @@ private[listener] object Nodes {
     }
 
   private def v2Ident(p: LogicalPlan): Option[J.Obj] = p match {
-    case ResolvedIdentifier(catalog, id) => Some(v2TableDataset(catalog.name(), id, None))
+    case Compat.ResolvedIdent(catalog, id) => Some(v2TableDataset(catalog.name(), id, None))
     case ResolvedTable(catalog, id, _, _) => Some(v2TableDataset(catalog.name(), id, None))
     case _ => None
   }
@@ -371,7 +372,7 @@ private[listener] object Nodes {
   /** Nested non-child plans of an unknown node (innerChildren that are not subquery plans). */
   private def innerPlans(p: LogicalPlan): Seq[(String, LogicalPlan)] = Try {
     val subqueryPlans = p.subqueries
-    p.innerChildren.collect { case lp: LogicalPlan if !subqueryPlans.exists(_ eq lp) && !p.children.exists(_ eq lp) => lp }
+    (p.innerChildren: Seq[Any]).collect { case lp: LogicalPlan if !subqueryPlans.exists(_ eq lp) && !p.children.exists(_ eq lp) => lp }
       .zipWithIndex.map { case (lp, i) => s"innerChildren.$i" -> lp }
   }.getOrElse(Nil)
 
@@ -391,7 +392,7 @@ private[listener] object Nodes {
 
   private def v2Ctas(name: LogicalPlan, query: LogicalPlan, partitioning: Seq[String], mode: String): NodeInfo = {
     val ds = name match {
-      case ResolvedIdentifier(catalog, id) => v2TableDataset(catalog.name(), id, None)
+      case Compat.ResolvedIdent(catalog, id) => v2TableDataset(catalog.name(), id, None)
       case other => Nodes.other(other.getClass.getName)
     }
     NodeInfo(nested = Seq("query" -> query),
@@ -424,7 +425,7 @@ private[listener] object Nodes {
     }
     actions("matched", m.matchedActions)
     actions("notMatched", m.notMatchedActions)
-    actions("notMatchedBySource", m.notMatchedBySourceActions)
+    actions("notMatchedBySource", Compat.notMatchedBySourceActions(m))
     NodeInfo(exprs = exprs.result(), args = args.result())
   }
 

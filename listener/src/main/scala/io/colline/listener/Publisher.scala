@@ -25,7 +25,9 @@ private[listener] final class Metrics {
   val droppedNotCommand = new AtomicLong
   val droppedNoLineage = new AtomicLong
   val droppedOversize = new AtomicLong
+  val droppedKafkaDown = new AtomicLong
   val truncated = new AtomicLong
+  val streamsPublished = new AtomicLong
   val built = new AtomicLong
   val published = new AtomicLong
   val sendErrors = new AtomicLong
@@ -36,6 +38,7 @@ private[listener] final class Metrics {
     "seen" -> seen.get, "enqueued" -> enqueued.get, "droppedQueueFull" -> droppedQueueFull.get,
     "droppedCommandResult" -> droppedCommandResult.get, "droppedNotCommand" -> droppedNotCommand.get,
     "droppedNoLineage" -> droppedNoLineage.get, "droppedOversize" -> droppedOversize.get,
+    "droppedKafkaDown" -> droppedKafkaDown.get, "streams" -> streamsPublished.get,
     "truncated" -> truncated.get, "built" -> built.get, "published" -> published.get,
     "sendErrors" -> sendErrors.get, "fileErrors" -> fileErrors.get, "internalErrors" -> internalErrors.get)
 }
@@ -61,10 +64,29 @@ private[listener] final class RateLimitedLog(intervalMs: Long) {
   def info(msg: => String): Unit = try log.info("colline: " + msg) catch { case _: Throwable => }
 }
 
-/** Kafka publishing: one lazily created producer; kafka-clients is shaded into the jar. */
+/**
+ * Kafka publishing: one lazily created producer; kafka-clients is shaded into the jar.
+ *
+ * Blocking is bounded and happens on the publisher thread only: a producer's first metadata fetch
+ * waits at most 2 x `max.block.ms`. While the topic's metadata cannot be fetched Kafka counts as
+ * down: events are dropped at once (`droppedKafkaDown`) and a new attempt is made after
+ * `spark.colline.kafka.retryMs`, so a dead broker never builds up a backlog.
+ */
 private[listener] final class KafkaSink(cfg: Config, metrics: Metrics, log: RateLimitedLog) {
   private val lock = new Object
-  private var producer: KafkaProducer[Array[Byte], Array[Byte]] = _
+  @volatile private var producer: KafkaProducer[Array[Byte], Array[Byte]] = _
+  @volatile private var downUntil = 0L
+  @volatile private var topicKnown = false
+  /** records handed to the producer and not yet acknowledged or failed */
+  val inFlight = new AtomicLong
+
+  def down: Boolean = System.currentTimeMillis() < downUntil
+
+  /** Kafka made no progress (metadata or send timed out, or a drain stalled): drop for `kafka.retryMs`. */
+  def markDown(): Unit = {
+    downUntil = System.currentTimeMillis() + cfg.kafkaRetryMs
+    topicKnown = false
+  }
 
   private def create(): KafkaProducer[Array[Byte], Array[Byte]] = {
     val props = new Properties()
@@ -73,9 +95,12 @@ private[listener] final class KafkaSink(cfg: Config, metrics: Metrics, log: Rate
     props.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "zstd")
     props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, (16 * 1024 * 1024).toString)
     props.put(ProducerConfig.BUFFER_MEMORY_CONFIG, (64L * 1024 * 1024).toString)
-    // send() blocks only this publisher thread (never Spark's), but a first metadata fetch on a
-    // busy driver took more than 2 s in tests and the event was lost: allow 10 s (see awaitTopic).
+    // send() blocks only this publisher thread (never Spark's); a first metadata fetch on a busy
+    // driver took more than 5 s in tests, so allow 10 s, twice (see awaitTopic)
     props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000")
+    props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000")
+    props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000")
+    props.put(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "5000")
     props.put(ProducerConfig.LINGER_MS_CONFIG, "20")
     props.put(ProducerConfig.CLIENT_ID_CONFIG, "colline-listener")
     cfg.producerProps.foreach { case (k, v) => props.put(k, KafkaSink.shadedClassNames(v)) }
@@ -85,46 +110,79 @@ private[listener] final class KafkaSink(cfg: Config, metrics: Metrics, log: Rate
     finally Thread.currentThread().setContextClassLoader(cl)
   }
 
-  def send(key: String, value: Array[Byte]): Unit = lock.synchronized {
-    if (producer == null) {
-      producer = create()
-      awaitTopic()
+  /** Sends asynchronously; false (and counted) when Kafka is down. */
+  def send(key: String, value: Array[Byte]): Boolean = {
+    val p = lock.synchronized {
+      if (down) null
+      else {
+        if (producer == null) producer = create()
+        if (!awaitTopic(producer)) null else producer
+      }
+    }
+    if (p == null) {
+      metrics.droppedKafkaDown.incrementAndGet()
+      log.warn("down", s"Kafka ${cfg.bootstrapServers} topic ${cfg.topic} is not reachable: event dropped " +
+        s"(${metrics.droppedKafkaDown.get} so far; next attempt in at most ${cfg.kafkaRetryMs} ms)")
+      return false
     }
     val record = new ProducerRecord[Array[Byte], Array[Byte]](
       cfg.topic, if (key == null) null else key.getBytes(StandardCharsets.UTF_8), value)
-    producer.send(record, new Callback {
-      override def onCompletion(m: RecordMetadata, e: Exception): Unit =
+    inFlight.incrementAndGet()
+    try p.send(record, new Callback {
+      override def onCompletion(m: RecordMetadata, e: Exception): Unit = {
+        inFlight.decrementAndGet()
         if (e == null) metrics.published.incrementAndGet()
         else {
           metrics.sendErrors.incrementAndGet()
           log.warn("send", s"failed to publish an event to Kafka topic ${cfg.topic}", e)
         }
-    })
+      }
+    }) catch {
+      case t: Throwable =>
+        inFlight.decrementAndGet()
+        // a send blocked on metadata for max.block.ms: the broker is gone, do not block the next events too
+        if (t.getClass.getName.endsWith("TimeoutException")) markDown()
+        throw t
+    }
+    true
   }
 
   /**
-   * A send whose topic metadata is not there within max.block.ms fails through its callback and
-   * the event is lost, so a new producer first waits for the topic's metadata: up to three times
-   * max.block.ms, on the publisher thread only (events queue up meanwhile, bounded).
+   * A send whose topic metadata is not there within max.block.ms fails and the event is lost, so
+   * a new producer (and a producer after an outage) first waits for the topic's metadata: twice
+   * max.block.ms at most. On failure Kafka is down for `kafka.retryMs`.
    */
-  private def awaitTopic(): Unit = {
+  private def awaitTopic(p: KafkaProducer[Array[Byte], Array[Byte]]): Boolean = {
+    if (topicKnown) return true
     var attempt = 1
-    while (attempt <= 3) {
-      try { producer.partitionsFor(cfg.topic); return }
-      catch {
+    while (attempt <= 2) {
+      try {
+        p.partitionsFor(cfg.topic)
+        topicKnown = true
+        return true
+      } catch {
         case NonFatal(e) =>
-          log.warn("metadata", s"Kafka topic ${cfg.topic} not reachable yet (attempt $attempt of 3)", e)
+          log.warn("metadata", s"Kafka topic ${cfg.topic} not reachable (attempt $attempt of 2)", e)
           attempt += 1
       }
     }
+    markDown()
+    false
   }
 
-  /** Flushes and closes within the timeout; a later send creates a new producer. */
-  def close(timeoutMs: Long): Unit = lock.synchronized {
-    if (producer != null) {
-      try producer.close(Duration.ofMillis(math.max(0L, timeoutMs)))
+  /** Flushes and closes within the timeout (0 = abort what is in flight); a later send creates a new producer. */
+  def close(timeoutMs: Long): Unit = {
+    // not under `lock`: the publisher thread may be blocked in a metadata fetch while holding it
+    val p = producer
+    if (p != null) {
+      try p.close(Duration.ofMillis(math.max(0L, timeoutMs)))
       catch { case NonFatal(e) => log.warn("close", "closing the Kafka producer failed", e) }
-      producer = null
+      lock.synchronized {
+        if (producer eq p) {
+          producer = null
+          topicKnown = false
+        }
+      }
     }
   }
 }
@@ -150,7 +208,8 @@ private[listener] final class Publisher(val cfg: Config) {
   val metrics = new Metrics
   val log = new RateLimitedLog(30000L)
   val tracker = new ExecutionTracker(this)
-  private val queue = new ArrayBlockingQueue[Pending](cfg.queueCapacity)
+  private val queue = new ArrayBlockingQueue[AnyRef](cfg.queueCapacity)
+  Redact.configure(cfg.redactionRegex)
   private val kafka = if (cfg.kafkaEnabled) Some(new KafkaSink(cfg, metrics, log)) else None
   private val seq = new AtomicInteger(0)
   /** rootExecutionId -> location written by a nested write (to complete the outer write) */
@@ -184,8 +243,8 @@ private[listener] final class Publisher(val cfg: Config) {
     }
   }
 
-  /** Called on the listener-bus thread: never blocks. */
-  def offer(p: Pending): Unit =
+  /** Called on the listener-bus thread: never blocks. A Pending query or a Runnable (streams). */
+  def offer(p: AnyRef): Unit =
     if (stopped) metrics.droppedQueueFull.incrementAndGet()
     else if (queue.offer(p)) metrics.enqueued.incrementAndGet()
     else {
@@ -200,7 +259,11 @@ private[listener] final class Publisher(val cfg: Config) {
         val p = queue.poll(200, TimeUnit.MILLISECONDS)
         if (p != null) {
           busy = true
-          try process(p) finally busy = false
+          try p match {
+            case x: Pending => process(x)
+            case r: Runnable => r.run()
+            case _ =>
+          } finally busy = false
         }
       } catch {
         case _: InterruptedException => // keep draining until stopped and empty
@@ -212,6 +275,7 @@ private[listener] final class Publisher(val cfg: Config) {
   }
 
   private def process(p: Pending): Unit = {
+    Faults.maybeThrow(cfg, "build")
     val exec = tracker.lookup(p.qeId)
     EventBuilder.build(p, exec, cfg) match {
       case Skipped(_) => metrics.droppedNoLineage.incrementAndGet()
@@ -221,59 +285,93 @@ private[listener] final class Publisher(val cfg: Config) {
           if (x.nestedWrite) writes.flatMap(EventBuilder.location).headOption.foreach(nestedLocations.put(x.rootExecutionId, _))
           else if (writes.nonEmpty) nestedLocations.remove(x.rootExecutionId).foreach(l => writes.foreach(EventBuilder.completeFrom(_, l)))
         }
-        var bytes = J.toBytes(json)
-        if (bytes.length > cfg.maxEventBytes) {
-          EventBuilder.degrade(json)
-          bytes = J.toBytes(json)
-          metrics.truncated.incrementAndGet()
-        }
-        if (bytes.length > cfg.maxEventBytes) {
-          metrics.droppedOversize.incrementAndGet()
-          log.warn("oversize", s"event of ${bytes.length} bytes is above spark.colline.event.maxBytes " +
-            s"(${cfg.maxEventBytes}) even without expressions: dropped")
-        } else {
-          metrics.built.incrementAndGet()
-          cfg.outputDir.foreach { dir =>
-            try {
-              val d = Paths.get(dir)
-              Files.createDirectories(d)
-              val name = f"${seq.incrementAndGet()}%04d-$executionId-$rootClass.json"
-              Files.write(d.resolve(name), J.toBytes(json, pretty = true))
-            } catch {
-              case NonFatal(e) =>
-                metrics.fileErrors.incrementAndGet()
-                log.warn("file", s"failed to write an event under $dir", e)
-            }
-          }
-          kafka.foreach { k =>
-            try k.send(p.appId, bytes)
-            catch {
-              case NonFatal(e) =>
-                metrics.sendErrors.incrementAndGet()
-                log.warn("send", s"failed to publish an event to Kafka topic ${cfg.topic}", e)
-            }
-          }
-        }
+        publish(json, executionId, rootClass, p.appId)
     }
   }
 
-  /** Waits until the queue is empty (bounded), then flushes and closes the producer. */
-  def drain(timeoutMs: Long): Unit = {
+  /** Scrubs, caps (degraded forms above `event.maxBytes`), writes and sends one event. */
+  def publish(json: J.Obj, executionId: Long, rootClass: String, key: String): Unit = {
+    Scrub.event(json)
+    var bytes = J.toBytes(json)
+    var level = 0
+    while (bytes.length > cfg.maxEventBytes && level < Degrade.Levels) {
+      level += 1
+      Degrade(json, level)
+      bytes = J.toBytes(json)
+    }
+    if (level > 0) metrics.truncated.incrementAndGet()
+    if (bytes.length > cfg.maxEventBytes) {
+      metrics.droppedOversize.incrementAndGet()
+      log.warn("oversize", s"event of ${bytes.length} bytes is above spark.colline.event.maxBytes " +
+        s"(${cfg.maxEventBytes}) even in its smallest degraded form: dropped")
+    } else {
+      if (level > 0) log.warn("truncated", s"event of execution $executionId above spark.colline.event.maxBytes " +
+        s"(${cfg.maxEventBytes}): sent degraded (level $level, ${bytes.length} bytes)")
+      metrics.built.incrementAndGet()
+      cfg.outputDir.foreach { dir =>
+        try {
+          val d = Paths.get(dir)
+          Files.createDirectories(d)
+          val name = f"${seq.incrementAndGet()}%04d-$executionId-$rootClass.json"
+          Files.write(d.resolve(name), J.toBytes(json, pretty = true))
+        } catch {
+          case NonFatal(e) =>
+            metrics.fileErrors.incrementAndGet()
+            log.warn("file", s"failed to write an event under $dir", e)
+        }
+      }
+      kafka.foreach { k =>
+        try k.send(key, bytes)
+        catch {
+          case NonFatal(e) =>
+            metrics.sendErrors.incrementAndGet()
+            log.warn("send", s"failed to publish an event to Kafka topic ${cfg.topic}", e)
+        }
+      }
+    }
+  }
+
+  /** Events queued, being built or not yet acknowledged by Kafka. */
+  private def pending: Long = queue.size + (if (busy) 1 else 0) + kafka.map(_.inFlight.get).getOrElse(0L)
+
+  /**
+   * Waits until everything pending is written and acknowledged, at most `timeoutMs`, and gives up
+   * early when nothing progresses for `shutdown.stallMs` (Kafka down: no point in waiting). What
+   * is left is counted (`droppedKafkaDown`, `sendErrors`) as the producer is closed.
+   */
+  private def awaitIdle(timeoutMs: Long): Unit = {
     val deadline = System.currentTimeMillis() + timeoutMs
-    while ((!queue.isEmpty || busy) && worker.isAlive && System.currentTimeMillis() < deadline)
-      Thread.sleep(10)
-    kafka.foreach(_.close(deadline - System.currentTimeMillis()))
+    var last = pending
+    var lastProgress = System.currentTimeMillis()
+    while (last > 0 && worker.isAlive && System.currentTimeMillis() < deadline &&
+      System.currentTimeMillis() - lastProgress < cfg.drainStallMs && !kafka.exists(_.down)) {
+      Thread.sleep(5)
+      val now = pending
+      if (now < last) lastProgress = System.currentTimeMillis()
+      last = now
+    }
+    val stalled = last > 0
+    if (stalled) {
+      log.warn("drain", s"$last event(s) still pending after waiting (Kafka slow or down): giving up")
+      kafka.foreach(_.markDown()) // what is still queued is dropped and counted at once
+    }
+    kafka.foreach(_.close(if (stalled) 0L else math.min(1000L, deadline - System.currentTimeMillis())))
+    // aborted sends and events dropped while Kafka is down are counted within moments: settle the counters
+    val settle = System.currentTimeMillis() + 1000L
+    while (stalled && pending > 0 && worker.isAlive && System.currentTimeMillis() < settle) Thread.sleep(5)
+  }
+
+  /** Waits (bounded) until the queue is empty, then flushes and closes the producer. */
+  def drain(timeoutMs: Long): Unit = {
+    awaitIdle(timeoutMs)
     log.info("drained: " + metrics.snapshot.toSeq.sortBy(_._1).map { case (k, v) => s"$k=$v" }.mkString(", "))
   }
 
   /** Final: drain, stop the worker, close the producer. */
   def shutdown(timeoutMs: Long): Unit = try {
     if (!stopped) {
-      val deadline = System.currentTimeMillis() + timeoutMs
-      while ((!queue.isEmpty || busy) && worker.isAlive && System.currentTimeMillis() < deadline)
-        Thread.sleep(10)
+      awaitIdle(timeoutMs)
       stopped = true
-      kafka.foreach(_.close(deadline - System.currentTimeMillis()))
     }
   } catch { case _: Throwable => }
 

@@ -1,0 +1,22 @@
+package io.colline.listener
+
+import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.catalyst.analysis.ResolvedIdentifier
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, MergeAction, MergeIntoTable}
+import org.apache.spark.sql.connector.catalog.{CatalogPlugin, Identifier}
+import org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart
+
+/** Spark 3.4+ APIs that Spark 3.3 lacks (the 3.3 twin is in src/main/spark33). */
+private[listener] object Compat {
+  def rootExecutionId(s: SparkListenerSQLExecutionStart): Option[Long] = s.rootExecutionId
+  def tableCatalog(id: TableIdentifier): Option[String] = id.catalog
+  def notMatchedBySourceActions(m: MergeIntoTable): Seq[MergeAction] = m.notMatchedBySourceActions
+
+  /** `ResolvedIdentifier(catalog, identifier)` (3.4+). */
+  object ResolvedIdent {
+    def unapply(p: LogicalPlan): Option[(CatalogPlugin, Identifier)] = p match {
+      case ResolvedIdentifier(c, i) => Some((c, i))
+      case _ => None
+    }
+  }
+}
