@@ -27,10 +27,7 @@ func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	b := make([]byte, 4)
-	rand.Read(b)
-	suffix := hex.EncodeToString(b)
-	topic, dlqTopic, group := "colline.test."+suffix, "colline.test."+suffix+".dlq", "colline-test-"+suffix
+	suffix, topic, dlqTopic, group := testNames()
 	addrs := strings.Split(brokers, ",")
 
 	c, done := client(addrs, Security{}, 30*time.Second)
@@ -164,10 +161,7 @@ func TestShutdownNeverCommitsPastAnUnwrittenBatch(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	b := make([]byte, 4)
-	rand.Read(b)
-	suffix := hex.EncodeToString(b)
-	topic, dlqTopic, group := "colline.test."+suffix, "colline.test."+suffix+".dlq", "colline-test-"+suffix
+	suffix, topic, dlqTopic, group := testNames()
 	addrs := strings.Split(brokers, ",")
 	c, done := client(addrs, Security{}, 30*time.Second)
 	if _, err := c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
@@ -235,4 +229,13 @@ func TestShutdownNeverCommitsPastAnUnwrittenBatch(t *testing.T) {
 		t.Errorf("written %d, group lag %d: want the first %d written and committed and the other %d not committed", store.written, lag[0], batch, total-batch)
 	}
 	t.Logf("shutdown in %v; written %d events, committed offset %d of %d", took, store.written, total-lag[0], total)
+}
+
+// testNames returns a random suffix with a fresh topic, its dead-letter topic and a consumer group
+// named after it, so tests sharing a broker never see each other's messages.
+func testNames() (suffix, topic, dlq, group string) {
+	b := make([]byte, 4)
+	rand.Read(b)
+	suffix = hex.EncodeToString(b)
+	return suffix, "colline.test." + suffix, "colline.test." + suffix + ".dlq", "colline-test-" + suffix
 }
