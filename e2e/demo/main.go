@@ -18,9 +18,8 @@ import (
 )
 
 const (
-	app   = "colline-demo"
-	topic = "colline.plans" // the default topic, created by dev/services
-	sql   = "e2e/testdata/skeleton.sql"
+	app = "colline-demo"
+	sql = "e2e/testdata/skeleton.sql"
 )
 
 func main() {
@@ -44,6 +43,13 @@ func run() error {
 	defer logs.Close()
 	s.Log = logs
 
+	// A topic of its own per run, so what earlier runs or other jobs left in colline.plans does
+	// not change what this one shows.
+	topic := fmt.Sprintf("colline.demo.%d", time.Now().Unix())
+	if err := s.CreateTopics(ctx, 3, topic, topic+".dlq"); err != nil {
+		return fmt.Errorf("%w (is Kafka up? dev/services start)", err)
+	}
+
 	step("1/3", "running %s in local Spark with the colline listener (logs: %s)", sql, logs.Name())
 	work, err := os.MkdirTemp("", "colline-demo-spark-")
 	if err != nil {
@@ -59,7 +65,7 @@ func run() error {
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("%s is missing: run `make consumer` (make demo does)", bin)
 	}
-	if err := s.Consume(ctx, bin, topic, "colline"); err != nil {
+	if err := s.Consume(ctx, bin, topic, topic); err != nil {
 		return fmt.Errorf("%w (see %s)", err, logs.Name())
 	}
 
