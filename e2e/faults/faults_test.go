@@ -71,14 +71,10 @@ func testKill9(t *testing.T) {
 	if l, err := lag(ctx, topic, group); err != nil || l != 0 {
 		t.Fatalf("lag after the final run = %d (%v), want 0", l, err)
 	}
-	reasons, _ := deadLetters(t, dlq)
-	if len(reasons) != 0 {
-		t.Errorf("dead letters %v, want none", reasons)
-	}
-	account := compare(t, d, wantCounts, wantEdges)
+	dead, account := noDeadLettersAndCompare(t, dlq, d, wantCounts, wantEdges)
 	summarize(t, "sent %d events (%d copies of %d captured fixtures), killed -9 %d times: %s; final run consumed the remaining %d in %.1fs (%.0f events/s), exit 0; dead letters %d; %s",
 		n, copies, len(env.corpus), kills, strings.Join(at, ", "), int64(n)-before, final.Seconds(),
-		float64(int64(n)-before)/final.Seconds(), sum(reasons), account)
+		float64(int64(n)-before)/final.Seconds(), dead, account)
 }
 
 // testNeo4jDown: Neo4j stops for 30 s mid-stream; the consumer reports not ready, keeps the batch,
@@ -129,14 +125,10 @@ func testNeo4jDown(t *testing.T) {
 	if code := c.stop(t, time.Minute); code != 0 {
 		t.Errorf("exit code after SIGTERM %d, want 0", code)
 	}
-	reasons, _ := deadLetters(t, dlq)
-	if len(reasons) != 0 {
-		t.Errorf("dead letters %v, want none", reasons)
-	}
-	account := compare(t, d, wantCounts, wantEdges)
+	dead, account := noDeadLettersAndCompare(t, dlq, d, wantCounts, wantEdges)
 	summarize(t, "sent %d events; Neo4j stopped after %d committed (stop took %.1fs) and kept down %.0fs; /readyz 503 %.1fs after the stop (%q); committed while down: %d more; Neo4j start took %.1fs, /readyz 200 %.1fs after that; same process, %0.f write retries; all %d committed; SIGTERM exit 0; dead letters %d; %s",
 		n, before, stopped.Sub(stopStart).Seconds(), down.Seconds(), notReady.Seconds(), firstLine(body), during-before,
-		neo4jStart.Seconds(), ready.Seconds(), retries, n, sum(reasons), account)
+		neo4jStart.Seconds(), ready.Seconds(), retries, n, dead, account)
 }
 
 // testKafkaRestart: the broker restarts mid-stream; the consumer reconnects, nothing is lost,
@@ -174,13 +166,9 @@ func testKafkaRestart(t *testing.T) {
 	if code := c.stop(t, time.Minute); code != 0 {
 		t.Errorf("exit code after SIGTERM %d, want 0", code)
 	}
-	reasons, _ := deadLetters(t, dlq)
-	if len(reasons) != 0 {
-		t.Errorf("dead letters %v, want none", reasons)
-	}
-	account := compare(t, d, wantCounts, wantEdges)
+	dead, account := noDeadLettersAndCompare(t, dlq, d, wantCounts, wantEdges)
 	summarize(t, "sent %d events (%d before the restart, %d after); broker restarted after %d committed (restart took %.1fs); all %d committed %.1fs after the broker was back, ready %.1fs later, same process, %.0f fetch/commit retries; SIGTERM exit 0; dead letters %d; %s",
-		n, half, n-half, before, restarted.Seconds(), n, recovery.Seconds(), ready.Seconds(), fetchRetries, sum(reasons), account)
+		n, half, n-half, before, restarted.Seconds(), n, recovery.Seconds(), ready.Seconds(), fetchRetries, dead, account)
 }
 
 // testPoison: poison messages mixed into a stream each reach the dead-letter topic with the right
@@ -310,13 +298,9 @@ func testGroup(t *testing.T) {
 			t.Errorf("%s: exit code after SIGTERM %d, want 0", c.name, code)
 		}
 	}
-	reasons, _ := deadLetters(t, dlq)
-	if len(reasons) != 0 {
-		t.Errorf("dead letters %v, want none", reasons)
-	}
-	account := compare(t, d, wantCounts, wantEdges)
+	dead, account := noDeadLettersAndCompare(t, dlq, d, wantCounts, wantEdges)
 	summarize(t, "sent %d events to 6 partitions; c1+c2, c3 joined after %d committed, %s killed -9 after %d committed; the rest committed %.1fs after the kill; events written by the survivors (including redeliveries): %s; SIGTERM exit 0; dead letters %d; %s",
-		n, at2, victim.name, atKill, rest.Seconds(), strings.Join(written, ", "), sum(reasons), account)
+		n, at2, victim.name, atKill, rest.Seconds(), strings.Join(written, ", "), dead, account)
 }
 
 // waitReady polls /readyz until it answers 200 (want true) or not (want false), and returns how

@@ -719,6 +719,17 @@ func wipe(t *testing.T, d neo4j.DriverWithContext) {
 	}
 }
 
+// noDeadLettersAndCompare checks that a clean scenario dead-lettered nothing and that the graph
+// equals the expected one; it returns the dead-letter count and compare's account.
+func noDeadLettersAndCompare(t *testing.T, dlq string, d neo4j.DriverWithContext, want graph.Counts, wantEdges []graph.EdgeRow) (int, string) {
+	t.Helper()
+	reasons, _ := deadLetters(t, dlq)
+	if len(reasons) != 0 {
+		t.Errorf("dead letters %v, want none", reasons)
+	}
+	return sum(reasons), compare(t, d, want, wantEdges)
+}
+
 // compare checks the graph against the expected counts and edges and returns a one-line account.
 func compare(t *testing.T, d neo4j.DriverWithContext, want graph.Counts, wantEdges []graph.EdgeRow) string {
 	t.Helper()
