@@ -1,0 +1,21 @@
+-- The Spark half of the dbt example (dev/dbt/capture): Spark writes two parquet tables at fixed
+-- locations; the dbt project dev/dbt/shop reads the same files with DuckDB. OpenLineage names
+-- them file:/tmp/colline-ol-dbt/lake/<table> (with a symlink to the table lake.<table>), and
+-- dbt-ol names the dbt sources by their DuckDB identity: joining the two is the accept side's job.
+DROP DATABASE IF EXISTS lake CASCADE;
+CREATE DATABASE lake;
+USE lake;
+CREATE TABLE raw_orders (order_id bigint, customer_id bigint, amount double, status string, ordered_at timestamp) USING csv OPTIONS (header 'true');
+INSERT INTO raw_orders VALUES
+  (1, 10, 25.0, 'shipped', TIMESTAMP '2026-11-01 10:00:00'),
+  (2, 10, 40.0, 'shipped', TIMESTAMP '2026-11-02 11:00:00'),
+  (3, 11, 12.5, 'cancelled', TIMESTAMP '2026-11-02 12:00:00'),
+  (4, 12, 300.0, 'shipped', TIMESTAMP '2026-11-03 09:30:00'),
+  (5, 13, 75.0, 'returned', TIMESTAMP '2026-11-04 16:45:00');
+CREATE TABLE raw_customers (customer_id bigint, name string, country string) USING csv OPTIONS (header 'true');
+INSERT INTO raw_customers VALUES (10, 'Ada', 'FR'), (11, 'Bo', 'SE'), (12, 'Cy', 'FR'), (13, 'Di', 'DE');
+CREATE TABLE orders USING parquet LOCATION '/tmp/colline-ol-dbt/lake/orders' AS
+  SELECT order_id, customer_id, amount * 1.2 AS amount_gross, status, CAST(ordered_at AS date) AS order_date
+  FROM raw_orders;
+CREATE TABLE customers USING parquet LOCATION '/tmp/colline-ol-dbt/lake/customers' AS
+  SELECT customer_id, upper(name) AS name, country FROM raw_customers;
