@@ -14,7 +14,9 @@ import sys
 def statements(path):
     """The statements of a scenario as dev/spark/SparkSqlRunner.java splits them."""
     if path.endswith(".java"):
-        return set()
+        # a DataFrame program: its spark.sql("...") statements (each starts with DROP DATABASE of its own)
+        text = open(path, encoding="utf-8").read()
+        return {norm(bytes(m, "utf-8").decode("unicode_escape")) for m in re.findall(r'spark\.sql\(\s*"((?:[^"\\]|\\.)*)"\s*\)', text)}
     out, cur = set(), []
     for line in open(path, encoding="utf-8"):
         s = line.rstrip("\n")

@@ -1,0 +1,277 @@
+package openlineage_test
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/colline/colline/events"
+	"github.com/colline/colline/openlineage"
+	"github.com/colline/colline/plan"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/sidebyside-*.txt from the current comparison")
+
+// The side-by-side comparison of docs/openlineage.md: openlineage-spark and colline's listener
+// ran in the same Spark session over the golden scenarios (dev/openlineage/capture-spark), and
+// their column lineage is compared pair by pair, (source column, target column), with the
+// transformation types each gives the pair. colline's side is plan.Extract of its captured events;
+// OpenLineage's is the columnLineage facet of every event of the scenario (START, RUNNING and
+// COMPLETE carry the same lineage; the union is taken), its `dataset` dependencies (filter, join,
+// group, sort) spread over every written column as colline spreads its row-level dependencies.
+//
+// Datasets meet by name: a table by db.table (OpenLineage names tables by location and gives the
+// table in the symlinks facet), a path by scheme and path. testdata/sidebyside-spark-<line>.txt
+// holds the result (counts per scenario, totals, then every pair found by one side only and every
+// pair whose types differ); a diff is a change in either extractor to review:
+// go test ./openlineage -run TestSideBySide -update rewrites it.
+func TestSideBySide(t *testing.T) {
+	lines, _ := filepath.Glob("testdata/spark-*")
+	if len(lines) == 0 {
+		t.Fatal("no testdata/spark-* (run dev/openlineage/capture-spark)")
+	}
+	for _, dir := range lines {
+		line := strings.TrimPrefix(filepath.Base(dir), "spark-")
+		t.Run(line, func(t *testing.T) {
+			got, total := compareLine(t, dir)
+			if total.pairs() == 0 {
+				t.Fatal("no column lineage on either side: nothing was compared")
+			}
+			t.Logf("spark %s: %d pairs both find (%d with the same types), %d only colline, %d only openlineage-spark",
+				line, total.both, total.sameTypes, total.onlyColline, total.onlyOL)
+			golden := filepath.Join("testdata", "sidebyside-spark-"+line+".txt")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (go test ./openlineage -run TestSideBySide -update, then review it)", err)
+			}
+			if string(want) != got {
+				t.Errorf("comparison differs from %s; rerun with -update and review the diff", golden)
+			}
+		})
+	}
+}
+
+type counts struct{ both, sameTypes, onlyColline, onlyOL int }
+
+func (c counts) pairs() int { return c.both + c.onlyColline + c.onlyOL }
+
+// pairs maps "source -> target" to the set of TYPE/SUBTYPE the pair has.
+type pairs map[string]map[string]bool
+
+func (p pairs) add(src, dst, typ string) {
+	k := src + " -> " + dst
+	if p[k] == nil {
+		p[k] = map[string]bool{}
+	}
+	p[k][typ] = true
+}
+
+func compareLine(t *testing.T, dir string) (string, counts) {
+	scenarios, _ := filepath.Glob(filepath.Join(dir, "*", "openlineage.jsonl"))
+	var sum, detail strings.Builder
+	var total counts
+	fmt.Fprintf(&sum, "%-36s %6s %6s %6s %6s %6s\n", "scenario", "both", "same", "colln", "ol", "olerr")
+	for _, f := range scenarios {
+		sdir := filepath.Dir(f)
+		name := filepath.Base(sdir)
+		col := collinePairs(t, filepath.Join(sdir, "colline"))
+		ol, failed := olPairs(t, f)
+		var c counts
+		var onlyC, onlyO, diff []string
+		for k, ct := range col {
+			if ot, ok := ol[k]; ok {
+				c.both++
+				if setString(ct) == setString(ot) {
+					c.sameTypes++
+				} else {
+					diff = append(diff, fmt.Sprintf("  types  %s: colline %s, openlineage %s", k, setString(ct), setString(ot)))
+				}
+			} else {
+				c.onlyColline++
+				onlyC = append(onlyC, fmt.Sprintf("  colline %s %s", k, setString(ct)))
+			}
+		}
+		for k, ot := range ol {
+			if _, ok := col[k]; !ok {
+				c.onlyOL++
+				onlyO = append(onlyO, fmt.Sprintf("  ol      %s %s", k, setString(ot)))
+			}
+		}
+		total.both += c.both
+		total.sameTypes += c.sameTypes
+		total.onlyColline += c.onlyColline
+		total.onlyOL += c.onlyOL
+		fmt.Fprintf(&sum, "%-36s %6d %6d %6d %6d %6d\n", name, c.both, c.sameTypes, c.onlyColline, c.onlyOL, failed)
+		if len(onlyC)+len(onlyO)+len(diff) > 0 {
+			sort.Strings(onlyC)
+			sort.Strings(onlyO)
+			sort.Strings(diff)
+			fmt.Fprintf(&detail, "\n== %s\n", name)
+			for _, l := range append(append(onlyC, onlyO...), diff...) {
+				detail.WriteString(l + "\n")
+			}
+		}
+	}
+	fmt.Fprintf(&sum, "%-36s %6d %6d %6d %6d\n", "TOTAL", total.both, total.sameTypes, total.onlyColline, total.onlyOL)
+	head := "# (source column -> target column) pairs: both = found by both, same = of those, with the same\n" +
+		"# set of TYPE/SUBTYPE; colln = colline only; ol = openlineage-spark only; olerr = openlineage-spark\n" +
+		"# events of the scenario whose columnLineage facet could not be read. Generated by TestSideBySide.\n"
+	return head + sum.String() + detail.String(), total
+}
+
+// collinePairs runs colline's extractor over the events its listener captured for a scenario.
+func collinePairs(t *testing.T, dir string) pairs {
+	out := pairs{}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := events.Decode(data)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		lin, err := plan.Extract(env)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		keys := map[string]string{} // colline dataset key → comparison name
+		for _, d := range lin.Reads {
+			keys[d.Key] = collineName(d)
+		}
+		for _, w := range lin.Writes {
+			keys[w.Key] = collineName(w.Dataset)
+		}
+		for _, e := range lin.Edges {
+			out.add(columnName(keys, e.Source), columnName(keys, e.Target), e.Type+"/"+e.Subtype)
+		}
+	}
+	return out
+}
+
+func collineName(d plan.Dataset) string {
+	switch d.Kind {
+	case "table", "view":
+		return "table:" + strings.ToLower(d.Name)
+	case "path":
+		return d.Namespace + ":" + strings.TrimRight(d.Name, "/")
+	}
+	return d.Namespace + "/" + d.Name
+}
+
+// columnName turns a colline column key (dataset key + "#" + column) into the comparison's name.
+func columnName(keys map[string]string, key string) string {
+	i := strings.LastIndexByte(key, '#')
+	ds, col := key[:i], key[i+1:]
+	if n, ok := keys[ds]; ok {
+		ds = n
+	}
+	return ds + "#" + col
+}
+
+// olPairs reads openlineage-spark's events of a scenario; failed counts events whose facets could
+// not be decoded.
+func olPairs(t *testing.T, file string) (pairs, int) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []*openlineage.Event
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		e, err := openlineage.Decode(sc.Bytes())
+		if err != nil {
+			t.Errorf("%s: %v", file, err)
+			continue
+		}
+		evs = append(evs, e)
+	}
+	// table identities of path-named datasets, from every symlinks facet of the scenario
+	tables := map[string]string{}
+	for _, e := range evs {
+		for _, d := range append(append([]openlineage.Dataset{}, e.Inputs...), e.Outputs...) {
+			links, _ := d.Symlinks()
+			for _, l := range links {
+				if l.Type == "TABLE" {
+					tables[d.Namespace+"|"+d.Name] = "table:" + strings.ToLower(l.Name)
+				}
+			}
+		}
+	}
+	name := func(ns, n string) string {
+		if tn, ok := tables[ns+"|"+n]; ok {
+			return tn
+		}
+		if !strings.Contains(ns, "://") {
+			return ns + ":" + strings.TrimRight(n, "/")
+		}
+		return ns + "/" + n
+	}
+	out := pairs{}
+	failed := 0
+	for _, e := range evs {
+		for _, d := range e.Outputs {
+			cl, err := d.ColumnLineage()
+			if err != nil {
+				failed++
+				continue
+			}
+			if cl == nil {
+				continue
+			}
+			target := name(d.Namespace, d.Name)
+			written := map[string]bool{}
+			for f := range cl.Fields {
+				written[strings.ToLower(f)] = true
+			}
+			if schema, _ := d.Schema(); len(schema) > 0 {
+				for _, f := range schema {
+					written[strings.ToLower(f.Name)] = true
+				}
+			}
+			for f, fl := range cl.Fields {
+				for _, in := range fl.InputFields {
+					for _, tr := range in.Transformations {
+						out.add(name(in.Namespace, in.Name)+"#"+strings.ToLower(in.Field), target+"#"+strings.ToLower(f), tr.Type+"/"+tr.Subtype)
+					}
+				}
+			}
+			for _, in := range cl.Dataset {
+				for f := range written {
+					for _, tr := range in.Transformations {
+						out.add(name(in.Namespace, in.Name)+"#"+strings.ToLower(in.Field), target+"#"+f, tr.Type+"/"+tr.Subtype)
+					}
+				}
+			}
+		}
+	}
+	return out, failed
+}
+
+func setString(s map[string]bool) string {
+	var l []string
+	for k := range s {
+		l = append(l, k)
+	}
+	sort.Strings(l)
+	return strings.Join(l, ",")
+}
