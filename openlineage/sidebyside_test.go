@@ -3,8 +3,10 @@ package openlineage_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -39,27 +41,92 @@ func TestSideBySide(t *testing.T) {
 	for _, dir := range lines {
 		line := strings.TrimPrefix(filepath.Base(dir), "spark-")
 		t.Run(line, func(t *testing.T) {
-			got, total := compareLine(t, dir)
-			if total.pairs() == 0 {
-				t.Fatal("no column lineage on either side: nothing was compared")
+			olFiles, _ := filepath.Glob(filepath.Join(dir, "*", "openlineage.jsonl"))
+			var sc []scenario
+			for _, f := range olFiles {
+				colline, _ := filepath.Glob(filepath.Join(filepath.Dir(f), "colline", "*.json"))
+				sc = append(sc, scenario{filepath.Base(filepath.Dir(f)), colline, f})
 			}
-			t.Logf("spark %s: %d pairs both find (%d with the same types), %d only colline, %d only openlineage-spark",
-				line, total.both, total.sameTypes, total.onlyColline, total.onlyOL)
-			golden := filepath.Join("testdata", "sidebyside-spark-"+line+".txt")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (go test ./openlineage -run TestSideBySide -update, then review it)", err)
-			}
-			if string(want) != got {
-				t.Errorf("comparison differs from %s; rerun with -update and review the diff", golden)
-			}
+			checkComparison(t, "spark "+line, sc, filepath.Join("testdata", "sidebyside-spark-"+line+".txt"))
 		})
+	}
+}
+
+// The same comparison over TPC-DS: the 103 queries as CTAS over the empty TPC-DS schema.
+// openlineage-spark's events are in testdata/tpcds/spark-<x.y>/<q>.jsonl.gz
+// (dev/openlineage/capture-tpcds); colline's are the TPC-DS corpus of plan/testdata/tpcds/
+// (dev/tpcds/capture), the CTAS event and its nested insert.
+func TestSideBySideTPCDS(t *testing.T) {
+	lines, _ := filepath.Glob("testdata/tpcds/spark-*")
+	if len(lines) == 0 {
+		t.Skip("no testdata/tpcds (run dev/openlineage/capture-tpcds)")
+	}
+	for _, dir := range lines {
+		line := strings.TrimPrefix(filepath.Base(dir), "spark-")
+		t.Run(line, func(t *testing.T) {
+			olFiles, _ := filepath.Glob(filepath.Join(dir, "*.jsonl.gz"))
+			sort.Slice(olFiles, func(i, j int) bool { return naturalLess(filepath.Base(olFiles[i]), filepath.Base(olFiles[j])) })
+			var sc []scenario
+			for _, f := range olFiles {
+				q := strings.TrimSuffix(filepath.Base(f), ".jsonl.gz")
+				colline, _ := filepath.Glob(filepath.Join("..", "plan", "testdata", "tpcds", "spark-"+line, q+".*json.gz"))
+				if len(colline) == 0 {
+					t.Errorf("%s: no colline events for %s in plan/testdata/tpcds/spark-%s", f, q, line)
+				}
+				sc = append(sc, scenario{q, colline, f})
+			}
+			checkComparison(t, "tpcds spark "+line, sc, filepath.Join("testdata", "sidebyside-tpcds-spark-"+line+".txt"))
+		})
+	}
+}
+
+// naturalLess orders q2 before q10 and q14a before q14b.
+func naturalLess(a, b string) bool {
+	na, nb := leadingNumber(a), leadingNumber(b)
+	if na != nb {
+		return na < nb
+	}
+	return a < b
+}
+
+func leadingNumber(s string) int {
+	n, seen := 0, false
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			n = n*10 + int(r-'0')
+			seen = true
+		} else if seen {
+			break
+		}
+	}
+	return n
+}
+
+type scenario struct {
+	name    string
+	colline []string // colline event files (.json or .json.gz)
+	ol      string   // openlineage-spark events, one per line (.jsonl or .jsonl.gz)
+}
+
+func checkComparison(t *testing.T, what string, sc []scenario, golden string) {
+	got, total := compare(t, sc)
+	if total.pairs() == 0 {
+		t.Fatal("no column lineage on either side: nothing was compared")
+	}
+	t.Logf("%s, %d scenarios: %d pairs both find (%d with the same types), %d only colline, %d only openlineage-spark",
+		what, len(sc), total.both, total.sameTypes, total.onlyColline, total.onlyOL)
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test ./openlineage -run TestSideBySide -update, then review it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("comparison differs from %s; rerun with -update and review the diff", golden)
 	}
 }
 
@@ -78,16 +145,14 @@ func (p pairs) add(src, dst, typ string) {
 	p[k][typ] = true
 }
 
-func compareLine(t *testing.T, dir string) (string, counts) {
-	scenarios, _ := filepath.Glob(filepath.Join(dir, "*", "openlineage.jsonl"))
+func compare(t *testing.T, scenarios []scenario) (string, counts) {
 	var sum, detail strings.Builder
 	var total counts
 	fmt.Fprintf(&sum, "%-36s %6s %6s %6s %6s %6s\n", "scenario", "both", "same", "colln", "ol", "olerr")
-	for _, f := range scenarios {
-		sdir := filepath.Dir(f)
-		name := filepath.Base(sdir)
-		col := collinePairs(t, filepath.Join(sdir, "colline"))
-		ol, failed := olPairs(t, f)
+	for _, s := range scenarios {
+		name := s.name
+		col := collinePairs(t, s.colline)
+		ol, failed := olPairs(t, s.ol)
 		var c counts
 		var onlyC, onlyO, diff []string
 		for k, ct := range col {
@@ -132,14 +197,10 @@ func compareLine(t *testing.T, dir string) (string, counts) {
 }
 
 // collinePairs runs colline's extractor over the events its listener captured for a scenario.
-func collinePairs(t *testing.T, dir string) pairs {
+func collinePairs(t *testing.T, files []string) pairs {
 	out := pairs{}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := readFile(t, f)
 		env, err := events.Decode(data)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
@@ -187,10 +248,7 @@ func columnName(keys map[string]string, key string) string {
 // olPairs reads openlineage-spark's events of a scenario; failed counts events whose facets could
 // not be decoded.
 func olPairs(t *testing.T, file string) (pairs, int) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFile(t, file)
 	var evs []*openlineage.Event
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
@@ -274,4 +332,25 @@ func setString(s map[string]bool) string {
 	}
 	sort.Strings(l)
 	return strings.Join(l, ",")
+}
+
+// readFile reads a file, gunzipping a .gz.
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(name, ".gz") {
+		return data
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return out
 }

@@ -30,6 +30,8 @@ type facetSchema struct {
 	// defs are the file's facet definitions ($defs whose name ends in "Facet"), by name; most
 	// files define one, named after the file (LineageFacet.json defines a dataset and a job facet)
 	defs map[string]*jsonschema.Schema
+	// doc is the file's own schema: a facets object, {"<facetName>": {...}}, as the spec's examples are
+	doc *jsonschema.Schema
 }
 
 // Report says what validation covered: the standard facets checked against their own schema and
@@ -144,7 +146,11 @@ func NewValidator() (*Validator, error) {
 		}
 		ver, _ := versionOf(f.id)
 		major, _, _ := strings.Cut(ver, "-")
-		fs := facetSchema{id: f.id, major: major, defs: map[string]*jsonschema.Schema{}}
+		doc, err := c.Compile(f.id)
+		if err != nil {
+			return nil, fmt.Errorf("openlineage: compile facet %s: %w", f.name, err)
+		}
+		fs := facetSchema{id: f.id, major: major, defs: map[string]*jsonschema.Schema{}, doc: doc}
 		for _, def := range f.defs {
 			s, err := c.Compile(f.id + "#/$defs/" + def)
 			if err != nil {
@@ -219,6 +225,16 @@ func (v *Validator) Validate(data []byte) (*Report, error) {
 			inv.Problems = append(inv.Problems, problems(f.loc, fs.id, err)...)
 		}
 	}
+	// the core schema and a facet's own can report the same problem (a facet without _producer)
+	seen := map[string]bool{}
+	uniq := inv.Problems[:0]
+	for _, p := range inv.Problems {
+		if !seen[p.String()] {
+			seen[p.String()] = true
+			uniq = append(uniq, p)
+		}
+	}
+	inv.Problems = uniq
 	sort.Strings(rep.Checked)
 	sort.Slice(rep.Unchecked, func(i, j int) bool { return rep.Unchecked[i].Location < rep.Unchecked[j].Location })
 	if len(inv.Problems) > 0 {
@@ -320,16 +336,7 @@ func problems(prefix, schemaID string, err error) []Problem {
 		out = append(out, Problem{Location: prefix + pointer(e.InstanceLocation), Message: msg, Schema: schemaID})
 	}
 	walk(ve)
-	// the same leaf can be reached twice (allOf of refs); report it once
-	seen := map[string]bool{}
-	uniq := out[:0]
-	for _, p := range out {
-		if !seen[p.String()] {
-			seen[p.String()] = true
-			uniq = append(uniq, p)
-		}
-	}
-	return uniq
+	return out
 }
 
 func pointer(tokens []string) string {
