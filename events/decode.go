@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -115,14 +116,19 @@ func digits(s string) bool {
 type decoder struct {
 	dec    *jsontext.Decoder
 	data   []byte
-	key    []byte            // unquoted object key, when it had escapes
+	key    []byte // unquoted object key, when it had escapes
+	ints   []int  // scratch stacks of the arrays being read (take)
+	strs   []string
+	attrs  []Attribute
+	exprs  []Expr
 	str    []byte            // unquoted string value, when it had escapes
 	intern map[string]string // repeated short strings of this event (class names, types, roles)
 }
 
 func newDecoder(data []byte) *decoder {
 	return &decoder{
-		dec:    jsontext.NewDecoder(bytes.NewBuffer(data)), // parses data in place, no copy
+		// Parses data in place, no copy. Duplicate keys are found by object, cheaper.
+		dec:    jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true)),
 		data:   data,
 		intern: make(map[string]string, 64),
 	}
@@ -133,7 +139,7 @@ type fieldError struct {
 	path   jsontext.Pointer
 	offset int64
 	msg    string
-	key    bool // about the key at offset, in the object at path
+	key    bool // about a key of the object at path (msg says where)
 }
 
 func (e *fieldError) Error() string { return e.msg }
@@ -153,9 +159,9 @@ func (d *decoder) wrap(err error) error {
 		where := path(fe.path)
 		switch {
 		case fe.key && where == "":
-			return fmt.Errorf("%w: at byte %d: %s", ErrInvalid, fe.offset, fe.msg)
+			return fmt.Errorf("%w: %s", ErrInvalid, fe.msg)
 		case fe.key:
-			return fmt.Errorf("%w: %s: at byte %d: %s", ErrInvalid, where, fe.offset, fe.msg)
+			return fmt.Errorf("%w: %s: %s", ErrInvalid, where, fe.msg)
 		case where == "":
 			where = "the event"
 		}
@@ -238,10 +244,18 @@ func kindName(k jsontext.Kind) string {
 	return "nothing"
 }
 
+// What an object's member function returns instead of the index of a field in known.
+const (
+	unknownKey = -1 // a key member does not know: object skips its value
+	mapKey     = -2 // a key of a map, decoded by member
+	dupKey     = -3 // a key of a map that member has seen before: object reports it
+)
+
 // object reads an object (or null, which leaves everything as it is), calling member for each key.
-// member returns false for a key it does not know: the value is skipped, unless the key is one of
-// known in another case.
-func (d *decoder) object(known []string, member func(key []byte) (bool, error)) error {
+// member decodes the value and returns the index of the field in known, or one of the constants
+// above. A key may appear once: object rejects a second one, known or not. A key that member does
+// not know is skipped, unless it is one of known in another case.
+func (d *decoder) object(known []string, member func(key []byte) (int, error)) error {
 	switch k := d.dec.PeekKind(); k {
 	case '{':
 		if _, err := d.dec.ReadToken(); err != nil {
@@ -253,6 +267,8 @@ func (d *decoder) object(known []string, member func(key []byte) (bool, error)) 
 	default:
 		return d.wrongKind("an object")
 	}
+	var seen uint64     // fields of known already read
+	var others []string // unknown keys already read
 	for {
 		switch d.dec.PeekKind() {
 		case '}':
@@ -267,24 +283,50 @@ func (d *decoder) object(known []string, member func(key []byte) (bool, error)) 
 		if err != nil {
 			return err
 		}
+		at := d.dec.InputOffset() - int64(len(raw))
 		key := unquote(raw, &d.key)
-		ok, err := member(key)
-		if err != nil {
+		f, err := member(key)
+		switch {
+		case f == dupKey:
+			return d.duplicate(string(key), at)
+		case err != nil:
 			return err
-		}
-		if ok {
-			continue
-		}
-		for _, name := range known {
-			if strings.EqualFold(name, string(key)) { // Unicode folding, as encoding/json matched: "\u212aind" is "kind"
-				return &fieldError{path: d.dec.StackPointer().Parent(), offset: d.dec.InputOffset() - int64(len(raw)),
-					msg: fmt.Sprintf("key %q: keys are case-sensitive, the field is %q", key, name), key: true}
+		case f >= 0:
+			if seen&(1<<f) != 0 {
+				return d.duplicate(known[f], at)
+			}
+			seen |= 1 << f
+		case f == unknownKey:
+			for _, name := range known {
+				if strings.EqualFold(name, string(key)) { // Unicode folding, as encoding/json matched: "\u212aind" is "kind"
+					return &fieldError{path: d.dec.StackPointer().Parent(), offset: at,
+						msg: fmt.Sprintf("key %q at byte %d: keys are case-sensitive, the field is %q", key, at, name), key: true}
+				}
+			}
+			if slices.Contains(others, string(key)) {
+				return d.duplicate(string(key), at)
+			}
+			others = append(others, string(key))
+			if err := d.dec.SkipValue(); err != nil {
+				return err
 			}
 		}
-		if err := d.dec.SkipValue(); err != nil {
-			return err
-		}
 	}
+}
+
+// duplicate reports a key that appears twice in the object being read.
+func (d *decoder) duplicate(key string, at int64) error {
+	return &fieldError{path: d.dec.StackPointer().Parent(), offset: at, msg: fmt.Sprintf("duplicate key %q at byte %d", key, at), key: true}
+}
+
+// take moves the elements of a scratch stack above start into a new slice of their exact size.
+func take[T any](stack *[]T, start int) []T {
+	s := *stack
+	out := make([]T, len(s)-start)
+	copy(out, s[start:])
+	clear(s[start:])
+	*stack = s[:start]
+	return out
 }
 
 // array reads an array (or null), calling elem for each element.
@@ -368,19 +410,18 @@ func (d *decoder) string(dst *string, interned bool) error {
 }
 
 func (d *decoder) strings(dst *[]string) error {
+	start := len(d.strs)
 	null, err := d.array(func() error {
 		var s string
 		if d.dec.PeekKind() != '"' {
 			return d.wrongKind("a string")
 		}
-		if err := d.string(&s, true); err != nil {
-			return err
-		}
-		*dst = append(*dst, s)
-		return nil
+		err := d.string(&s, true)
+		d.strs = append(d.strs, s)
+		return err
 	})
-	if !null && *dst == nil {
-		*dst = []string{}
+	if !null {
+		*dst = take(&d.strs, start)
 	}
 	return err
 }
@@ -465,11 +506,14 @@ func (d *decoder) any() (any, error) {
 	switch k := d.dec.PeekKind(); k {
 	case '{':
 		m := map[string]any{}
-		err := d.object(nil, func(key []byte) (bool, error) {
+		err := d.object(nil, func(key []byte) (int, error) {
 			k := string(key)
+			if _, dup := m[k]; dup {
+				return dupKey, nil
+			}
 			v, err := d.any()
 			m[k] = v
-			return true, err
+			return mapKey, err
 		})
 		return m, err
 	case '[':
@@ -529,86 +573,86 @@ func (d *decoder) envelope(env *Envelope) (version *string, err error) {
 		}
 		return nil, d.wrongKind("an object")
 	}
-	err = d.object(envelopeKeys, func(key []byte) (bool, error) {
+	err = d.object(envelopeKeys, func(key []byte) (int, error) {
 		switch string(key) {
 		case "schemaVersion":
 			if d.dec.PeekKind() == 'n' {
 				_, err := d.dec.ReadValue()
-				return true, err
+				return 0, err
 			}
 			if err := d.string(&env.SchemaVersion, false); err != nil {
-				return true, err
+				return 0, err
 			}
 			version = &env.SchemaVersion
-			return true, checkVersion(env.SchemaVersion)
+			return 0, checkVersion(env.SchemaVersion)
 		case "eventId":
-			return true, d.string(&env.EventID, false)
+			return 1, d.string(&env.EventID, false)
 		case "emittedAt":
-			return true, d.string(&env.EmittedAt, false)
+			return 2, d.string(&env.EmittedAt, false)
 		case "producer":
 			p := &env.Producer
-			return true, d.object(producerKeys, func(key []byte) (bool, error) {
+			return 3, d.object(producerKeys, func(key []byte) (int, error) {
 				switch string(key) {
 				case "name":
-					return true, d.string(&p.Name, true)
+					return 0, d.string(&p.Name, true)
 				case "version":
-					return true, d.string(&p.Version, true)
+					return 1, d.string(&p.Version, true)
 				case "spark":
-					return true, d.string(&p.Spark, true)
+					return 2, d.string(&p.Spark, true)
 				case "scala":
-					return true, d.string(&p.Scala, true)
+					return 3, d.string(&p.Scala, true)
 				}
-				return false, nil
+				return unknownKey, nil
 			})
 		case "app":
 			a := &env.App
-			return true, d.object(appKeys, func(key []byte) (bool, error) {
+			return 4, d.object(appKeys, func(key []byte) (int, error) {
 				switch string(key) {
 				case "id":
-					return true, d.string(&a.ID, false)
+					return 0, d.string(&a.ID, false)
 				case "name":
-					return true, d.string(&a.Name, false)
+					return 1, d.string(&a.Name, false)
 				case "user":
-					return true, d.string(&a.User, false)
+					return 2, d.string(&a.User, false)
 				case "namespace":
-					return true, d.string(&a.Namespace, false)
+					return 3, d.string(&a.Namespace, false)
 				}
-				return false, nil
+				return unknownKey, nil
 			})
 		case "query":
 			q := &env.Query
-			return true, d.object(queryKeys, func(key []byte) (bool, error) {
+			return 5, d.object(queryKeys, func(key []byte) (int, error) {
 				switch string(key) {
 				case "executionId":
-					return true, d.int64(&q.ExecutionID, 64)
+					return 0, d.int64(&q.ExecutionID, 64)
 				case "funcName":
-					return true, d.string(&q.FuncName, true)
+					return 1, d.string(&q.FuncName, true)
 				case "status":
-					return true, d.string(&q.Status, true)
+					return 2, d.string(&q.Status, true)
 				case "error":
-					return true, d.string(&q.Error, false)
+					return 3, d.string(&q.Error, false)
 				case "durationMs":
-					return true, d.int64(&q.DurationMs, 64)
+					return 4, d.int64(&q.DurationMs, 64)
 				case "endedAt":
-					return true, d.string(&q.EndedAt, false)
+					return 5, d.string(&q.EndedAt, false)
 				}
-				return false, nil
+				return unknownKey, nil
 			})
 		case "jvmId":
-			return true, d.string(&env.JVMID, false)
+			return 6, d.string(&env.JVMID, false)
 		case "markers":
 			m := &env.Markers
-			return true, d.object(markersKeys, func(key []byte) (bool, error) {
+			return 7, d.object(markersKeys, func(key []byte) (int, error) {
 				switch string(key) {
 				case "nestedWrite":
-					return true, d.bool(&m.NestedWrite)
+					return 0, d.bool(&m.NestedWrite)
 				case "truncated":
-					return true, d.bool(&m.Truncated)
+					return 1, d.bool(&m.Truncated)
 				}
-				return false, nil
+				return unknownKey, nil
 			})
 		case "root":
-			return true, d.int(&env.Root)
+			return 8, d.int(&env.Root)
 		case "nodes":
 			null, err := d.array(func() error {
 				env.Nodes = append(env.Nodes, Node{})
@@ -617,9 +661,9 @@ func (d *decoder) envelope(env *Envelope) (version *string, err error) {
 			if !null && env.Nodes == nil {
 				env.Nodes = []Node{}
 			}
-			return true, err
+			return 9, err
 		}
-		return false, nil
+		return unknownKey, nil
 	})
 	if err == nil {
 		// Nothing but white space may follow the event.
@@ -637,147 +681,148 @@ func (d *decoder) node(n *Node) error {
 	if d.dec.PeekKind() != '{' {
 		return d.wrongKind("an object")
 	}
-	return d.object(nodeKeys, func(key []byte) (bool, error) {
+	return d.object(nodeKeys, func(key []byte) (int, error) {
 		switch string(key) {
 		case "id":
-			return true, d.int(&n.ID)
+			return 0, d.int(&n.ID)
 		case "class":
-			return true, d.string(&n.Class, true)
+			return 1, d.string(&n.Class, true)
 		case "children":
+			start := len(d.ints)
 			null, err := d.array(func() error {
 				var c int
 				if d.dec.PeekKind() != '0' {
 					return d.wrongKind("an integer")
 				}
 				err := d.int(&c)
-				n.Children = append(n.Children, c)
+				d.ints = append(d.ints, c)
 				return err
 			})
-			if !null && n.Children == nil {
-				n.Children = []int{}
+			if !null {
+				n.Children = take(&d.ints, start)
 			}
-			return true, err
+			return 2, err
 		case "output":
+			start := len(d.attrs)
 			null, err := d.array(func() error {
-				n.Output = append(n.Output, Attribute{})
-				return d.attribute(&n.Output[len(n.Output)-1])
+				var a Attribute
+				err := d.attribute(&a)
+				d.attrs = append(d.attrs, a)
+				return err
 			})
-			if !null && n.Output == nil {
-				n.Output = []Attribute{}
+			if !null {
+				n.Output = take(&d.attrs, start)
 			}
-			return true, err
+			return 3, err
 		case "exprs":
 			if d.dec.PeekKind() == '{' && n.Exprs == nil {
 				n.Exprs = map[string][]Expr{} // as encoding/json: {} is an empty map, null a nil one
 			}
-			return true, d.object(nil, func(key []byte) (bool, error) {
-				var role string
-				if err := d.internKey(key, &role); err != nil {
-					return true, err
+			return 4, d.object(nil, func(key []byte) (int, error) {
+				role := d.internKey(key)
+				if _, dup := n.Exprs[role]; dup {
+					return dupKey, nil
 				}
-				var list []Expr
-				null, err := d.array(func() error {
-					list = append(list, Expr{})
-					return d.expr(&list[len(list)-1])
-				})
-				if !null && list == nil {
-					list = []Expr{}
-				}
-				if n.Exprs == nil {
-					n.Exprs = map[string][]Expr{}
-				}
+				list, err := d.exprList()
 				n.Exprs[role] = list
-				return true, err
+				return mapKey, err
 			})
 		case "plans":
 			if d.dec.PeekKind() == '{' && n.Plans == nil {
 				n.Plans = map[string]int{}
 			}
-			return true, d.object(nil, func(key []byte) (bool, error) {
-				var role string
-				if err := d.internKey(key, &role); err != nil {
-					return true, err
-				}
-				if n.Plans == nil {
-					n.Plans = map[string]int{}
+			return 5, d.object(nil, func(key []byte) (int, error) {
+				role := d.internKey(key)
+				if _, dup := n.Plans[role]; dup {
+					return dupKey, nil
 				}
 				var p int
 				if d.dec.PeekKind() != '0' && d.dec.PeekKind() != 'n' {
-					return true, d.wrongKind("an integer")
+					return mapKey, d.wrongKind("an integer")
 				}
 				err := d.int(&p)
 				n.Plans[role] = p
-				return true, err
+				return mapKey, err
 			})
 		case "args":
 			if d.dec.PeekKind() == '{' && n.Args == nil {
 				n.Args = map[string]any{}
 			}
-			return true, d.object(nil, func(key []byte) (bool, error) {
-				var name string
-				if err := d.internKey(key, &name); err != nil {
-					return true, err
-				}
-				if n.Args == nil {
-					n.Args = map[string]any{}
+			return 6, d.object(nil, func(key []byte) (int, error) {
+				name := d.internKey(key)
+				if _, dup := n.Args[name]; dup {
+					return dupKey, nil
 				}
 				v, err := d.any()
 				n.Args[name] = v
-				return true, err
+				return mapKey, err
 			})
 		case "dataset":
-			return true, d.datasetPtr(&n.Dataset)
+			return 7, d.datasetPtr(&n.Dataset)
 		case "write":
 			if d.dec.PeekKind() == 'n' {
 				_, err := d.dec.ReadValue()
-				return true, err
+				return 8, err
 			}
 			n.Write = new(Write)
-			return true, d.write(n.Write)
+			return 8, d.write(n.Write)
 		case "ddl":
 			if d.dec.PeekKind() == 'n' {
 				_, err := d.dec.ReadValue()
-				return true, err
+				return 9, err
 			}
 			n.DDL = new(DDL)
-			return true, d.ddl(n.DDL)
+			return 9, d.ddl(n.DDL)
 		}
-		return false, nil
+		return unknownKey, nil
 	})
 }
 
 // internKey copies an object key (a role or an argument name) into *dst, shared within the event.
-func (d *decoder) internKey(key []byte, dst *string) error {
+func (d *decoder) internKey(key []byte) string {
 	if v, ok := d.intern[string(key)]; ok {
-		*dst = v
-		return nil
+		return v
 	}
 	v := string(key)
 	d.intern[v] = v
-	*dst = v
-	return nil
+	return v
+}
+
+// exprList reads an array of expressions (null is nil).
+func (d *decoder) exprList() ([]Expr, error) {
+	start := len(d.exprs)
+	null, err := d.array(func() error {
+		var x Expr
+		err := d.expr(&x)
+		d.exprs = append(d.exprs, x)
+		return err
+	})
+	if null || err != nil {
+		return nil, err
+	}
+	return take(&d.exprs, start), nil
 }
 
 func (d *decoder) attribute(a *Attribute) error {
 	if d.dec.PeekKind() != '{' {
 		return d.wrongKind("an object")
 	}
-	return d.object(attributeKeys, func(key []byte) (bool, error) {
+	return d.object(attributeKeys, func(key []byte) (int, error) {
 		switch string(key) {
 		case "exprId":
-			return true, d.int64(&a.ExprID, 64)
+			return 0, d.int64(&a.ExprID, 64)
 		case "name":
-			return true, d.string(&a.Name, true)
+			return 1, d.string(&a.Name, true)
 		case "type":
-			return true, d.string(&a.Type, true)
+			return 2, d.string(&a.Type, true)
 		case "nullable":
-			return true, d.bool(&a.Nullable)
+			return 3, d.bool(&a.Nullable)
 		case "qualifier":
-			return true, d.strings(&a.Qualifier)
+			return 4, d.strings(&a.Qualifier)
 		case "metadataCol":
-			return true, d.bool(&a.MetadataCol)
+			return 5, d.bool(&a.MetadataCol)
 		}
-		return false, nil
+		return unknownKey, nil
 	})
 }
 
@@ -785,40 +830,35 @@ func (d *decoder) expr(x *Expr) error {
 	if d.dec.PeekKind() != '{' {
 		return d.wrongKind("an object")
 	}
-	return d.object(exprKeys, func(key []byte) (bool, error) {
+	return d.object(exprKeys, func(key []byte) (int, error) {
 		switch string(key) {
 		case "class":
-			return true, d.string(&x.Class, true)
+			return 0, d.string(&x.Class, true)
 		case "exprId":
 			if d.dec.PeekKind() == 'n' {
 				_, err := d.dec.ReadValue()
-				return true, err
+				return 1, err
 			}
 			var id int64
 			if err := d.int64(&id, 64); err != nil {
-				return true, err
+				return 1, err
 			}
 			x.ExprID = &id
-			return true, nil
+			return 1, nil
 		case "name":
-			return true, d.string(&x.Name, true)
+			return 2, d.string(&x.Name, true)
 		case "type":
-			return true, d.string(&x.Type, true)
+			return 3, d.string(&x.Type, true)
 		case "sql":
-			return true, d.string(&x.SQL, false)
+			return 4, d.string(&x.SQL, false)
 		case "plan":
-			return true, d.intPtr(&x.Plan)
+			return 5, d.intPtr(&x.Plan)
 		case "children":
-			null, err := d.array(func() error {
-				x.Children = append(x.Children, Expr{})
-				return d.expr(&x.Children[len(x.Children)-1])
-			})
-			if !null && x.Children == nil {
-				x.Children = []Expr{}
-			}
-			return true, err
+			var err error
+			x.Children, err = d.exprList()
+			return 6, err
 		}
-		return false, nil
+		return unknownKey, nil
 	})
 }
 
@@ -835,44 +875,44 @@ func (d *decoder) dataset(ds *Dataset) error {
 	if d.dec.PeekKind() != '{' && d.dec.PeekKind() != 'n' {
 		return d.wrongKind("an object")
 	}
-	return d.object(datasetKeys, func(key []byte) (bool, error) {
+	return d.object(datasetKeys, func(key []byte) (int, error) {
 		switch string(key) {
 		case "kind":
-			return true, d.string(&ds.Kind, true)
+			return 0, d.string(&ds.Kind, true)
 		case "catalog":
-			return true, d.string(&ds.Catalog, true)
+			return 1, d.string(&ds.Catalog, true)
 		case "namespace":
-			return true, d.strings(&ds.Namespace)
+			return 2, d.strings(&ds.Namespace)
 		case "name":
-			return true, d.string(&ds.Name, true)
+			return 3, d.string(&ds.Name, true)
 		case "provider":
-			return true, d.string(&ds.Provider, true)
+			return 4, d.string(&ds.Provider, true)
 		case "location":
-			return true, d.string(&ds.Location, true)
+			return 5, d.string(&ds.Location, true)
 		case "tableType":
-			return true, d.string(&ds.TableType, true)
+			return 6, d.string(&ds.TableType, true)
 		case "format":
-			return true, d.string(&ds.Format, true)
+			return 7, d.string(&ds.Format, true)
 		case "paths":
-			return true, d.strings(&ds.Paths)
+			return 8, d.strings(&ds.Paths)
 		case "url":
-			return true, d.string(&ds.URL, true)
+			return 9, d.string(&ds.URL, true)
 		case "table":
-			return true, d.string(&ds.Table, true)
+			return 10, d.string(&ds.Table, true)
 		case "query":
-			return true, d.string(&ds.SQL, false)
+			return 11, d.string(&ds.SQL, false)
 		case "servers":
-			return true, d.string(&ds.Servers, true)
+			return 12, d.string(&ds.Servers, true)
 		case "topics":
-			return true, d.strings(&ds.Topics)
+			return 13, d.strings(&ds.Topics)
 		case "pattern":
-			return true, d.string(&ds.Pattern, true)
+			return 14, d.string(&ds.Pattern, true)
 		case "temporary":
-			return true, d.bool(&ds.Temporary)
+			return 15, d.bool(&ds.Temporary)
 		case "description":
-			return true, d.string(&ds.Description, false)
+			return 16, d.string(&ds.Description, false)
 		}
-		return false, nil
+		return unknownKey, nil
 	})
 }
 
@@ -880,20 +920,20 @@ func (d *decoder) write(w *Write) error {
 	if d.dec.PeekKind() != '{' {
 		return d.wrongKind("an object")
 	}
-	return d.object(writeKeys, func(key []byte) (bool, error) {
+	return d.object(writeKeys, func(key []byte) (int, error) {
 		switch string(key) {
 		case "dataset":
-			return true, d.dataset(&w.Dataset)
+			return 0, d.dataset(&w.Dataset)
 		case "mode":
-			return true, d.string(&w.Mode, true)
+			return 1, d.string(&w.Mode, true)
 		case "columns":
-			return true, d.strings(&w.Columns)
+			return 2, d.strings(&w.Columns)
 		case "partitionColumns":
-			return true, d.strings(&w.PartitionColumns)
+			return 3, d.strings(&w.PartitionColumns)
 		case "query":
-			return true, d.intPtr(&w.Query)
+			return 4, d.intPtr(&w.Query)
 		}
-		return false, nil
+		return unknownKey, nil
 	})
 }
 
@@ -901,19 +941,19 @@ func (d *decoder) ddl(x *DDL) error {
 	if d.dec.PeekKind() != '{' {
 		return d.wrongKind("an object")
 	}
-	return d.object(ddlKeys, func(key []byte) (bool, error) {
+	return d.object(ddlKeys, func(key []byte) (int, error) {
 		switch string(key) {
 		case "action":
-			return true, d.string(&x.Action, true)
+			return 0, d.string(&x.Action, true)
 		case "dataset":
-			return true, d.dataset(&x.Dataset)
+			return 1, d.dataset(&x.Dataset)
 		case "to":
-			return true, d.datasetPtr(&x.To)
+			return 2, d.datasetPtr(&x.To)
 		case "source":
-			return true, d.datasetPtr(&x.Source)
+			return 3, d.datasetPtr(&x.Source)
 		case "overwrite":
-			return true, d.bool(&x.Overwrite)
+			return 4, d.bool(&x.Overwrite)
 		}
-		return false, nil
+		return unknownKey, nil
 	})
 }

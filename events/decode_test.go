@@ -54,15 +54,24 @@ var decodeErrorCases = []struct {
 
 	// Strictness.
 	{"key in another case", with(`"eventId"`, `"EventId"`), ErrInvalid,
-		`invalid event: at byte 23: key "EventId": keys are case-sensitive, the field is "eventId"`},
+		`invalid event: key "EventId" at byte 23: keys are case-sensitive, the field is "eventId"`},
 	{"node key in another case", with(`"children":[1]`, `"Children":[1]`), ErrInvalid,
-		`invalid event: nodes[0]: at byte 74: key "Children": keys are case-sensitive, the field is "children"`},
+		`invalid event: nodes[0]: key "Children" at byte 74: keys are case-sensitive, the field is "children"`},
 	{"duplicate key", with(`"eventId":"e1"`, `"eventId":"e1","eventId":"e2"`), ErrInvalid,
 		`invalid event: duplicate key "eventId" at byte 38`},
 	{"duplicate key in a node", with(`"class":"a.Project"`, `"class":"a.Project","class":"b"`), ErrInvalid,
 		`invalid event: nodes[1]: duplicate key "class" at byte 118`},
 	{"duplicate role", with(`"children":[]`, `"children":[],"exprs":{"a":[],"a":[]}`), ErrInvalid,
 		`invalid event: nodes[1].exprs: duplicate key "a" at byte 148`},
+	{"duplicate unknown key", with(`"eventId"`, `"x":1,"x":2,"eventId"`), ErrInvalid, `invalid event: duplicate key "x" at byte 29`},
+	{"duplicate object", with(`"eventId"`, `"producer":{"name":"a"},"producer":{"name":"b"},"eventId"`), ErrInvalid,
+		`invalid event: duplicate key "producer" at byte 47`},
+	{"duplicate key in an attribute", with(`"children":[]`, `"children":[],"output":[{"exprId":1,"exprId":2}]`), ErrInvalid,
+		`invalid event: nodes[1].output[0]: duplicate key "exprId" at byte 154`},
+	{"duplicate key in an argument", with(`"children":[]`, `"children":[],"args":{"a":{"b":1,"b":2}}`), ErrInvalid,
+		`invalid event: nodes[1].args.a: duplicate key "b" at byte 151`},
+	{"key that folds to a field", with(`"children":[]`, "\"children\":[],\"dataset\":{\"\u212aind\":\"table\"}"), ErrInvalid,
+		`invalid event: nodes[1].dataset: key "Kind" at byte 143: keys are case-sensitive, the field is "kind"`},
 
 	// Types.
 	{"not an object", `[1,2]`, ErrInvalid, `invalid event: the event at byte 0: want an object, found an array`},
