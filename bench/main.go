@@ -26,7 +26,7 @@ type benchEnv struct {
 
 func main() {
 	var (
-		parts      = flag.String("parts", "decode,e2e,fresh,rss,reads", "comma-separated parts to run")
+		parts      = flag.String("parts", "decode,e2e,fresh,rss,reads", "comma-separated parts to run (decodelibs: the JSON libraries compared, not in the default)")
 		corpus     = flag.String("corpus", "plan/testdata/tpcds", "TPC-DS corpus directory (spark-*/q*.json[.gz])")
 		kafkaAddr  = flag.String("kafka", envOr("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers, comma-separated")
 		neo4jURI   = flag.String("neo4j", envOr("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (no auth)")
@@ -58,6 +58,8 @@ func main() {
 		switch part {
 		case "decode":
 			return benchDecode(r, evs, *rounds, *roundTime, *cpuProfile, *memProfile)
+		case "decodelibs":
+			return benchDecodeLibs(r, evs, *rounds, *roundTime)
 		case "e2e":
 			return benchE2E(ctx, r, env, evs, *copies, *naiveEdges)
 		case "fresh":
@@ -86,7 +88,7 @@ func run(ctx context.Context, parts, corpus, kafkaAddr, neo4jURI string, do func
 	env := &benchEnv{brokers: strings.Split(kafkaAddr, ","), neo4jURI: neo4jURI}
 	needServices := false
 	for _, p := range strings.Split(parts, ",") {
-		needServices = needServices || p != "decode"
+		needServices = needServices || (p != "decode" && p != "decodelibs")
 	}
 	if needServices {
 		d, err := graph.NewDriver(neo4jURI, "", "")

@@ -1,11 +1,16 @@
 package events
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Errors a decoded event can fail with. All are permanent: the same bytes always fail the same way.
@@ -22,153 +27,933 @@ const SupportedMajor = 1
 // Decode parses one event and validates it: schema version, required fields and that every
 // node reference points forward inside the node list (so a plan can never be cyclic).
 //
-// A valid event is parsed in one pass. Only when that fails is the event parsed again the careful
-// way, version first, so a future major version is reported as such and not as whatever decoding
-// error its new shape would cause.
+// Decoding is strict: keys match the field names exactly (a key that differs from one only in case
+// is an error, other unknown keys are skipped: a minor version only adds fields), a key may not
+// repeat in an object, strings are valid UTF-8, and schemaVersion is MAJOR.MINOR in digits. Every
+// error says where: the byte offset and the path (`nodes[17].output[2].exprId`).
+//
+// The event is decoded in one streaming pass over its tokens (github.com/go-json-experiment/json's
+// jsontext), without reflection and without an intermediate tree. A future major version is
+// reported as such, not as whatever decoding error its new shape would cause: the version is
+// checked as soon as it is read, and when decoding fails before it was read, the top-level keys
+// are scanned for it.
 func Decode(data []byte) (*Envelope, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: empty message", ErrInvalidJSON)
 	}
-	var w wire
-	if err := json.Unmarshal(data, &w); err != nil {
-		return decodeSlow(data)
+	d := newDecoder(data)
+	env := new(Envelope)
+	version, err := d.envelope(env)
+	if err != nil {
+		if version == nil {
+			if v, ok := scanVersion(data); ok {
+				if verr := checkVersion(v); verr != nil {
+					return nil, verr
+				}
+			}
+		}
+		return nil, d.wrap(err)
 	}
-	if w.SchemaVersion == nil {
+	if version == nil {
 		return nil, fmt.Errorf("%w: schemaVersion is missing", ErrInvalid)
 	}
-	if err := checkVersion(*w.SchemaVersion); err != nil {
-		return nil, err
-	}
-	env := &w.Envelope
-	env.SchemaVersion = *w.SchemaVersion
 	if err := env.Validate(); err != nil {
 		return nil, err
 	}
 	return env, nil
 }
 
-// wire is an Envelope that tells a missing schemaVersion from an empty one. Its SchemaVersion
-// hides the embedded one (encoding/json fills the shallower field).
-type wire struct {
-	Envelope
-	SchemaVersion *string `json:"schemaVersion"`
+// scanVersion finds the top-level schemaVersion string without decoding anything else.
+func scanVersion(data []byte) (string, bool) {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(data))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return "", false
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return "", false
+		}
+		if name.String() == "schemaVersion" && dec.PeekKind() == '"' {
+			v, err := dec.ReadToken()
+			return v.String(), err == nil
+		}
+		if dec.SkipValue() != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
-// decodeSlow is Decode in two passes: the version alone, then the envelope.
-func decodeSlow(data []byte) (*Envelope, error) {
-	// Read the version first, so a future major version is reported as such and not as
-	// whatever decoding error its new shape would cause.
-	var head struct {
-		SchemaVersion *string `json:"schemaVersion"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, jsonError(data, err)
-	}
-	if head.SchemaVersion == nil {
-		return nil, fmt.Errorf("%w: schemaVersion is missing", ErrInvalid)
-	}
-	if err := checkVersion(*head.SchemaVersion); err != nil {
-		return nil, err
-	}
-	var env Envelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	if err := env.Validate(); err != nil {
-		return nil, err
-	}
-	return &env, nil
-}
-
-func jsonError(data []byte, err error) error {
-	var syn *json.SyntaxError
-	if errors.As(err, &syn) {
-		return fmt.Errorf("%w at byte %d of %d: %v", ErrInvalidJSON, syn.Offset, len(data), err)
-	}
-	var typ *json.UnmarshalTypeError
-	if errors.As(err, &typ) {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	return fmt.Errorf("%w: %v", ErrInvalidJSON, err)
-}
-
+// checkVersion enforces the schema's pattern for schemaVersion: MAJOR.MINOR, both in digits, and
+// the major version this consumer reads.
 func checkVersion(v string) error {
 	major, minor, ok := strings.Cut(v, ".")
-	n, err := strconv.Atoi(major)
-	if !ok || err != nil || n < 0 {
+	if !ok || !digits(major) || !digits(minor) {
 		return fmt.Errorf("%w: schemaVersion %q is not MAJOR.MINOR", ErrInvalid, v)
 	}
-	if _, err := strconv.Atoi(minor); err != nil {
-		return fmt.Errorf("%w: schemaVersion %q is not MAJOR.MINOR", ErrInvalid, v)
-	}
-	if n != SupportedMajor {
+	if major != strconv.Itoa(SupportedMajor) {
 		return fmt.Errorf("%w: schemaVersion %q, this consumer reads %d.x", ErrUnsupportedVersion, v, SupportedMajor)
 	}
 	return nil
 }
 
-// Validate checks the invariants the rest of the consumer relies on.
-func (e *Envelope) Validate() error {
-	if e.EventID == "" {
-		return fmt.Errorf("%w: eventId is missing", ErrInvalid)
+func digits(s string) bool {
+	if s == "" {
+		return false
 	}
-	if len(e.Nodes) == 0 {
-		return fmt.Errorf("%w: event %s has no plan nodes", ErrInvalid, e.EventID)
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
 	}
-	if e.Root < 0 || e.Root >= len(e.Nodes) {
-		return fmt.Errorf("%w: event %s: root %d outside nodes[0:%d]", ErrInvalid, e.EventID, e.Root, len(e.Nodes))
+	return true
+}
+
+// decoder decodes one event from its JSON tokens. Errors of its own (a value of the wrong kind, a
+// key in the wrong case) are *fieldError; those of jsontext (syntax, duplicate keys, truncation)
+// are *jsontext.SyntacticError or io.ErrUnexpectedEOF; wrap turns both into the event errors.
+type decoder struct {
+	dec    *jsontext.Decoder
+	data   []byte
+	key    []byte // unquoted object key, when it had escapes
+	ints   []int  // scratch stacks of the arrays being read (take)
+	strs   []string
+	attrs  []Attribute
+	exprs  []Expr
+	str    []byte            // unquoted string value, when it had escapes
+	intern map[string]string // repeated short strings of this event (class names, types, roles)
+}
+
+func newDecoder(data []byte) *decoder {
+	return &decoder{
+		// Parses data in place, no copy. Duplicate keys are found by object, cheaper.
+		dec:    jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true)),
+		data:   data,
+		intern: make(map[string]string, 64),
 	}
-	for i := range e.Nodes {
-		n := &e.Nodes[i]
-		if n.ID != i {
-			return fmt.Errorf("%w: event %s: node at index %d has id %d", ErrInvalid, e.EventID, i, n.ID)
+}
+
+// fieldError is a value that does not fit its field: where it is and what was expected.
+type fieldError struct {
+	path   jsontext.Pointer
+	offset int64
+	msg    string
+	key    bool // about a key of the object at path (msg says where)
+}
+
+func (e *fieldError) Error() string { return e.msg }
+
+// fail reports that the value just read (raw) is wrong for its field.
+func (d *decoder) fail(raw jsontext.Value, format string, args ...any) error {
+	return &fieldError{path: d.dec.StackPointer(), offset: d.dec.InputOffset() - int64(len(raw)), msg: fmt.Sprintf(format, args...)}
+}
+
+// wrap turns a decoding error into an event error that says where.
+func (d *decoder) wrap(err error) error {
+	if errors.Is(err, ErrInvalid) || errors.Is(err, ErrUnsupportedVersion) {
+		return err
+	}
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		where := path(fe.path)
+		switch {
+		case fe.key && where == "":
+			return fmt.Errorf("%w: %s", ErrInvalid, fe.msg)
+		case fe.key:
+			return fmt.Errorf("%w: %s: %s", ErrInvalid, where, fe.msg)
+		case where == "":
+			where = "the event"
 		}
-		if n.Class == "" {
-			return fmt.Errorf("%w: event %s: node %d has no class", ErrInvalid, e.EventID, i)
+		return fmt.Errorf("%w: %s at byte %d: %s", ErrInvalid, where, fe.offset, fe.msg)
+	}
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) {
+		where := ""
+		if p := path(syn.JSONPointer); p != "" {
+			where = " (in " + p + ")"
 		}
-		ref := func(what string, j int) error {
-			if j <= i || j >= len(e.Nodes) {
-				return fmt.Errorf("%w: event %s: node %d (%s) %s refers to node %d; references must point forward inside nodes[0:%d]",
-					ErrInvalid, e.EventID, i, n.Class, what, j, len(e.Nodes))
+		switch {
+		case errors.Is(syn.Err, jsontext.ErrDuplicateName):
+			if p := path(syn.JSONPointer.Parent()); p != "" {
+				return fmt.Errorf("%w: %s: duplicate key %q at byte %d", ErrInvalid, p, syn.JSONPointer.LastToken(), syn.ByteOffset)
 			}
-			return nil
+			return fmt.Errorf("%w: duplicate key %q at byte %d", ErrInvalid, syn.JSONPointer.LastToken(), syn.ByteOffset)
+		case errors.Is(syn.Err, io.ErrUnexpectedEOF):
+			return fmt.Errorf("%w at byte %d of %d%s: unexpected end of input: the event is cut off", ErrInvalidJSON, syn.ByteOffset, len(d.data), where)
 		}
-		for _, c := range n.Children {
-			if err := ref("child", c); err != nil {
-				return err
+		msg := strings.TrimPrefix(syn.Err.Error(), "jsontext: ")
+		return fmt.Errorf("%w at byte %d of %d%s: %s", ErrInvalidJSON, syn.ByteOffset, len(d.data), where, msg)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w at byte %d of %d: unexpected end of input: the event is cut off", ErrInvalidJSON, d.dec.InputOffset(), len(d.data))
+	}
+	return fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+}
+
+// path writes a JSON pointer the way a Go reader looks for it: /nodes/17/output/2/exprId is
+// nodes[17].output[2].exprId, and a key that is not a plain name is quoted: exprs["matched.0.condition"].
+// (A number is taken as an array index: no key of the event format is a number.)
+func path(p jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range p.Tokens() {
+		switch {
+		case digits(tok):
+			b.WriteString("[" + tok + "]")
+		case plainName(tok):
+			if b.Len() > 0 {
+				b.WriteByte('.')
 			}
+			b.WriteString(tok)
+		default:
+			b.WriteString("[" + strconv.Quote(tok) + "]")
 		}
-		for role, p := range n.Plans {
-			if err := ref("plan "+role, p); err != nil {
-				return err
+	}
+	return b.String()
+}
+
+func plainName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// kindName names a JSON kind in an error.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 'f', 't':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return "nothing"
+}
+
+// What an object's member function returns instead of the index of a field in known.
+const (
+	unknownKey = -1 // a key member does not know: object skips its value
+	mapKey     = -2 // a key of a map, decoded by member
+	dupKey     = -3 // a key of a map that member has seen before: object reports it
+)
+
+// object reads an object (or null, which leaves everything as it is), calling member for each key.
+// member decodes the value and returns the index of the field in known, or one of the constants
+// above. A key may appear once: object rejects a second one, known or not. A key that member does
+// not know is skipped, unless it is one of known in another case.
+func (d *decoder) object(known []string, member func(key []byte) (int, error)) error {
+	switch k := d.dec.PeekKind(); k {
+	case '{':
+		if _, err := d.dec.ReadToken(); err != nil {
+			return err
+		}
+	case 'n':
+		_, err := d.dec.ReadValue()
+		return err
+	default:
+		return d.wrongKind("an object")
+	}
+	var seen uint64     // fields of known already read
+	var others []string // unknown keys already read
+	for {
+		switch d.dec.PeekKind() {
+		case '}':
+			_, err := d.dec.ReadToken()
+			return err
+		case '"':
+		default:
+			_, err := d.dec.ReadToken() // the syntax error
+			return err
+		}
+		raw, err := d.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		at := d.dec.InputOffset() - int64(len(raw))
+		key := unquote(raw, &d.key)
+		f, err := member(key)
+		switch {
+		case f == dupKey:
+			return d.duplicate(string(key), at)
+		case err != nil:
+			return err
+		case f >= 0:
+			if seen&(1<<f) != 0 {
+				return d.duplicate(known[f], at)
 			}
-		}
-		if n.Write != nil && n.Write.Query != nil {
-			if err := ref("write query", *n.Write.Query); err != nil {
-				return err
-			}
-		}
-		for role, list := range n.Exprs {
-			for k := range list {
-				if err := walkPlans(&list[k], func(p int) error { return ref("expression "+role, p) }); err != nil {
-					return err
+			seen |= 1 << f
+		case f == unknownKey:
+			for _, name := range known {
+				if strings.EqualFold(name, string(key)) { // Unicode folding, as encoding/json matched: "\u212aind" is "kind"
+					return &fieldError{path: d.dec.StackPointer().Parent(), offset: at,
+						msg: fmt.Sprintf("key %q at byte %d: keys are case-sensitive, the field is %q", key, at, name), key: true}
 				}
 			}
+			if slices.Contains(others, string(key)) {
+				return d.duplicate(string(key), at)
+			}
+			others = append(others, string(key))
+			if err := d.dec.SkipValue(); err != nil {
+				return err
+			}
 		}
+	}
+}
+
+// duplicate reports a key that appears twice in the object being read.
+func (d *decoder) duplicate(key string, at int64) error {
+	return &fieldError{path: d.dec.StackPointer().Parent(), offset: at, msg: fmt.Sprintf("duplicate key %q at byte %d", key, at), key: true}
+}
+
+// take moves the elements of a scratch stack above start into a new slice of their exact size.
+func take[T any](stack *[]T, start int) []T {
+	s := *stack
+	out := make([]T, len(s)-start)
+	copy(out, s[start:])
+	clear(s[start:])
+	*stack = s[:start]
+	return out
+}
+
+// array reads an array (or null), calling elem for each element.
+func (d *decoder) array(elem func() error) (null bool, err error) {
+	switch d.dec.PeekKind() {
+	case '[':
+		if _, err := d.dec.ReadToken(); err != nil {
+			return false, err
+		}
+	case 'n':
+		_, err := d.dec.ReadValue()
+		return true, err
+	default:
+		return false, d.wrongKind("an array")
+	}
+	for {
+		switch d.dec.PeekKind() {
+		case ']':
+			_, err := d.dec.ReadToken()
+			return false, err
+		case 0:
+			_, err := d.dec.ReadToken() // the syntax error
+			return false, err
+		}
+		if err := elem(); err != nil {
+			return false, err
+		}
+	}
+}
+
+// wrongKind consumes the next value and reports it is not what the field holds.
+func (d *decoder) wrongKind(want string) error {
+	k := d.dec.PeekKind()
+	raw, err := d.dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	return d.fail(raw, "want %s, found %s", want, kindName(k))
+}
+
+func unquote(raw jsontext.Value, buf *[]byte) []byte {
+	s := raw[1 : len(raw)-1]
+	if bytes.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	b, err := jsontext.AppendUnquote((*buf)[:0], raw)
+	if err != nil { // cannot happen: the decoder validated the string
+		return s
+	}
+	*buf = b
+	return b
+}
+
+// string reads a string (null leaves *dst as it is). Interned strings are shared within the event.
+func (d *decoder) string(dst *string, interned bool) error {
+	switch d.dec.PeekKind() {
+	case '"':
+	case 'n':
+		_, err := d.dec.ReadValue()
+		return err
+	default:
+		return d.wrongKind("a string")
+	}
+	raw, err := d.dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	s := unquote(raw, &d.str)
+	if !interned || len(s) > 64 {
+		*dst = string(s)
+		return nil
+	}
+	if v, ok := d.intern[string(s)]; ok {
+		*dst = v
+		return nil
+	}
+	v := string(s)
+	d.intern[v] = v
+	*dst = v
+	return nil
+}
+
+func (d *decoder) strings(dst *[]string) error {
+	start := len(d.strs)
+	null, err := d.array(func() error {
+		var s string
+		if d.dec.PeekKind() != '"' {
+			return d.wrongKind("a string")
+		}
+		err := d.string(&s, true)
+		d.strs = append(d.strs, s)
+		return err
+	})
+	if !null {
+		*dst = take(&d.strs, start)
+	}
+	return err
+}
+
+func (d *decoder) bool(dst *bool) error {
+	switch d.dec.PeekKind() {
+	case 't', 'f':
+		raw, err := d.dec.ReadValue()
+		*dst = err == nil && raw[0] == 't'
+		return err
+	case 'n':
+		_, err := d.dec.ReadValue()
+		return err
+	}
+	return d.wrongKind("a boolean")
+}
+
+// int64 reads an integer that fits in bits bits (null leaves *dst as it is).
+func (d *decoder) int64(dst *int64, bits int) error {
+	switch d.dec.PeekKind() {
+	case '0':
+	case 'n':
+		_, err := d.dec.ReadValue()
+		return err
+	default:
+		return d.wrongKind("an integer")
+	}
+	raw, err := d.dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	b := []byte(raw)
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	var n uint64
+	limit := uint64(1)<<(bits-1) - 1
+	if neg {
+		limit++
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return d.fail(raw, "want an integer, found %s", raw)
+		}
+		n = n*10 + uint64(c-'0')
+		if n > limit {
+			return d.fail(raw, "integer %s out of range", raw)
+		}
+	}
+	if neg {
+		*dst = -int64(n)
+	} else {
+		*dst = int64(n)
 	}
 	return nil
 }
 
-func walkPlans(x *Expr, f func(int) error) error {
-	if x.Plan != nil {
-		if err := f(*x.Plan); err != nil {
-			return err
-		}
+func (d *decoder) int(dst *int) error {
+	n := int64(*dst)
+	err := d.int64(&n, strconv.IntSize)
+	*dst = int(n)
+	return err
+}
+
+// intPtr reads an integer into a new *int (null leaves *dst nil).
+func (d *decoder) intPtr(dst **int) error {
+	if d.dec.PeekKind() == 'n' {
+		_, err := d.dec.ReadValue()
+		return err
 	}
-	for i := range x.Children {
-		if err := walkPlans(&x.Children[i], f); err != nil {
-			return err
-		}
+	var n int
+	if err := d.int(&n); err != nil {
+		return err
 	}
+	*dst = &n
 	return nil
+}
+
+// any reads a value the way encoding/json decodes into any: numbers are float64.
+func (d *decoder) any() (any, error) {
+	switch k := d.dec.PeekKind(); k {
+	case '{':
+		m := map[string]any{}
+		err := d.object(nil, func(key []byte) (int, error) {
+			k := string(key)
+			if _, dup := m[k]; dup {
+				return dupKey, nil
+			}
+			v, err := d.any()
+			m[k] = v
+			return mapKey, err
+		})
+		return m, err
+	case '[':
+		s := []any{}
+		_, err := d.array(func() error {
+			v, err := d.any()
+			s = append(s, v)
+			return err
+		})
+		return s, err
+	case '"':
+		var s string
+		err := d.string(&s, true)
+		return s, err
+	case '0':
+		raw, err := d.dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return nil, d.fail(raw, "number %s out of range", raw)
+		}
+		return f, nil
+	case 't', 'f':
+		var b bool
+		err := d.bool(&b)
+		return b, err
+	default: // null, or the syntax error
+		_, err := d.dec.ReadValue()
+		return nil, err
+	}
+}
+
+var (
+	envelopeKeys  = []string{"schemaVersion", "eventId", "emittedAt", "producer", "app", "query", "jvmId", "markers", "root", "nodes"}
+	producerKeys  = []string{"name", "version", "spark", "scala"}
+	appKeys       = []string{"id", "name", "user", "namespace"}
+	queryKeys     = []string{"executionId", "funcName", "status", "error", "durationMs", "endedAt"}
+	markersKeys   = []string{"nestedWrite", "truncated"}
+	nodeKeys      = []string{"id", "class", "children", "output", "exprs", "plans", "args", "dataset", "write", "ddl"}
+	attributeKeys = []string{"exprId", "name", "type", "nullable", "qualifier", "metadataCol"}
+	exprKeys      = []string{"class", "exprId", "name", "type", "sql", "plan", "children"}
+	datasetKeys   = []string{"kind", "catalog", "namespace", "name", "provider", "location", "tableType", "format", "paths",
+		"url", "table", "query", "servers", "topics", "pattern", "temporary", "description"}
+	writeKeys = []string{"dataset", "mode", "columns", "partitionColumns", "query"}
+	ddlKeys   = []string{"action", "dataset", "to", "source", "overwrite"}
+)
+
+// envelope decodes the event into env. It returns the schema version when it was read (and is
+// supported: an unsupported one is the error).
+func (d *decoder) envelope(env *Envelope) (version *string, err error) {
+	if d.dec.PeekKind() != '{' {
+		if d.dec.PeekKind() == 0 {
+			_, err := d.dec.ReadToken()
+			return nil, err
+		}
+		return nil, d.wrongKind("an object")
+	}
+	err = d.object(envelopeKeys, func(key []byte) (int, error) {
+		switch string(key) {
+		case "schemaVersion":
+			if d.dec.PeekKind() == 'n' {
+				_, err := d.dec.ReadValue()
+				return 0, err
+			}
+			if err := d.string(&env.SchemaVersion, false); err != nil {
+				return 0, err
+			}
+			version = &env.SchemaVersion
+			return 0, checkVersion(env.SchemaVersion)
+		case "eventId":
+			return 1, d.string(&env.EventID, false)
+		case "emittedAt":
+			return 2, d.string(&env.EmittedAt, false)
+		case "producer":
+			p := &env.Producer
+			return 3, d.object(producerKeys, func(key []byte) (int, error) {
+				switch string(key) {
+				case "name":
+					return 0, d.string(&p.Name, true)
+				case "version":
+					return 1, d.string(&p.Version, true)
+				case "spark":
+					return 2, d.string(&p.Spark, true)
+				case "scala":
+					return 3, d.string(&p.Scala, true)
+				}
+				return unknownKey, nil
+			})
+		case "app":
+			a := &env.App
+			return 4, d.object(appKeys, func(key []byte) (int, error) {
+				switch string(key) {
+				case "id":
+					return 0, d.string(&a.ID, false)
+				case "name":
+					return 1, d.string(&a.Name, false)
+				case "user":
+					return 2, d.string(&a.User, false)
+				case "namespace":
+					return 3, d.string(&a.Namespace, false)
+				}
+				return unknownKey, nil
+			})
+		case "query":
+			q := &env.Query
+			return 5, d.object(queryKeys, func(key []byte) (int, error) {
+				switch string(key) {
+				case "executionId":
+					return 0, d.int64(&q.ExecutionID, 64)
+				case "funcName":
+					return 1, d.string(&q.FuncName, true)
+				case "status":
+					return 2, d.string(&q.Status, true)
+				case "error":
+					return 3, d.string(&q.Error, false)
+				case "durationMs":
+					return 4, d.int64(&q.DurationMs, 64)
+				case "endedAt":
+					return 5, d.string(&q.EndedAt, false)
+				}
+				return unknownKey, nil
+			})
+		case "jvmId":
+			return 6, d.string(&env.JVMID, false)
+		case "markers":
+			m := &env.Markers
+			return 7, d.object(markersKeys, func(key []byte) (int, error) {
+				switch string(key) {
+				case "nestedWrite":
+					return 0, d.bool(&m.NestedWrite)
+				case "truncated":
+					return 1, d.bool(&m.Truncated)
+				}
+				return unknownKey, nil
+			})
+		case "root":
+			return 8, d.int(&env.Root)
+		case "nodes":
+			null, err := d.array(func() error {
+				env.Nodes = append(env.Nodes, Node{})
+				return d.node(&env.Nodes[len(env.Nodes)-1])
+			})
+			if !null && env.Nodes == nil {
+				env.Nodes = []Node{}
+			}
+			return 9, err
+		}
+		return unknownKey, nil
+	})
+	if err == nil {
+		// Nothing but white space may follow the event.
+		end := int(d.dec.InputOffset())
+		rest := bytes.TrimLeft(d.data[end:], " \t\r\n")
+		if len(rest) > 0 {
+			at := len(d.data) - len(rest)
+			err = fmt.Errorf("%w at byte %d of %d: %q after the event", ErrInvalidJSON, at, len(d.data), rest[:min(len(rest), 8)])
+		}
+	}
+	return version, err
+}
+
+func (d *decoder) node(n *Node) error {
+	if d.dec.PeekKind() != '{' {
+		return d.wrongKind("an object")
+	}
+	return d.object(nodeKeys, func(key []byte) (int, error) {
+		switch string(key) {
+		case "id":
+			return 0, d.int(&n.ID)
+		case "class":
+			return 1, d.string(&n.Class, true)
+		case "children":
+			start := len(d.ints)
+			null, err := d.array(func() error {
+				var c int
+				if d.dec.PeekKind() != '0' {
+					return d.wrongKind("an integer")
+				}
+				err := d.int(&c)
+				d.ints = append(d.ints, c)
+				return err
+			})
+			if !null {
+				n.Children = take(&d.ints, start)
+			}
+			return 2, err
+		case "output":
+			start := len(d.attrs)
+			null, err := d.array(func() error {
+				var a Attribute
+				err := d.attribute(&a)
+				d.attrs = append(d.attrs, a)
+				return err
+			})
+			if !null {
+				n.Output = take(&d.attrs, start)
+			}
+			return 3, err
+		case "exprs":
+			if d.dec.PeekKind() == '{' && n.Exprs == nil {
+				n.Exprs = map[string][]Expr{} // as encoding/json: {} is an empty map, null a nil one
+			}
+			return 4, d.object(nil, func(key []byte) (int, error) {
+				role := d.internKey(key)
+				if _, dup := n.Exprs[role]; dup {
+					return dupKey, nil
+				}
+				list, err := d.exprList()
+				n.Exprs[role] = list
+				return mapKey, err
+			})
+		case "plans":
+			if d.dec.PeekKind() == '{' && n.Plans == nil {
+				n.Plans = map[string]int{}
+			}
+			return 5, d.object(nil, func(key []byte) (int, error) {
+				role := d.internKey(key)
+				if _, dup := n.Plans[role]; dup {
+					return dupKey, nil
+				}
+				var p int
+				if d.dec.PeekKind() != '0' && d.dec.PeekKind() != 'n' {
+					return mapKey, d.wrongKind("an integer")
+				}
+				err := d.int(&p)
+				n.Plans[role] = p
+				return mapKey, err
+			})
+		case "args":
+			if d.dec.PeekKind() == '{' && n.Args == nil {
+				n.Args = map[string]any{}
+			}
+			return 6, d.object(nil, func(key []byte) (int, error) {
+				name := d.internKey(key)
+				if _, dup := n.Args[name]; dup {
+					return dupKey, nil
+				}
+				v, err := d.any()
+				n.Args[name] = v
+				return mapKey, err
+			})
+		case "dataset":
+			return 7, d.datasetPtr(&n.Dataset)
+		case "write":
+			if d.dec.PeekKind() == 'n' {
+				_, err := d.dec.ReadValue()
+				return 8, err
+			}
+			n.Write = new(Write)
+			return 8, d.write(n.Write)
+		case "ddl":
+			if d.dec.PeekKind() == 'n' {
+				_, err := d.dec.ReadValue()
+				return 9, err
+			}
+			n.DDL = new(DDL)
+			return 9, d.ddl(n.DDL)
+		}
+		return unknownKey, nil
+	})
+}
+
+// internKey copies an object key (a role or an argument name) into *dst, shared within the event.
+func (d *decoder) internKey(key []byte) string {
+	if v, ok := d.intern[string(key)]; ok {
+		return v
+	}
+	v := string(key)
+	d.intern[v] = v
+	return v
+}
+
+// exprList reads an array of expressions (null is nil).
+func (d *decoder) exprList() ([]Expr, error) {
+	start := len(d.exprs)
+	null, err := d.array(func() error {
+		var x Expr
+		err := d.expr(&x)
+		d.exprs = append(d.exprs, x)
+		return err
+	})
+	if null || err != nil {
+		return nil, err
+	}
+	return take(&d.exprs, start), nil
+}
+
+func (d *decoder) attribute(a *Attribute) error {
+	if d.dec.PeekKind() != '{' {
+		return d.wrongKind("an object")
+	}
+	return d.object(attributeKeys, func(key []byte) (int, error) {
+		switch string(key) {
+		case "exprId":
+			return 0, d.int64(&a.ExprID, 64)
+		case "name":
+			return 1, d.string(&a.Name, true)
+		case "type":
+			return 2, d.string(&a.Type, true)
+		case "nullable":
+			return 3, d.bool(&a.Nullable)
+		case "qualifier":
+			return 4, d.strings(&a.Qualifier)
+		case "metadataCol":
+			return 5, d.bool(&a.MetadataCol)
+		}
+		return unknownKey, nil
+	})
+}
+
+func (d *decoder) expr(x *Expr) error {
+	if d.dec.PeekKind() != '{' {
+		return d.wrongKind("an object")
+	}
+	return d.object(exprKeys, func(key []byte) (int, error) {
+		switch string(key) {
+		case "class":
+			return 0, d.string(&x.Class, true)
+		case "exprId":
+			if d.dec.PeekKind() == 'n' {
+				_, err := d.dec.ReadValue()
+				return 1, err
+			}
+			var id int64
+			if err := d.int64(&id, 64); err != nil {
+				return 1, err
+			}
+			x.ExprID = &id
+			return 1, nil
+		case "name":
+			return 2, d.string(&x.Name, true)
+		case "type":
+			return 3, d.string(&x.Type, true)
+		case "sql":
+			return 4, d.string(&x.SQL, false)
+		case "plan":
+			return 5, d.intPtr(&x.Plan)
+		case "children":
+			var err error
+			x.Children, err = d.exprList()
+			return 6, err
+		}
+		return unknownKey, nil
+	})
+}
+
+func (d *decoder) datasetPtr(dst **Dataset) error {
+	if d.dec.PeekKind() == 'n' {
+		_, err := d.dec.ReadValue()
+		return err
+	}
+	*dst = new(Dataset)
+	return d.dataset(*dst)
+}
+
+func (d *decoder) dataset(ds *Dataset) error {
+	if d.dec.PeekKind() != '{' && d.dec.PeekKind() != 'n' {
+		return d.wrongKind("an object")
+	}
+	return d.object(datasetKeys, func(key []byte) (int, error) {
+		switch string(key) {
+		case "kind":
+			return 0, d.string(&ds.Kind, true)
+		case "catalog":
+			return 1, d.string(&ds.Catalog, true)
+		case "namespace":
+			return 2, d.strings(&ds.Namespace)
+		case "name":
+			return 3, d.string(&ds.Name, true)
+		case "provider":
+			return 4, d.string(&ds.Provider, true)
+		case "location":
+			return 5, d.string(&ds.Location, true)
+		case "tableType":
+			return 6, d.string(&ds.TableType, true)
+		case "format":
+			return 7, d.string(&ds.Format, true)
+		case "paths":
+			return 8, d.strings(&ds.Paths)
+		case "url":
+			return 9, d.string(&ds.URL, true)
+		case "table":
+			return 10, d.string(&ds.Table, true)
+		case "query":
+			return 11, d.string(&ds.SQL, false)
+		case "servers":
+			return 12, d.string(&ds.Servers, true)
+		case "topics":
+			return 13, d.strings(&ds.Topics)
+		case "pattern":
+			return 14, d.string(&ds.Pattern, true)
+		case "temporary":
+			return 15, d.bool(&ds.Temporary)
+		case "description":
+			return 16, d.string(&ds.Description, false)
+		}
+		return unknownKey, nil
+	})
+}
+
+func (d *decoder) write(w *Write) error {
+	if d.dec.PeekKind() != '{' {
+		return d.wrongKind("an object")
+	}
+	return d.object(writeKeys, func(key []byte) (int, error) {
+		switch string(key) {
+		case "dataset":
+			return 0, d.dataset(&w.Dataset)
+		case "mode":
+			return 1, d.string(&w.Mode, true)
+		case "columns":
+			return 2, d.strings(&w.Columns)
+		case "partitionColumns":
+			return 3, d.strings(&w.PartitionColumns)
+		case "query":
+			return 4, d.intPtr(&w.Query)
+		}
+		return unknownKey, nil
+	})
+}
+
+func (d *decoder) ddl(x *DDL) error {
+	if d.dec.PeekKind() != '{' {
+		return d.wrongKind("an object")
+	}
+	return d.object(ddlKeys, func(key []byte) (int, error) {
+		switch string(key) {
+		case "action":
+			return 0, d.string(&x.Action, true)
+		case "dataset":
+			return 1, d.dataset(&x.Dataset)
+		case "to":
+			return 2, d.datasetPtr(&x.To)
+		case "source":
+			return 3, d.datasetPtr(&x.Source)
+		case "overwrite":
+			return 4, d.bool(&x.Overwrite)
+		}
+		return unknownKey, nil
+	})
 }

@@ -9,37 +9,112 @@ import (
 const minimal = `{"schemaVersion":"1.0","eventId":"e1","nodes":[` +
 	`{"id":0,"class":"a.Insert","children":[1]},{"id":1,"class":"a.Project","children":[]}]}`
 
-func TestDecodeErrors(t *testing.T) {
-	tests := []struct {
-		name    string
-		in      string
-		target  error
-		message string
-	}{
-		{"empty message", ``, ErrInvalidJSON, "empty message"},
-		{"truncated JSON", minimal[:40], ErrInvalidJSON, "not JSON at byte 40 of 40: unexpected end"},
-		{"binary garbage", "\x00\xff\x13garbage", ErrInvalidJSON, "at byte"},
-		{"not an object", `[1,2]`, ErrInvalid, "cannot unmarshal array"},
-		{"no version", `{"eventId":"e"}`, ErrInvalid, "schemaVersion is missing"},
-		{"bad version", `{"schemaVersion":"one"}`, ErrInvalid, `"one" is not MAJOR.MINOR`},
-		{"future major version", `{"schemaVersion":"2.0","whatever":[]}`, ErrUnsupportedVersion, `"2.0", this consumer reads 1.x`},
-		{"no event id", `{"schemaVersion":"1.0","nodes":[{"id":0,"class":"x"}]}`, ErrInvalid, "eventId is missing"},
-		{"no nodes", `{"schemaVersion":"1.0","eventId":"e"}`, ErrInvalid, "has no plan nodes"},
-		{"id mismatch", strings.Replace(minimal, `"id":1`, `"id":7`, 1), ErrInvalid, "node at index 1 has id 7"},
-		{"backward child", strings.Replace(minimal, `"children":[]`, `"children":[0]`, 1), ErrInvalid, "refers to node 0"},
-		{"child out of range", strings.Replace(minimal, `"children":[1]`, `"children":[5]`, 1), ErrInvalid, "refers to node 5"},
-		{"wrong field type", strings.Replace(minimal, `"eventId":"e1"`, `"eventId":12`, 1), ErrInvalid, "eventId"},
-		{"subquery plan pointing back", strings.Replace(minimal, `"class":"a.Project",`,
-			`"class":"a.Project","exprs":{"condition":[{"class":"Exists","plan":1}]},`, 1), ErrInvalid, "expression condition refers to node 1"},
+// with returns minimal with the first old replaced by new.
+func with(old, new string) string {
+	if !strings.Contains(minimal, old) {
+		panic(old)
 	}
-	for _, tc := range tests {
+	return strings.Replace(minimal, old, new, 1)
+}
+
+// Every way an event can be rejected, with the exact error: each says what is wrong and where
+// (path and byte offset), and matches the sentinel the consumer classifies dead letters by.
+var decodeErrorCases = []struct {
+	name   string
+	in     string
+	target error
+	want   string
+}{
+	// Not JSON.
+	{"empty message", ``, ErrInvalidJSON, `invalid event: not JSON: empty message`},
+	{"truncated at the top", minimal[:40], ErrInvalidJSON,
+		`invalid event: not JSON at byte 40 of 40: unexpected end of input: the event is cut off`},
+	{"truncated inside a node", minimal[:len(minimal)-3], ErrInvalidJSON,
+		`invalid event: not JSON at byte 131 of 131 (in nodes[1]): unexpected end of input: the event is cut off`},
+	{"binary garbage", "\x00\xff\x13garbage", ErrInvalidJSON,
+		`invalid event: not JSON at byte 0 of 10: invalid character '\x00' at start of value`},
+	{"invalid UTF-8", with(`"e1"`, "\"e\xff\""), ErrInvalidJSON,
+		`invalid event: not JSON at byte 35 of 134 (in eventId): invalid UTF-8`},
+	{"a second value", minimal + "\n{}", ErrInvalidJSON,
+		`invalid event: not JSON at byte 135 of 137: "{}" after the event`},
+	{"syntax error in an expression", with(`"children":[]`, `"children":[],"exprs":{"condition":[{"class":"Not",}]}`), ErrInvalidJSON,
+		`invalid event: not JSON at byte 168 of 175 (in nodes[1].exprs.condition[0]): invalid character ',' at start of value`},
+
+	// Version.
+	{"no version", `{"eventId":"e"}`, ErrInvalid, `invalid event: schemaVersion is missing`},
+	{"null version", `{"schemaVersion":null,"eventId":"e"}`, ErrInvalid, `invalid event: schemaVersion is missing`},
+	{"bad version", `{"schemaVersion":"one"}`, ErrInvalid, `invalid event: schemaVersion "one" is not MAJOR.MINOR`},
+	{"signed version", `{"schemaVersion":"+1.-5"}`, ErrInvalid, `invalid event: schemaVersion "+1.-5" is not MAJOR.MINOR`},
+	{"three-part version", `{"schemaVersion":"1.0.0"}`, ErrInvalid, `invalid event: schemaVersion "1.0.0" is not MAJOR.MINOR`},
+	{"version as a number", `{"schemaVersion":1.0}`, ErrInvalid, `invalid event: schemaVersion at byte 17: want a string, found a number`},
+	{"future major version", `{"schemaVersion":"2.0","whatever":[]}`, ErrUnsupportedVersion,
+		`unsupported schema version: schemaVersion "2.0", this consumer reads 1.x`},
+	{"future major version after a new shape", `{"nodes":5,"schemaVersion":"2.0"}`, ErrUnsupportedVersion,
+		`unsupported schema version: schemaVersion "2.0", this consumer reads 1.x`},
+
+	// Strictness.
+	{"key in another case", with(`"eventId"`, `"EventId"`), ErrInvalid,
+		`invalid event: key "EventId" at byte 23: keys are case-sensitive, the field is "eventId"`},
+	{"node key in another case", with(`"children":[1]`, `"Children":[1]`), ErrInvalid,
+		`invalid event: nodes[0]: key "Children" at byte 74: keys are case-sensitive, the field is "children"`},
+	{"duplicate key", with(`"eventId":"e1"`, `"eventId":"e1","eventId":"e2"`), ErrInvalid,
+		`invalid event: duplicate key "eventId" at byte 38`},
+	{"duplicate key in a node", with(`"class":"a.Project"`, `"class":"a.Project","class":"b"`), ErrInvalid,
+		`invalid event: nodes[1]: duplicate key "class" at byte 118`},
+	{"duplicate role", with(`"children":[]`, `"children":[],"exprs":{"a":[],"a":[]}`), ErrInvalid,
+		`invalid event: nodes[1].exprs: duplicate key "a" at byte 148`},
+	{"duplicate unknown key", with(`"eventId"`, `"x":1,"x":2,"eventId"`), ErrInvalid, `invalid event: duplicate key "x" at byte 29`},
+	{"duplicate object", with(`"eventId"`, `"producer":{"name":"a"},"producer":{"name":"b"},"eventId"`), ErrInvalid,
+		`invalid event: duplicate key "producer" at byte 47`},
+	{"duplicate key in an attribute", with(`"children":[]`, `"children":[],"output":[{"exprId":1,"exprId":2}]`), ErrInvalid,
+		`invalid event: nodes[1].output[0]: duplicate key "exprId" at byte 154`},
+	{"duplicate key in an argument", with(`"children":[]`, `"children":[],"args":{"a":{"b":1,"b":2}}`), ErrInvalid,
+		`invalid event: nodes[1].args.a: duplicate key "b" at byte 151`},
+	{"key that folds to a field", with(`"children":[]`, "\"children\":[],\"dataset\":{\"\u212aind\":\"table\"}"), ErrInvalid,
+		`invalid event: nodes[1].dataset: key "Kind" at byte 143: keys are case-sensitive, the field is "kind"`},
+
+	// Types.
+	{"not an object", `[1,2]`, ErrInvalid, `invalid event: the event at byte 0: want an object, found an array`},
+	{"wrong field type", with(`"eventId":"e1"`, `"eventId":12`), ErrInvalid,
+		`invalid event: eventId at byte 33: want a string, found a number`},
+	{"attribute exprId as a string", with(`"children":[]`, `"children":[],"output":[{"exprId":"7"}]`), ErrInvalid,
+		`invalid event: nodes[1].output[0].exprId at byte 152: want an integer, found a string`},
+	{"expression exprId as a string", with(`"children":[]`, `"children":[],"exprs":{"a":[{"class":"x","children":[{"exprId":"1"}]}]}`), ErrInvalid,
+		`invalid event: nodes[1].exprs.a[0].children[0].exprId at byte 181: want an integer, found a string`},
+	{"role that is not a name", with(`"children":[]`, `"children":[],"exprs":{"matched.0.condition":[{"plan":true}]}`), ErrInvalid,
+		`invalid event: nodes[1].exprs["matched.0.condition"][0].plan at byte 172: want an integer, found a boolean`},
+	{"fractional id", with(`"id":1`, `"id":1.5`), ErrInvalid, `invalid event: nodes[1].id at byte 96: want an integer, found 1.5`},
+	{"id out of range", with(`"id":1`, `"id":99999999999999999999`), ErrInvalid,
+		`invalid event: nodes[1].id at byte 96: integer 99999999999999999999 out of range`},
+	{"child as a string", with(`"children":[]`, `"children":["x"]`), ErrInvalid,
+		`invalid event: nodes[1].children[0] at byte 130: want an integer, found a string`},
+	{"node not an object", with(`{"id":1,"class":"a.Project","children":[]}`, `7`), ErrInvalid,
+		`invalid event: nodes[1] at byte 90: want an object, found a number`},
+
+	// Validation.
+	{"no event id", `{"schemaVersion":"1.0","nodes":[{"id":0,"class":"x"}]}`, ErrInvalid, `invalid event: eventId is missing`},
+	{"no nodes", `{"schemaVersion":"1.0","eventId":"e"}`, ErrInvalid, `invalid event: event e has no plan nodes`},
+	{"id mismatch", with(`"id":1`, `"id":7`), ErrInvalid, `invalid event: event e1: node at index 1 has id 7`},
+	{"backward child", with(`"children":[]`, `"children":[0]`), ErrInvalid,
+		`invalid event: event e1: node 1 (a.Project) child refers to node 0; references must point forward inside nodes[0:2]`},
+	{"child out of range", with(`"children":[1]`, `"children":[5]`), ErrInvalid,
+		`invalid event: event e1: node 0 (a.Insert) child refers to node 5; references must point forward inside nodes[0:2]`},
+	{"subquery plan pointing back", with(`"class":"a.Project",`, `"class":"a.Project","exprs":{"condition":[{"class":"Exists","plan":1}]},`), ErrInvalid,
+		`invalid event: event e1: node 1 (a.Project) expression condition refers to node 1; references must point forward inside nodes[0:2]`},
+}
+
+func TestDecodeErrors(t *testing.T) {
+	for _, tc := range decodeErrorCases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Decode([]byte(tc.in))
-			if !errors.Is(err, tc.target) {
-				t.Fatalf("Decode error = %v, want %v", err, tc.target)
+			if err == nil {
+				t.Fatalf("Decode accepted %q", tc.in)
 			}
-			if !strings.Contains(err.Error(), tc.message) {
-				t.Errorf("error %q does not say %q", err, tc.message)
+			if !errors.Is(err, tc.target) {
+				t.Errorf("Decode error %v does not match %v", err, tc.target)
+			}
+			if err.Error() != tc.want {
+				t.Errorf("Decode error\n got: %s\nwant: %s", err, tc.want)
 			}
 		})
 	}
@@ -52,6 +127,24 @@ func TestDecodeMinimal(t *testing.T) {
 	}
 	if len(env.Nodes) != 2 || env.Nodes[0].Children[0] != 1 {
 		t.Errorf("decoded %+v", env)
+	}
+}
+
+// What a minor version may add is skipped; null means absent.
+var lenientCases = map[string]string{
+	"unknown top-level key":    with(`"eventId"`, `"futureField":{"a":[1,{"b":null}]},"eventId"`),
+	"unknown node key":         with(`"children":[1]`, `"children":[1],"stats":{"rows":3}`),
+	"nulls":                    with(`"children":[]`, `"children":[],"output":null,"exprs":null,"dataset":null,"write":null,"ddl":null`),
+	"escaped key":              with(`"eventId"`, `"event\u0049d"`),
+	"white space around":       " \n" + minimal + "\n\t ",
+	"minor version from later": with(`"1.0"`, `"1.99"`),
+}
+
+func TestDecodeLenient(t *testing.T) {
+	for name, in := range lenientCases {
+		if _, err := Decode([]byte(in)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
 
