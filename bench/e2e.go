@@ -232,12 +232,17 @@ func (w naiveWriter) Write(ctx context.Context, items []graph.Item) error {
 		job := graph.JobKey(it.Event.App)
 		ts, _ := graph.EventTime(it.Event)
 		for _, e := range it.Lineage.Edges {
+			sum := e.Summary()
+			var roles []string
+			for _, t := range e.Transformations {
+				roles = append(roles, t.Type+"/"+t.Subtype)
+			}
 			_, err := neo4j.ExecuteQuery(ctx, w.driver, `MERGE (s:Column {key: $source})
 MERGE (t:Column {key: $target})
 MERGE (s)-[f:FEEDS {job: $job}]->(t)
-SET f.type = $type, f.subtype = $subtype, f.masking = $masking, f.expr = $expr, f.lastSeen = $ts`,
-				map[string]any{"source": e.Source, "target": e.Target, "job": job, "type": e.Type, "subtype": e.Subtype,
-					"masking": e.Masking, "expr": e.Expr, "ts": ts}, neo4j.EagerResultTransformer)
+SET f.roles = $roles, f.type = $type, f.subtype = $subtype, f.expr = $expr, f.lastSeen = $ts`,
+				map[string]any{"source": e.Source, "target": e.Target, "job": job, "roles": roles, "type": sum.Type, "subtype": sum.Subtype,
+					"expr": sum.Expr, "ts": ts}, neo4j.EagerResultTransformer)
 			if err != nil {
 				return err
 			}

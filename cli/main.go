@@ -128,12 +128,13 @@ func replay(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := Replay(ctx, graph.NewWriter(driver, *database), evs, *batch); err != nil {
 		return err
 	}
-	edges := 0
+	edges, rows := 0, 0
 	for _, ev := range evs {
 		edges += len(ev.Lineage.Edges)
+		rows += len(ev.Lineage.RowDeps)
 	}
-	fmt.Fprintf(stdout, "wrote %d events (%d column edges) to %s, database %s, in %s\n",
-		len(evs), edges, *uri, *database, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "wrote %d events (%d column edges, %d row-level dependencies) to %s, database %s, in %s\n",
+		len(evs), edges, rows, *uri, *database, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colline/colline/plan"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
@@ -129,11 +130,11 @@ func TestWriteIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantEdges := []EdgeRow{
-		{Source: p + "a#amount", Target: p + "b#amount", Job: p + "etl/load", Type: "DIRECT", Subtype: "TRANSFORMATION"},
-		{Source: p + "a#amount", Target: p + "b#id", Job: p + "etl/load", Type: "INDIRECT", Subtype: "FILTER"},
-		{Source: p + "a#id", Target: p + "b#id", Job: p + "etl/load", Type: "DIRECT", Subtype: "IDENTITY"},
-		{Source: p + "b#amount", Target: p + "c#total", Job: p + "etl/report", Type: "DIRECT", Subtype: "AGGREGATION"},
-		{Source: p + "b#id", Target: p + "c#total", Job: p + "etl/report", Type: "INDIRECT", Subtype: "GROUP_BY"},
+		{Kind: DecidesRows, Source: p + "a#amount", Target: p + "b", Job: p + "etl/load", Roles: []string{"INDIRECT/FILTER"}, Type: "INDIRECT", Subtype: "FILTER"},
+		{Kind: Feeds, Source: p + "a#amount", Target: p + "b#amount", Job: p + "etl/load", Roles: []string{"DIRECT/TRANSFORMATION", "INDIRECT/CONDITIONAL"}, Type: "DIRECT", Subtype: "TRANSFORMATION"},
+		{Kind: Feeds, Source: p + "a#id", Target: p + "b#id", Job: p + "etl/load", Roles: []string{"DIRECT/IDENTITY"}, Type: "DIRECT", Subtype: "IDENTITY"},
+		{Kind: Feeds, Source: p + "b#amount", Target: p + "c#total", Job: p + "etl/report", Roles: []string{"DIRECT/AGGREGATION"}, Type: "DIRECT", Subtype: "AGGREGATION"},
+		{Kind: DecidesRows, Source: p + "b#id", Target: p + "c", Job: p + "etl/report", Roles: []string{"INDIRECT/GROUP_BY"}, Type: "INDIRECT", Subtype: "GROUP_BY"},
 	}
 	if got := edgesUnder(t, r, p); !reflect.DeepEqual(got, wantEdges) {
 		t.Errorf("edges:\n got %v\nwant %v", got, wantEdges)
@@ -151,7 +152,7 @@ func TestWriteIdempotent(t *testing.T) {
 	for _, c := range []struct {
 		what string
 		want int
-	}{{"Dataset ", 3}, {"Column ", 5}, {"Job ", 2}, {"Run ", 2}, {"-HAS_COLUMN->", 5}, {"-FEEDS->", 5}, {"-HAS_RUN->", 2}, {"-READ->", 2}, {"-WROTE->", 2}} {
+	}{{"Dataset ", 3}, {"Column ", 5}, {"Job ", 2}, {"Run ", 2}, {"-HAS_COLUMN->", 5}, {"-FEEDS->", 3}, {"-DECIDES_ROWS->", 2}, {"-HAS_RUN->", 2}, {"-READ->", 2}, {"-WROTE->", 2}} {
 		if got := countLines(first, func(l string) bool { return strings.Contains(l, c.what) }); got != c.want {
 			t.Errorf("%q: %d, want %d\n%s", c.what, got, c.want, strings.Join(first, "\n"))
 		}
@@ -210,8 +211,8 @@ func TestWriteIdempotent(t *testing.T) {
 	if n := countLines(second, func(l string) bool { return strings.HasPrefix(l, "Run ") }); n != 4 {
 		t.Errorf("runs after a second run of both jobs: %d, want 4", n)
 	}
-	if n := countLines(second, func(l string) bool { return strings.Contains(l, "-FEEDS->") }); n != 5 {
-		t.Errorf("FEEDS after a second run of both jobs: %d, want still 5 (one per source, target, job)", n)
+	if n := countLines(second, func(l string) bool { return strings.Contains(l, "-FEEDS->") || strings.Contains(l, "-DECIDES_ROWS->") }); n != 5 {
+		t.Errorf("FEEDS and DECIDES_ROWS after a second run of both jobs: %d, want still 5 (one per source, target, job)", n)
 	}
 
 	// The old batch arriving late moves nothing back.
@@ -245,14 +246,14 @@ func TestWriteStoresNamesVerbatim(t *testing.T) {
 	src.Columns[0].Name = nasty
 	src.Columns[0].Key = src.Key + "#" + nasty
 	batch[0].Lineage.Edges[0].Source = src.Columns[0].Key
-	batch[0].Lineage.Edges[0].Expr = nasty
+	batch[0].Lineage.Edges[0].Transformations = tf(plan.Direct, plan.Identity, nasty)
 	batch[0].Event.App.Name = nasty
 
 	if err := w.Write(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
 	res, err := neo4j.ExecuteQuery(ctx, d,
-		`MATCH (d:Dataset {key: $d})-[:HAS_COLUMN]->(c:Column {key: $c})-[f:FEEDS]->() RETURN d.name AS d, c.name AS c, f.expr AS e, f.job AS j`,
+		`MATCH (d:Dataset {key: $d})-[:HAS_COLUMN]->(c:Column {key: $c})-[f:FEEDS]->() RETURN d.name AS d, c.name AS c, f.exprs[0] AS e, f.job AS j`,
 		map[string]any{"d": src.Key, "c": src.Columns[0].Key}, neo4j.EagerResultTransformer)
 	if err != nil {
 		t.Fatal(err)

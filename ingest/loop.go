@@ -412,7 +412,7 @@ func (l *Loop) handle(ctx context.Context, b *batch) error {
 	var newest time.Time
 	for _, p := range written {
 		l.m.messages.WithLabelValues(resultOK).Inc()
-		l.m.edges.Add(float64(len(p.item.Lineage.Edges)))
+		l.m.edges.Add(float64(len(p.item.Lineage.Edges) + len(p.item.Lineage.RowDeps)))
 		l.m.countNodes(p.item)
 		if t, err := graph.EventTime(p.item.Event); err == nil {
 			l.m.eventAge.Observe(max(now.Sub(t).Seconds(), 0))
@@ -420,7 +420,7 @@ func (l *Loop) handle(ctx context.Context, b *batch) error {
 				newest = t
 			}
 		}
-		l.log.Debug("event written", msgAttrs(p.msg, p.item, "edges", len(p.item.Lineage.Edges))...)
+		l.log.Debug("event written", msgAttrs(p.msg, p.item, "edges", len(p.item.Lineage.Edges), "rowDeps", len(p.item.Lineage.RowDeps))...)
 	}
 	if !newest.IsZero() {
 		l.m.lastEvent.Set(float64(newest.UnixNano()) / 1e9)

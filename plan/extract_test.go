@@ -188,3 +188,24 @@ func TestExtractIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// Summary picks the strongest transformation, whatever the order.
+func TestStrongest(t *testing.T) {
+	x := func(typ, sub string) Transformation { return Transformation{Type: typ, Subtype: sub} }
+	for _, tc := range []struct {
+		name string
+		ts   []Transformation
+		want Transformation
+	}{
+		{"direct beats indirect", []Transformation{x(Indirect, Conditional), x(Direct, Identity)}, x(Direct, Identity)},
+		{"aggregation beats transformation", []Transformation{x(Direct, TransformationSub), x(Direct, Aggregation)}, x(Direct, Aggregation)},
+		{"conditional beats join", []Transformation{x(Indirect, JoinSub), x(Indirect, Conditional)}, x(Indirect, Conditional)},
+		{"known subtype beats unknown", []Transformation{x(Indirect, "NEW"), x(Indirect, SortSub)}, x(Indirect, SortSub)},
+	} {
+		for _, ts := range [][]Transformation{tc.ts, {tc.ts[1], tc.ts[0]}} {
+			if got := (Edge{Transformations: ts}).Summary(); got != tc.want {
+				t.Errorf("%s: Summary(%v) = %v, want %v", tc.name, ts, got, tc.want)
+			}
+		}
+	}
+}

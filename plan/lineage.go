@@ -141,9 +141,9 @@ const (
 	Direct   = "DIRECT"
 	Indirect = "INDIRECT"
 
-	Identity       = "IDENTITY"
+	Identity          = "IDENTITY"
 	TransformationSub = "TRANSFORMATION"
-	Aggregation    = "AGGREGATION"
+	Aggregation       = "AGGREGATION"
 
 	FilterSub   = "FILTER"
 	JoinSub     = "JOIN"
