@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -158,7 +159,8 @@ func TestWriteIdempotent(t *testing.T) {
 		}
 	}
 
-	// The cross-job path a -> b -> c is one graph.
+	// The cross-job path a -> b -> c is one graph, through both kinds: b#id reaches c#total only
+	// by deciding its rows (GROUP BY), a#amount reaches b#id only by filtering b.
 	up, err := r.Upstream(ctx, p+"c#total", 5)
 	if err != nil {
 		t.Fatal(err)
@@ -408,4 +410,51 @@ func diff(a, b []string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A model-1 graph (FEEDS without roles, no stamp) stops a model-2 writer at Bootstrap with an
+// error that names the way out; Upgrade removes the model-1 FEEDS, and after the re-derivation
+// FinishUpgrade stamps the graph so that Bootstrap passes. The test uses its own stamp key: the
+// shared stamp must stay in place for the tests running next to it.
+func TestModelStampAndUpgrade(t *testing.T) {
+	d := testDriver(t)
+	ctx := context.Background()
+	p := testPrefix(t)
+	w := NewWriter(d, "")
+	w.ModelKey = p + "model"
+	t.Cleanup(func() {
+		neo4j.ExecuteQuery(context.Background(), d, `MATCH (m:GraphModel {key: $k}) DELETE m`, map[string]any{"k": w.ModelKey}, neo4j.EagerResultTransformer)
+	})
+	// a model-1 FEEDS, as the model-1 writer stored it
+	if _, err := neo4j.ExecuteQuery(ctx, d, `CREATE (:Column {key: $a})-[:FEEDS {job: $job, type: 'DIRECT', subtype: 'IDENTITY'}]->(:Column {key: $b})`,
+		map[string]any{"a": p + "a#x", "b": p + "b#x", "job": p + "etl/old"}, neo4j.EagerResultTransformer); err != nil {
+		t.Fatal(err)
+	}
+	err := w.Bootstrap(ctx)
+	if !errors.Is(err, ErrModelVersion) || !strings.Contains(err.Error(), "colline upgrade") {
+		t.Fatalf("Bootstrap on a model-1 graph = %v, want ErrModelVersion naming colline upgrade", err)
+	}
+	n, err := w.Upgrade(ctx)
+	if err != nil || n < 1 {
+		t.Fatalf("Upgrade = %d, %v; want at least the model-1 FEEDS of this test deleted", n, err)
+	}
+	if err := w.Write(ctx, fixture(p, t0, "")); err != nil { // the re-derivation
+		t.Fatal(err)
+	}
+	if err := w.FinishUpgrade(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Bootstrap(ctx); err != nil {
+		t.Fatalf("Bootstrap after the upgrade: %v", err)
+	}
+	// a stamp of another version is refused too
+	if _, err := neo4j.ExecuteQuery(ctx, d, `MATCH (m:GraphModel {key: $k}) SET m.version = 3`, map[string]any{"k": w.ModelKey}, neo4j.EagerResultTransformer); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Bootstrap(ctx); !errors.Is(err, ErrModelVersion) || !strings.Contains(err.Error(), "model 3") {
+		t.Fatalf("Bootstrap on a model-3 graph = %v, want ErrModelVersion naming model 3", err)
+	}
+	if got := len(edgesUnder(t, NewReader(d, ""), p)); got != 5 {
+		t.Errorf("lineage relationships after the upgrade: %d, want the fixture's 5", got)
+	}
 }

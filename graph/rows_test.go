@@ -110,12 +110,18 @@ func TestBuildRows(t *testing.T) {
 		{"runs", keys(len(r.runs), func(i int) string { return r.runs[i].key + " " + r.runs[i].jobKey }), []string{"run-load etl/load", "run-report etl/report"}},
 		{"reads", keys(len(r.reads), func(i int) string { return r.reads[i].run + ">" + r.reads[i].dataset }), []string{"run-load>a", "run-report>b"}},
 		{"wrote", keys(len(r.wrote), func(i int) string { return r.wrote[i].run + ">" + r.wrote[i].dataset + " " + r.wrote[i].mode }), []string{"run-load>b overwrite", "run-report>c append"}},
-		{"feeds", keys(len(r.feeds), func(i int) string { f := r.feeds[i]; return f.source + ">" + f.target + " " + f.job + " " + fmt.Sprint(f.ts) }), []string{
+		{"feeds", keys(len(r.feeds), func(i int) string {
+			f := r.feeds[i]
+			return f.source + ">" + f.target + " " + f.job + " " + fmt.Sprint(f.ts)
+		}), []string{
 			"a#amount>b#amount etl/load [DIRECT/TRANSFORMATION INDIRECT/CONDITIONAL]",
 			"a#id>b#id etl/load [DIRECT/IDENTITY]",
 			"b#amount>c#total etl/report [DIRECT/AGGREGATION]",
 		}},
-		{"decides", keys(len(r.decides), func(i int) string { x := r.decides[i]; return x.source + ">" + x.dataset + " " + x.job + " " + fmt.Sprint(x.ts) }), []string{
+		{"decides", keys(len(r.decides), func(i int) string {
+			x := r.decides[i]
+			return x.source + ">" + x.dataset + " " + x.job + " " + fmt.Sprint(x.ts)
+		}), []string{
 			"a#amount>b etl/load [INDIRECT/FILTER]",
 			"b#id>c etl/report [INDIRECT/GROUP_BY]",
 		}},
