@@ -131,7 +131,6 @@ func Upgrade(ctx context.Context, w *graph.Writer, brokers []string, topic strin
 	return nil
 }
 
-
 // endOffsets returns the end offset of every partition of topic as the upgrade starts; 0 for a
 // partition without messages.
 func endOffsets(ctx context.Context, brokers []string, topic string) (map[int]int64, error) {

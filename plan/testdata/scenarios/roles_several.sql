@@ -5,7 +5,7 @@ USE roles_several;
 CREATE TABLE orders (id bigint, customer bigint, status string, amount double) USING parquet;
 CREATE TABLE customers (id bigint, name string, tier string) USING parquet;
 CREATE TABLE value_and_condition (id bigint, status string, amount double, tier string) USING parquet;
-INSERT INTO value_and_condition SELECT id, CASE WHEN status = 'open' THEN status ELSE 'closed' END, IF(amount > 0, amount, 0D), COALESCE(NVL(tier, status), 'none') FROM orders o JOIN customers c ON o.customer = c.id;
+INSERT INTO value_and_condition SELECT o.id, CASE WHEN status = 'open' THEN status ELSE 'closed' END, IF(amount > 0, amount, 0D), COALESCE(NVL(tier, status), 'none') FROM orders o JOIN customers c ON o.customer = c.id;
 CREATE TABLE value_and_join_key (customer bigint, name string) USING parquet;
 INSERT INTO value_and_join_key SELECT o.customer, c.name FROM orders o JOIN customers c ON o.customer + 0 = c.id;
 CREATE TABLE join_key_and_filter (id bigint, name string) USING parquet;
