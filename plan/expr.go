@@ -76,6 +76,13 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
 			cc.indirect = role
 		}
 		r.walk(i, &x.Children[k], cc, out)
+		if c.indirect == "" && x.Class == "Coalesce" && k < len(x.Children)-1 {
+			// COALESCE(a, b) (and NVL, IFNULL, which Spark rewrites to it): a is the value when
+			// it is not null, and whether it is null decides whether b is taken, so a is also
+			// CONDITIONAL, like the condition of CASE WHEN a IS NOT NULL THEN a ELSE b END
+			cc.indirect = Conditional
+			r.walk(i, &x.Children[k], cc, out)
+		}
 	}
 }
 
