@@ -138,7 +138,8 @@ func unwrap(x *events.Expr) *events.Expr {
 // same as a CASE inside the aggregate), the pivot column of a PIVOT (it picks the output column a
 // value lands in), window partitioning and ordering, the ordering a rank is computed over (rank()
 // has its ORDER BY keys as children: the rank is their position, not a function of their values,
-// as OpenLineage also has it), and the correlation keys of a subquery.
+// as OpenLineage also has it), and the outer references of a subquery expression without a plan
+// (with one, subquery decides which are correlation keys).
 func conditionRole(x *events.Expr, k int) string {
 	switch x.Class {
 	case "CaseWhen":
