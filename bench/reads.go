@@ -213,7 +213,7 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 	}
 	queries := []query{
 		{"one hop upstream (baseline)", last, cypher(qOneHop)},
-		{"upstream to depth 5, table (browser.md 3)", last, cypher(qUpstreamTable)},
+		{"upstream to depth 10, table (browser.md 3)", last, cypher(qUpstreamTable)},
 		{"downstream impact {1,20} (browser.md 4)", first, cypher(qDownstreamImpact)},
 		{"graph.Reader.Upstream(key, 5)", last, keys(reader.Upstream)},
 		{"graph.Reader.Downstream(key, 5)", first, keys(reader.Downstream)},
