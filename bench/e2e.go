@@ -22,7 +22,7 @@ import (
 type message struct {
 	key, value []byte
 	id         string // event id
-	edges      int    // edges plan.Extract finds in it
+	edges      int    // lineage edges plan.Extract finds in it: column edges and row-level dependencies
 }
 
 // prepare makes copies variants of every corpus event and counts their edges.
@@ -40,8 +40,9 @@ func prepare(evs []event, copies int) ([]message, int, error) {
 			if err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", e.name, err)
 			}
-			out = append(out, message{key: []byte(fmt.Sprintf("%s-%d", env.App.ID, c)), value: v, id: id, edges: len(lin.Edges)})
-			total += len(lin.Edges)
+			n := len(lin.Edges) + len(lin.RowDeps)
+			out = append(out, message{key: []byte(fmt.Sprintf("%s-%d", env.App.ID, c)), value: v, id: id, edges: n})
+			total += n
 		}
 	}
 	return out, total, nil
@@ -92,7 +93,7 @@ func (t *tap) Write(ctx context.Context, items []graph.Item) error {
 	t.writes++
 	t.events += len(items)
 	for _, it := range items {
-		t.edges += len(it.Lineage.Edges)
+		t.edges += len(it.Lineage.Edges) + len(it.Lineage.RowDeps)
 	}
 	t.mu.Unlock()
 	if t.onWrite != nil {
@@ -232,12 +233,17 @@ func (w naiveWriter) Write(ctx context.Context, items []graph.Item) error {
 		job := graph.JobKey(it.Event.App)
 		ts, _ := graph.EventTime(it.Event)
 		for _, e := range it.Lineage.Edges {
+			sum := e.Summary()
+			var roles []string
+			for _, t := range e.Transformations {
+				roles = append(roles, t.Type+"/"+t.Subtype)
+			}
 			_, err := neo4j.ExecuteQuery(ctx, w.driver, `MERGE (s:Column {key: $source})
 MERGE (t:Column {key: $target})
 MERGE (s)-[f:FEEDS {job: $job}]->(t)
-SET f.type = $type, f.subtype = $subtype, f.masking = $masking, f.expr = $expr, f.lastSeen = $ts`,
-				map[string]any{"source": e.Source, "target": e.Target, "job": job, "type": e.Type, "subtype": e.Subtype,
-					"masking": e.Masking, "expr": e.Expr, "ts": ts}, neo4j.EagerResultTransformer)
+SET f.roles = $roles, f.type = $type, f.subtype = $subtype, f.expr = $expr, f.lastSeen = $ts`,
+				map[string]any{"source": e.Source, "target": e.Target, "job": job, "roles": roles, "type": sum.Type, "subtype": sum.Subtype,
+					"expr": sum.Expr, "ts": ts}, neo4j.EagerResultTransformer)
 			if err != nil {
 				return err
 			}
@@ -288,8 +294,9 @@ func benchE2E(ctx context.Context, r *report, env *benchEnv, evs []event, copies
 		dead := c.deadLetters()
 		secs := t.seconds()
 		feeds, _ := countFeeds(ctx, env.driver)
-		r.notef("e2e %s: %d events, %d edges written in %.2fs (%d transactions; %d FEEDS in the graph; %.0f dead letters): %.0f edges/s, %.1f events/s, %.1f MB/s",
-			name, t.events, t.edges, secs, t.writes, feeds, dead, float64(t.edges)/secs, float64(t.events)/secs, float64(bytes)/1e6/secs)
+		decides, _ := countRel(ctx, env.driver, "DECIDES_ROWS")
+		r.notef("e2e %s: %d events, %d edges written in %.2fs (%d transactions; %d FEEDS and %d DECIDES_ROWS in the graph; %.0f dead letters): %.0f edges/s, %.1f events/s, %.1f MB/s",
+			name, t.events, t.edges, secs, t.writes, feeds, decides, dead, float64(t.edges)/secs, float64(t.events)/secs, float64(bytes)/1e6/secs)
 		r.notef("e2e %s: time per stage (decode and extract per message, write and commit per batch): %s", name, c.stages())
 		if t.events != len(msgs) || dead > 0 {
 			return 0, 0, fmt.Errorf("e2e %s: %d of %d events written, %.0f dead letters", name, t.events, len(msgs), dead)

@@ -60,6 +60,8 @@ func main() {
 			return benchDecode(r, evs, *rounds, *roundTime, *cpuProfile, *memProfile)
 		case "decodelibs":
 			return benchDecodeLibs(r, evs, *rounds, *roundTime)
+		case "model":
+			return benchModel(r, evs)
 		case "e2e":
 			return benchE2E(ctx, r, env, evs, *copies, *naiveEdges)
 		case "fresh":
@@ -88,7 +90,7 @@ func run(ctx context.Context, parts, corpus, kafkaAddr, neo4jURI string, do func
 	env := &benchEnv{brokers: strings.Split(kafkaAddr, ","), neo4jURI: neo4jURI}
 	needServices := false
 	for _, p := range strings.Split(parts, ",") {
-		needServices = needServices || (p != "decode" && p != "decodelibs")
+		needServices = needServices || (p != "decode" && p != "decodelibs" && p != "model")
 	}
 	if needServices {
 		d, err := graph.NewDriver(neo4jURI, "", "")

@@ -50,7 +50,12 @@ func wipeAll(ctx context.Context, d neo4j.DriverWithContext) (time.Duration, err
 }
 
 func countFeeds(ctx context.Context, d neo4j.DriverWithContext) (int64, error) {
-	res, err := neo4j.ExecuteQuery(ctx, d, `MATCH ()-[f:FEEDS]->() RETURN count(f) AS n`, nil, neo4j.EagerResultTransformer)
+	return countRel(ctx, d, "FEEDS")
+}
+
+// countRel counts the relationships of one type.
+func countRel(ctx context.Context, d neo4j.DriverWithContext, typ string) (int64, error) {
+	res, err := neo4j.ExecuteQuery(ctx, d, `MATCH ()-[f:`+typ+`]->() RETURN count(f) AS n`, nil, neo4j.EagerResultTransformer)
 	if err != nil {
 		return 0, err
 	}

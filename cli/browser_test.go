@@ -84,6 +84,11 @@ func prefixed(evs []Event, prefix string) []Event {
 			lin.Edges[j].Source = prefix + lin.Edges[j].Source
 			lin.Edges[j].Target = prefix + lin.Edges[j].Target
 		}
+		lin.RowDeps = slices.Clone(lin.RowDeps)
+		for j := range lin.RowDeps {
+			lin.RowDeps[j].Source = prefix + lin.RowDeps[j].Source
+			lin.RowDeps[j].Target = prefix + lin.RowDeps[j].Target
+		}
 		out[i] = Event{Source: ev.Source, Env: &env, Lineage: &lin}
 	}
 	return out
@@ -135,23 +140,26 @@ func TestBrowserQueries(t *testing.T) {
 			cr + "#revenue|table|decimal(20,2)|<time>",
 			tc + "#revenue|table|decimal(20,2)|<time>",
 		}},
+		// the paths pass through the datasets whose rows a column decides
 		{query: "02-upstream-graph", params: map[string]any{"column": tc + "#revenue"}, paths: []string{
-			cr + "#revenue", cus + "#country", cus + "#customer_id", ord + "#amount", ord + "#customer_id", ord + "#status", tc + "#revenue",
+			cr, cr + "#revenue", cus + "#country", cus + "#customer_id", ord + "#amount", ord + "#customer_id", ord + "#status", tc, tc + "#revenue",
 		}},
+		// every source reaches top_countries.revenue also through a row decision: the filter on
+		// country_revenue.revenue (WHERE revenue > 100) decides which rows top_countries holds
 		{query: "03-upstream-table", params: map[string]any{"column": tc + "#revenue"}, want: []string{
-			cr + "|revenue|1|true",
-			cus + "|country|2|false",
-			cus + "|customer_id|2|false",
-			ord + "|amount|2|true",
-			ord + "|customer_id|2|false",
-			ord + "|status|2|false",
+			cr + "|revenue|1|true|true",
+			cus + "|country|2|false|true",
+			cus + "|customer_id|2|false|true",
+			ord + "|amount|2|true|true",
+			ord + "|customer_id|2|false|true",
+			ord + "|status|2|false|true",
 		}},
 		{query: "04-downstream-impact", params: map[string]any{"column": ord + "#amount"}, want: []string{
 			cr + "|[revenue]|1|[" + job + "]",
 			tc + "|[country revenue]|2|[" + job + "]",
 		}},
 		{query: "05-downstream-graph", params: map[string]any{"column": ord + "#amount"}, paths: []string{
-			cr + "#revenue", ord + "#amount", tc + "#country", tc + "#revenue",
+			cr + "#revenue", ord + "#amount", tc, tc + "#country", tc + "#revenue",
 		}},
 		{query: "06-jobs", want: []string{job + "|4|<time>|0"}},
 		{query: "07-job-reads-writes", params: map[string]any{"job": job}, want: []string{
@@ -163,12 +171,14 @@ func TestBrowserQueries(t *testing.T) {
 			"WROTE|" + ord + "|table|1|<time>|[append]",
 			"WROTE|" + tc + "|table|1|<time>|[append]",
 		}},
+		// upstream|downstream|FEEDS|DIRECT ones|DECIDES_ROWS|jobs|lastSeen
 		{query: "08-table-lineage", want: []string{
-			cr + "|" + tc + "|3|2|[" + job + "]|<time>",
-			cus + "|" + cr + "|6|1|[" + job + "]|<time>",
-			ord + "|" + cr + "|8|2|[" + job + "]|<time>",
+			cr + "|" + tc + "|2|2|1|[" + job + "]|<time>",
+			cus + "|" + cr + "|1|1|2|[" + job + "]|<time>",
+			ord + "|" + cr + "|2|2|2|[" + job + "]|<time>",
 		}},
-		{query: "09-stale-edges", params: map[string]any{"days": 0}, want: []string{job + "|17|<time>|<time>"}},
+		// 5 FEEDS and 5 DECIDES_ROWS (model 1 had 17 FEEDS: the row-level ones copied per column)
+		{query: "09-stale-edges", params: map[string]any{"days": 0}, want: []string{job + "|10|<time>|<time>"}},
 		{query: "09-stale-edges", params: map[string]any{"days": 36500}, want: nil},
 	}
 	for _, tc := range tests {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -246,5 +247,61 @@ func TestReplayBatches(t *testing.T) {
 	err = Replay(context.Background(), s, []Event{evs[1], bad}, 10)
 	if !errors.Is(err, graph.ErrInvalidItem) || !strings.Contains(err.Error(), "0001-3") || len(s.batches) != 0 {
 		t.Errorf("invalid item: error %v, %d batches written", err, len(s.batches))
+	}
+}
+
+// A column playing several roles shows every one in every format: orders.status is the value of
+// value_and_condition.status and the condition of its CASE (plan/testdata/scenarios/roles_several.sql).
+func TestExplainShowsEveryRole(t *testing.T) {
+	file := "../plan/testdata/spark-4.1/roles_several/0001-InsertIntoHadoopFsRelationCommand.json"
+	for format, want := range map[string][]string{
+		"table": {
+			"orders#status value_and_condition#status DIRECT TRANSFORMATION",
+			"orders#status value_and_condition#status INDIRECT CONDITIONAL",
+			"orders#customer value_and_condition (rows) INDIRECT JOIN",
+		},
+		"dot":     {`label="TRANSFORMATION, CONDITIONAL"`, `label="JOIN", style=dotted`},
+		"mermaid": {`-->|TRANSFORMATION, CONDITIONAL|`, `-.->|rows: JOIN|`},
+		"json":    {`"subtype": "TRANSFORMATION"`, `"subtype": "CONDITIONAL"`, `"inputFields"`, `"dataset": [`},
+	} {
+		var out, errOut bytes.Buffer
+		if code := Main(context.Background(), "test", []string{"explain", "--format", format, file}, &out, &errOut); code != 0 {
+			t.Fatalf("%s: exit %d: %s", format, code, errOut.String())
+		}
+		got := out.String()
+		if format == "table" { // columns aligned by spaces, keys without their catalog and database
+			got = strings.Join(strings.Fields(strings.ReplaceAll(got, "spark_catalog/roles_several.", "")), " ")
+		}
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s output lacks %q:\n%s", format, w, out.String())
+			}
+		}
+	}
+	// JSON: the facet's shape, every transformation of orders.status under the status field
+	var out, errOut bytes.Buffer
+	Main(context.Background(), "test", []string{"explain", "--format", "json", file}, &out, &errOut)
+	var evs []struct {
+		Writes []struct {
+			ColumnLineage struct {
+				Fields map[string]struct {
+					InputFields []struct {
+						Namespace, Name, Field string
+						Transformations        []struct{ Type, Subtype string }
+					}
+				}
+				Dataset []struct{ Field string }
+			}
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &evs); err != nil {
+		t.Fatal(err)
+	}
+	in := evs[0].Writes[0].ColumnLineage.Fields["status"].InputFields
+	if len(in) != 1 || in[0].Name != "roles_several.orders" || in[0].Field != "status" || len(in[0].Transformations) != 2 {
+		t.Errorf("fields.status.inputFields = %+v, want orders.status with two transformations", in)
+	}
+	if len(evs[0].Writes[0].ColumnLineage.Dataset) != 2 {
+		t.Errorf("dataset = %+v, want the two join keys", evs[0].Writes[0].ColumnLineage.Dataset)
 	}
 }

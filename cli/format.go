@@ -32,7 +32,8 @@ func Write(w io.Writer, format string, evs []Event) error {
 	return fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats, ", "))
 }
 
-// writeTable prints, per event, a header (file, job, query, datasets) and its column edges.
+// writeTable prints, per event, a header (file, job, query, datasets), then one row per
+// transformation of its column edges and of its row-level dependencies.
 func writeTable(w io.Writer, evs []Event) error {
 	for i, ev := range evs {
 		if i > 0 {
@@ -55,7 +56,7 @@ func writeTable(w io.Writer, evs []Event) error {
 		if len(lin.Unknown) > 0 {
 			fmt.Fprintf(w, "unknown %s\n", unknownList(lin.Unknown))
 		}
-		if len(lin.Edges) == 0 {
+		if len(lin.Edges) == 0 && len(lin.RowDeps) == 0 {
 			note := "no column lineage"
 			if env.Markers.NestedWrite {
 				note += ": a nested write, the outer command's event carries it"
@@ -63,14 +64,23 @@ func writeTable(w io.Writer, evs []Event) error {
 			fmt.Fprintf(w, "(%s)\n", note)
 			continue
 		}
+		// one row per transformation: a column playing several roles has several rows; a
+		// row-level dependency's target is the written dataset, marked "(rows)"
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "SOURCE\tTARGET\tTYPE\tSUBTYPE\tMASKING\tEXPR")
-		for _, e := range lin.Edges {
-			masking := "-"
-			if e.Masking {
-				masking = "yes"
+		for _, set := range []struct {
+			edges  []plan.Edge
+			suffix string
+		}{{lin.Edges, ""}, {lin.RowDeps, " (rows)"}} {
+			for _, e := range set.edges {
+				for _, t := range e.Transformations {
+					masking := "-"
+					if t.Masking {
+						masking = "yes"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Source, e.Target+set.suffix, t.Type, t.Subtype, masking, oneLine(t.Expr))
+				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Source, e.Target, e.Type, e.Subtype, masking, oneLine(e.Expr))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -110,12 +120,14 @@ func oneLine(s string) string {
 }
 
 // lineageGraph is the union of the lineage of several events: columns grouped by dataset, and
-// edges without duplicates (the same pair written by two jobs is one edge per kind).
+// edges without duplicates (the same pair written by two jobs is one edge with the union of
+// their transformations).
 type lineageGraph struct {
 	datasets []string            // sorted dataset keys
 	columns  map[string][]string // dataset key -> sorted column keys
 	names    map[string]string   // column key -> column name
-	edges    []plan.Edge         // sorted, unique by source, target, type, subtype
+	edges    []plan.Edge         // column -> column, sorted by source and target
+	rowDeps  []plan.Edge         // column -> dataset, sorted by source and target
 }
 
 func union(evs []Event) lineageGraph {
@@ -133,8 +145,22 @@ func union(evs []Event) lineageGraph {
 			}
 		}
 	}
-	type edgeKey struct{ src, dst, typ, sub string }
-	seen := map[edgeKey]bool{}
+	edges, rows := map[[2]string]*plan.Edge{}, map[[2]string]*plan.Edge{}
+	merge := func(m map[[2]string]*plan.Edge, e plan.Edge) {
+		k := [2]string{e.Source, e.Target}
+		cur := m[k]
+		if cur == nil {
+			m[k] = &plan.Edge{Source: e.Source, Target: e.Target, Transformations: slices.Clone(e.Transformations)}
+			return
+		}
+		for _, t := range e.Transformations {
+			if !slices.ContainsFunc(cur.Transformations, func(x plan.Transformation) bool {
+				return x.Type == t.Type && x.Subtype == t.Subtype && x.Masking == t.Masking
+			}) {
+				cur.Transformations = append(cur.Transformations, t)
+			}
+		}
+	}
 	for _, ev := range evs {
 		for _, d := range ev.Lineage.Reads {
 			add(d)
@@ -143,22 +169,42 @@ func union(evs []Event) lineageGraph {
 			add(d.Dataset)
 		}
 		for _, e := range ev.Lineage.Edges {
-			k := edgeKey{e.Source, e.Target, e.Type, e.Subtype}
-			if !seen[k] {
-				seen[k] = true
-				g.edges = append(g.edges, e)
-			}
+			merge(edges, e)
+		}
+		for _, e := range ev.Lineage.RowDeps {
+			merge(rows, e)
 		}
 	}
 	g.datasets = sortedKeys(g.columns)
 	for _, cols := range g.columns {
 		slices.Sort(cols)
 	}
-	slices.SortFunc(g.edges, func(a, b plan.Edge) int {
-		return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Target, b.Target),
-			cmp.Compare(a.Type, b.Type), cmp.Compare(a.Subtype, b.Subtype))
-	})
+	g.edges, g.rowDeps = sortedEdges(edges), sortedEdges(rows)
 	return g
+}
+
+func sortedEdges(m map[[2]string]*plan.Edge) []plan.Edge {
+	out := make([]plan.Edge, 0, len(m))
+	for _, e := range m {
+		out = append(out, *e)
+	}
+	slices.SortFunc(out, func(a, b plan.Edge) int {
+		return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Target, b.Target))
+	})
+	return out
+}
+
+// roleLabel lists every role of an edge: "IDENTITY, CONDITIONAL", "AGGREGATION masked".
+func roleLabel(e plan.Edge) string {
+	parts := make([]string, 0, len(e.Transformations))
+	for _, t := range e.Transformations {
+		p := t.Subtype
+		if t.Masking {
+			p += " masked"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ids numbers the columns in dataset order, for DOT and Mermaid node ids.
@@ -172,59 +218,74 @@ func (g lineageGraph) ids() map[string]string {
 	return ids
 }
 
-// writeDOT prints a Graphviz digraph: one cluster per dataset, solid DIRECT edges, dashed
-// INDIRECT ones, labelled with the subtype.
+// writeDOT prints a Graphviz digraph: one cluster per dataset, solid edges where a source is
+// part of the value (some DIRECT role), dashed ones where it only decides it, labelled with every
+// role; a row-level dependency points at the "rows" node of the written dataset's cluster.
 func writeDOT(w io.Writer, evs []Event) error {
 	g := union(evs)
 	ids := g.ids()
+	decided := map[string]bool{}
+	for _, e := range g.rowDeps {
+		decided[e.Target] = true
+	}
 	var b strings.Builder
 	b.WriteString("digraph colline {\n  rankdir=LR;\n  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=10];\n")
+	rowsNode := map[string]string{}
 	for i, d := range g.datasets {
 		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n", i, strconv.Quote(d))
 		for _, c := range g.columns[d] {
 			fmt.Fprintf(&b, "    %s [label=%s];\n", ids[c], strconv.Quote(g.names[c]))
 		}
+		if decided[d] {
+			rowsNode[d] = "r" + strconv.Itoa(i)
+			fmt.Fprintf(&b, "    %s [label=\"(rows)\", shape=plaintext];\n", rowsNode[d])
+		}
 		b.WriteString("  }\n")
 	}
 	for _, e := range g.edges {
-		attrs := "label=" + strconv.Quote(e.Subtype)
-		if e.Type == plan.Indirect {
+		attrs := "label=" + strconv.Quote(roleLabel(e))
+		if !e.Direct() {
 			attrs += ", style=dashed, color=gray50, fontcolor=gray50"
 		}
-		if e.Masking {
+		if e.Summary().Masking {
 			attrs += ", arrowhead=odot"
 		}
 		fmt.Fprintf(&b, "  %s -> %s [%s];\n", ids[e.Source], ids[e.Target], attrs)
+	}
+	for _, e := range g.rowDeps {
+		fmt.Fprintf(&b, "  %s -> %s [label=%s, style=dotted, color=gray50, fontcolor=gray50];\n", ids[e.Source], rowsNode[e.Target], strconv.Quote(roleLabel(e)))
 	}
 	b.WriteString("}\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// writeMermaid prints a Mermaid flowchart: one subgraph per dataset, solid DIRECT edges, dotted
-// INDIRECT ones, labelled with the subtype.
+// writeMermaid prints a Mermaid flowchart: one subgraph per dataset, solid edges where a source
+// is part of the value, dotted ones where it only decides it, labelled with every role; a
+// row-level dependency points at the written dataset's subgraph.
 func writeMermaid(w io.Writer, evs []Event) error {
 	g := union(evs)
 	ids := g.ids()
+	sub := map[string]string{}
 	var b strings.Builder
 	b.WriteString("flowchart LR\n")
 	for i, d := range g.datasets {
-		fmt.Fprintf(&b, "  subgraph d%d[\"%s\"]\n", i, mermaidText(d))
+		sub[d] = "d" + strconv.Itoa(i)
+		fmt.Fprintf(&b, "  subgraph %s[\"%s\"]\n", sub[d], mermaidText(d))
 		for _, c := range g.columns[d] {
 			fmt.Fprintf(&b, "    %s[\"%s\"]\n", ids[c], mermaidText(g.names[c]))
 		}
 		b.WriteString("  end\n")
 	}
 	for _, e := range g.edges {
-		label := e.Subtype
-		if e.Masking {
-			label += ", masked"
-		}
 		arrow := "-->"
-		if e.Type == plan.Indirect {
+		if !e.Direct() {
 			arrow = "-.->"
 		}
-		fmt.Fprintf(&b, "  %s %s|%s| %s\n", ids[e.Source], arrow, mermaidText(label), ids[e.Target])
+		fmt.Fprintf(&b, "  %s %s|%s| %s\n", ids[e.Source], arrow, mermaidText(roleLabel(e)), ids[e.Target])
+	}
+	for _, e := range g.rowDeps {
+		fmt.Fprintf(&b, "  %s -.->|%s| %s\n", ids[e.Source], mermaidText("rows: "+roleLabel(e)), sub[e.Target])
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -235,7 +296,8 @@ func mermaidText(s string) string {
 	return strings.NewReplacer(`"`, "#quot;", "|", "#124;").Replace(s)
 }
 
-// jsonEvent is the JSON form of one event's lineage.
+// jsonEvent is the JSON form of one event's lineage. Each write carries its column lineage in
+// the shape of OpenLineage's ColumnLineageDatasetFacet (docs/lineage-semantics.md).
 type jsonEvent struct {
 	Source      string         `json:"source"`
 	EventID     string         `json:"eventId"`
@@ -247,27 +309,44 @@ type jsonEvent struct {
 	EndedAt     string         `json:"endedAt,omitempty"`
 	Reads       []jsonDataset  `json:"reads"`
 	Writes      []jsonDataset  `json:"writes"`
-	Edges       []jsonEdge     `json:"edges"`
 	Unknown     map[string]int `json:"unknownNodes,omitempty"`
 }
 
 type jsonDataset struct {
-	Key       string   `json:"key"`
-	Namespace string   `json:"namespace"`
-	Name      string   `json:"name"`
-	Kind      string   `json:"kind"`
-	Location  string   `json:"location,omitempty"`
-	Mode      string   `json:"mode,omitempty"`
-	Columns   []string `json:"columns"`
+	Key           string             `json:"key"`
+	Namespace     string             `json:"namespace"`
+	Name          string             `json:"name"`
+	Kind          string             `json:"kind"`
+	Location      string             `json:"location,omitempty"`
+	Mode          string             `json:"mode,omitempty"`
+	Columns       []string           `json:"columns"`
+	ColumnLineage *jsonColumnLineage `json:"columnLineage,omitempty"` // writes only
 }
 
-type jsonEdge struct {
-	Source  string `json:"source"`
-	Target  string `json:"target"`
-	Type    string `json:"type"`
-	Subtype string `json:"subtype"`
-	Masking bool   `json:"masking"`
-	Expr    string `json:"expr,omitempty"`
+// jsonColumnLineage is OpenLineage's ColumnLineageDatasetFacet (without the facet's _producer
+// and _schemaURL): per written field its input fields; dataset-wide, the fields that decide
+// which rows are written.
+type jsonColumnLineage struct {
+	Fields  map[string]jsonField `json:"fields"`
+	Dataset []jsonInputField     `json:"dataset"`
+}
+
+type jsonField struct {
+	InputFields []jsonInputField `json:"inputFields"`
+}
+
+type jsonInputField struct {
+	Namespace       string               `json:"namespace"`
+	Name            string               `json:"name"`
+	Field           string               `json:"field"`
+	Transformations []jsonTransformation `json:"transformations"`
+}
+
+type jsonTransformation struct {
+	Type        string `json:"type"`
+	Subtype     string `json:"subtype"`
+	Description string `json:"description,omitempty"`
+	Masking     bool   `json:"masking"`
 }
 
 // writeJSON prints one JSON array with an object per event.
@@ -287,16 +366,54 @@ func writeJSON(w io.Writer, evs []Event) error {
 			Source: ev.Source, EventID: env.EventID, Job: graph.JobKey(env.App), AppID: env.App.ID,
 			ExecutionID: env.Query.ExecutionID, FuncName: env.Query.FuncName, Status: env.Query.Status,
 			EndedAt: env.Query.EndedAt, Unknown: lin.Unknown,
-			Reads: []jsonDataset{}, Writes: []jsonDataset{}, Edges: []jsonEdge{},
+			Reads: []jsonDataset{}, Writes: []jsonDataset{},
 		}
-		for _, d := range lin.Reads {
-			j.Reads = append(j.Reads, ds(d, ""))
+		// column key -> its dataset and name, for the facet's (namespace, name, field)
+		type colRef struct {
+			ds   *plan.Dataset
+			name string
 		}
-		for _, d := range lin.Writes {
-			j.Writes = append(j.Writes, ds(d.Dataset, d.Mode))
+		cols := map[string]colRef{}
+		for k := range lin.Reads {
+			j.Reads = append(j.Reads, ds(lin.Reads[k], ""))
+			for _, c := range lin.Reads[k].Columns {
+				cols[c.Key] = colRef{&lin.Reads[k], c.Name}
+			}
 		}
-		for _, e := range lin.Edges {
-			j.Edges = append(j.Edges, jsonEdge{e.Source, e.Target, e.Type, e.Subtype, e.Masking, e.Expr})
+		for k := range lin.Writes {
+			for _, c := range lin.Writes[k].Columns {
+				cols[c.Key] = colRef{&lin.Writes[k].Dataset, c.Name}
+			}
+		}
+		input := func(e plan.Edge) jsonInputField {
+			c := cols[e.Source]
+			f := jsonInputField{Field: c.name, Transformations: make([]jsonTransformation, 0, len(e.Transformations))}
+			if c.ds != nil {
+				f.Namespace, f.Name = c.ds.Namespace, c.ds.Name
+			}
+			for _, t := range e.Transformations {
+				f.Transformations = append(f.Transformations, jsonTransformation{t.Type, t.Subtype, t.Expr, t.Masking})
+			}
+			return f
+		}
+		for k := range lin.Writes {
+			d := &lin.Writes[k]
+			jd := ds(d.Dataset, d.Mode)
+			cl := &jsonColumnLineage{Fields: map[string]jsonField{}, Dataset: []jsonInputField{}}
+			for _, e := range lin.Edges {
+				if c := cols[e.Target]; c.ds == &d.Dataset {
+					f := cl.Fields[c.name]
+					f.InputFields = append(f.InputFields, input(e))
+					cl.Fields[c.name] = f
+				}
+			}
+			for _, e := range lin.RowDeps {
+				if e.Target == d.Key {
+					cl.Dataset = append(cl.Dataset, input(e))
+				}
+			}
+			jd.ColumnLineage = cl
+			j.Writes = append(j.Writes, jd)
 		}
 		out = append(out, j)
 	}

@@ -19,6 +19,7 @@ const usage = `colline: column-level lineage of captured Spark plan events, offl
 usage:
   colline explain [--format table|dot|mermaid|json] FILE|DIR...
   colline replay  [--neo4j URI] [--user NAME] [--database NAME] [--batch N] FILE|DIR...
+  colline upgrade [--brokers HOST:PORT,...] [--topic NAME] [--neo4j URI] [--user NAME] [--database NAME] [--batch N]
   colline version
 
 FILE is an event captured by the listener (spark.colline.output.dir) or a file of events, one
@@ -32,6 +33,12 @@ mermaid draw the union of all events; json is for scripts.
 replay writes the events to Neo4j through the consumer's writer (no Kafka needed). The password
 comes from COLLINE_NEO4J_PASSWORD; the other flags default to COLLINE_NEO4J_URI, _USER and
 _DATABASE. Writes are idempotent: replaying twice changes nothing.
+
+upgrade moves a graph written by an older colline to the current graph model (a consumer refuses
+an older graph and names this command): it removes what the older model stored differently,
+re-reads the topic (default COLLINE_KAFKA_TOPIC or colline.plans; brokers COLLINE_KAFKA_BROKERS)
+from the start, writes every event again, with progress, and stamps the graph. Stop the
+consumers first; start the new ones afterwards. Running it twice is harmless.
 
 Exit status: 0 ok, 1 an input or the write failed (every bad input is reported), 2 usage.
 `
@@ -48,6 +55,8 @@ func Main(ctx context.Context, version string, args []string, stdout, stderr io.
 		err = explain(rest, stdout)
 	case "replay":
 		err = replay(ctx, rest, stdout)
+	case "upgrade":
+		err = upgrade(ctx, rest, stdout)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "colline", version)
 	case "help", "-h", "-help", "--help":
@@ -128,12 +137,13 @@ func replay(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := Replay(ctx, graph.NewWriter(driver, *database), evs, *batch); err != nil {
 		return err
 	}
-	edges := 0
+	edges, rows := 0, 0
 	for _, ev := range evs {
 		edges += len(ev.Lineage.Edges)
+		rows += len(ev.Lineage.RowDeps)
 	}
-	fmt.Fprintf(stdout, "wrote %d events (%d column edges) to %s, database %s, in %s\n",
-		len(evs), edges, *uri, *database, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "wrote %d events (%d column edges, %d row-level dependencies) to %s, database %s, in %s\n",
+		len(evs), edges, rows, *uri, *database, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -30,21 +30,15 @@ var skeletonEdges = []string{
 	"shop.customers#country -> shop.country_revenue#country DIRECT/IDENTITY",
 	"shop.orders#amount -> shop.country_revenue#revenue DIRECT/AGGREGATION",
 	"shop.orders#order_id -> shop.country_revenue#orders DIRECT/AGGREGATION masked", // count() hides the values
-	"shop.orders#customer_id -> shop.country_revenue#country INDIRECT/JOIN",
-	"shop.orders#customer_id -> shop.country_revenue#revenue INDIRECT/JOIN",
-	"shop.orders#customer_id -> shop.country_revenue#orders INDIRECT/JOIN",
-	"shop.customers#customer_id -> shop.country_revenue#country INDIRECT/JOIN",
-	"shop.customers#customer_id -> shop.country_revenue#revenue INDIRECT/JOIN",
-	"shop.customers#customer_id -> shop.country_revenue#orders INDIRECT/JOIN",
-	"shop.orders#status -> shop.country_revenue#country INDIRECT/FILTER",
-	"shop.orders#status -> shop.country_revenue#revenue INDIRECT/FILTER",
-	"shop.orders#status -> shop.country_revenue#orders INDIRECT/FILTER",
-	"shop.customers#country -> shop.country_revenue#revenue INDIRECT/GROUP_BY",
-	"shop.customers#country -> shop.country_revenue#orders INDIRECT/GROUP_BY",
+	// which rows reach country_revenue: once per write, not per column
+	"shop.orders#customer_id => shop.country_revenue INDIRECT/JOIN",
+	"shop.customers#customer_id => shop.country_revenue INDIRECT/JOIN",
+	"shop.orders#status => shop.country_revenue INDIRECT/FILTER",
+	"shop.customers#country => shop.country_revenue INDIRECT/GROUP_BY", // also the value of country
 	// INSERT INTO shop.top_countries SELECT country, revenue FROM shop.country_revenue WHERE revenue > 100
 	"shop.country_revenue#country -> shop.top_countries#country DIRECT/IDENTITY",
 	"shop.country_revenue#revenue -> shop.top_countries#revenue DIRECT/IDENTITY",
-	"shop.country_revenue#revenue -> shop.top_countries#country INDIRECT/FILTER",
+	"shop.country_revenue#revenue => shop.top_countries INDIRECT/FILTER",
 }
 
 // sparkLines are the Spark lines the end-to-end test runs on: COLLINE_E2E_SPARK_LINES, default
@@ -162,7 +156,8 @@ RETURN [n IN nodes(p) | n.key] AS path`, map[string]any{
 	_ = os.RemoveAll(capture)
 }
 
-// edgeLines renders the FEEDS edges of one job.
+// edgeLines renders the lineage relationships of one job: FEEDS as "->", DECIDES_ROWS as "=>",
+// with every role.
 func edgeLines(t *testing.T, ctx context.Context, r *graph.Reader, job string) []string {
 	t.Helper()
 	rows, err := r.Edges(ctx)
@@ -174,12 +169,12 @@ func edgeLines(t *testing.T, ctx context.Context, r *graph.Reader, job string) [
 		if e.Job != job {
 			continue
 		}
-		l := fmt.Sprintf("%s -> %s %s/%s", strings.TrimPrefix(e.Source, "spark_catalog/"),
-			strings.TrimPrefix(e.Target, "spark_catalog/"), e.Type, e.Subtype)
-		if e.Masking {
-			l += " masked"
+		arrow := "->"
+		if e.Kind == graph.DecidesRows {
+			arrow = "=>"
 		}
-		out = append(out, l)
+		out = append(out, fmt.Sprintf("%s %s %s %s", strings.TrimPrefix(e.Source, "spark_catalog/"), arrow,
+			strings.TrimPrefix(e.Target, "spark_catalog/"), strings.Join(e.Roles, ", ")))
 	}
 	sort.Strings(out)
 	return out

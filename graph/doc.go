@@ -5,7 +5,8 @@
 //
 //	(:Dataset {key, namespace, name, kind, location, firstSeen, lastSeen})-[:HAS_COLUMN]->
 //	  (:Column {key, name, datasetKey, dataType, firstSeen, lastSeen})
-//	(:Column)-[:FEEDS {job, type, subtype, masking, expr, firstSeen, lastSeen, lastRun}]->(:Column)
+//	(:Column)-[:FEEDS {job, roles, exprs, masked, type, subtype, firstSeen, lastSeen, lastRun}]->(:Column)
+//	(:Column)-[:DECIDES_ROWS {job, roles, exprs, firstSeen, lastSeen, lastRun}]->(:Dataset)
 //	(:Job {key, namespace, name, firstSeen, lastSeen})-[:HAS_RUN]->
 //	  (:Run {key, appId, executionId, funcName, status, sparkVersion, endedAt, emittedAt})
 //	(:Run)-[:READ]->(:Dataset)
@@ -20,7 +21,9 @@
 // Keys: Dataset and Column keys are the ones plan built (never rebuilt here); a Job key is
 // app.namespace + "/" + app.name, so every run of the same Spark application name is one job; a
 // Run key is the event id. There is one FEEDS relationship per (source column, target column,
-// job).
+// job) with every role (plan.Transformation) as parallel lists, and one DECIDES_ROWS per (source
+// column, written dataset, job) for the row-level dependencies. This is graph model 2
+// (ModelVersion, stamped on a GraphModel node); docs/graph-model.md has the details.
 //
 // Idempotence: every write is a MERGE on a constraint-backed key (or on the job property of
 // FEEDS) followed by SETs. The time of an event is its query end time (emittedAt when that is

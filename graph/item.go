@@ -10,7 +10,9 @@ import (
 )
 
 // ErrInvalidItem marks an item that cannot be written as it is: a missing event id, job name or
-// time, an empty key, or an edge whose end is not a column of the event's datasets. It is
+// time, an empty key, an edge whose end is not a column of the event's datasets, a row-level
+// dependency that is not from such a column to a dataset the event writes, or an edge without
+// transformations. It is
 // permanent: the same item fails the same way.
 var ErrInvalidItem = errors.New("invalid graph item")
 
@@ -55,6 +57,7 @@ func Check(it Item) error {
 		return err
 	}
 	columns := make(map[string]bool)
+	written := make(map[string]bool)
 	check := func(role string, i int, d *plan.Dataset) error {
 		if d.Key == "" {
 			return fmt.Errorf("%w: event %q: %s[%d] has an empty key", ErrInvalidItem, env.EventID, role, i)
@@ -76,6 +79,7 @@ func Check(it Item) error {
 		if err := check("writes", i, &lin.Writes[i].Dataset); err != nil {
 			return err
 		}
+		written[lin.Writes[i].Key] = true
 	}
 	for i, c := range lin.Changes {
 		for _, d := range []*plan.Dataset{&c.Dataset, c.To, c.From} {
@@ -92,6 +96,19 @@ func Check(it Item) error {
 			if !columns[end] {
 				return fmt.Errorf("%w: event %q: edge %d (%s -> %s): column %q is not a column of any read or written dataset",
 					ErrInvalidItem, env.EventID, i, e.Source, e.Target, end)
+			}
+		}
+	}
+	for i, e := range lin.RowDeps {
+		if !columns[e.Source] || !written[e.Target] {
+			return fmt.Errorf("%w: event %q: row-level dependency %d (%s => %s): not from a column to a written dataset of the event",
+				ErrInvalidItem, env.EventID, i, e.Source, e.Target)
+		}
+	}
+	for _, list := range [][]plan.Edge{lin.Edges, lin.RowDeps} {
+		for i, e := range list {
+			if len(e.Transformations) == 0 {
+				return fmt.Errorf("%w: event %q: edge %d (%s -> %s) has no transformation", ErrInvalidItem, env.EventID, i, e.Source, e.Target)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colline/colline/plan"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
@@ -129,11 +131,11 @@ func TestWriteIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantEdges := []EdgeRow{
-		{Source: p + "a#amount", Target: p + "b#amount", Job: p + "etl/load", Type: "DIRECT", Subtype: "TRANSFORMATION"},
-		{Source: p + "a#amount", Target: p + "b#id", Job: p + "etl/load", Type: "INDIRECT", Subtype: "FILTER"},
-		{Source: p + "a#id", Target: p + "b#id", Job: p + "etl/load", Type: "DIRECT", Subtype: "IDENTITY"},
-		{Source: p + "b#amount", Target: p + "c#total", Job: p + "etl/report", Type: "DIRECT", Subtype: "AGGREGATION"},
-		{Source: p + "b#id", Target: p + "c#total", Job: p + "etl/report", Type: "INDIRECT", Subtype: "GROUP_BY"},
+		{Kind: DecidesRows, Source: p + "a#amount", Target: p + "b", Job: p + "etl/load", Roles: []string{"INDIRECT/FILTER"}, Type: "INDIRECT", Subtype: "FILTER"},
+		{Kind: Feeds, Source: p + "a#amount", Target: p + "b#amount", Job: p + "etl/load", Roles: []string{"DIRECT/TRANSFORMATION", "INDIRECT/CONDITIONAL"}, Type: "DIRECT", Subtype: "TRANSFORMATION"},
+		{Kind: Feeds, Source: p + "a#id", Target: p + "b#id", Job: p + "etl/load", Roles: []string{"DIRECT/IDENTITY"}, Type: "DIRECT", Subtype: "IDENTITY"},
+		{Kind: Feeds, Source: p + "b#amount", Target: p + "c#total", Job: p + "etl/report", Roles: []string{"DIRECT/AGGREGATION"}, Type: "DIRECT", Subtype: "AGGREGATION"},
+		{Kind: DecidesRows, Source: p + "b#id", Target: p + "c", Job: p + "etl/report", Roles: []string{"INDIRECT/GROUP_BY"}, Type: "INDIRECT", Subtype: "GROUP_BY"},
 	}
 	if got := edgesUnder(t, r, p); !reflect.DeepEqual(got, wantEdges) {
 		t.Errorf("edges:\n got %v\nwant %v", got, wantEdges)
@@ -151,13 +153,14 @@ func TestWriteIdempotent(t *testing.T) {
 	for _, c := range []struct {
 		what string
 		want int
-	}{{"Dataset ", 3}, {"Column ", 5}, {"Job ", 2}, {"Run ", 2}, {"-HAS_COLUMN->", 5}, {"-FEEDS->", 5}, {"-HAS_RUN->", 2}, {"-READ->", 2}, {"-WROTE->", 2}} {
+	}{{"Dataset ", 3}, {"Column ", 5}, {"Job ", 2}, {"Run ", 2}, {"-HAS_COLUMN->", 5}, {"-FEEDS->", 3}, {"-DECIDES_ROWS->", 2}, {"-HAS_RUN->", 2}, {"-READ->", 2}, {"-WROTE->", 2}} {
 		if got := countLines(first, func(l string) bool { return strings.Contains(l, c.what) }); got != c.want {
 			t.Errorf("%q: %d, want %d\n%s", c.what, got, c.want, strings.Join(first, "\n"))
 		}
 	}
 
-	// The cross-job path a -> b -> c is one graph.
+	// The cross-job path a -> b -> c is one graph, through both kinds: b#id reaches c#total only
+	// by deciding its rows (GROUP BY), a#amount reaches b#id only by filtering b.
 	up, err := r.Upstream(ctx, p+"c#total", 5)
 	if err != nil {
 		t.Fatal(err)
@@ -210,8 +213,8 @@ func TestWriteIdempotent(t *testing.T) {
 	if n := countLines(second, func(l string) bool { return strings.HasPrefix(l, "Run ") }); n != 4 {
 		t.Errorf("runs after a second run of both jobs: %d, want 4", n)
 	}
-	if n := countLines(second, func(l string) bool { return strings.Contains(l, "-FEEDS->") }); n != 5 {
-		t.Errorf("FEEDS after a second run of both jobs: %d, want still 5 (one per source, target, job)", n)
+	if n := countLines(second, func(l string) bool { return strings.Contains(l, "-FEEDS->") || strings.Contains(l, "-DECIDES_ROWS->") }); n != 5 {
+		t.Errorf("FEEDS and DECIDES_ROWS after a second run of both jobs: %d, want still 5 (one per source, target, job)", n)
 	}
 
 	// The old batch arriving late moves nothing back.
@@ -245,14 +248,14 @@ func TestWriteStoresNamesVerbatim(t *testing.T) {
 	src.Columns[0].Name = nasty
 	src.Columns[0].Key = src.Key + "#" + nasty
 	batch[0].Lineage.Edges[0].Source = src.Columns[0].Key
-	batch[0].Lineage.Edges[0].Expr = nasty
+	batch[0].Lineage.Edges[0].Transformations = tf(plan.Direct, plan.Identity, nasty)
 	batch[0].Event.App.Name = nasty
 
 	if err := w.Write(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
 	res, err := neo4j.ExecuteQuery(ctx, d,
-		`MATCH (d:Dataset {key: $d})-[:HAS_COLUMN]->(c:Column {key: $c})-[f:FEEDS]->() RETURN d.name AS d, c.name AS c, f.expr AS e, f.job AS j`,
+		`MATCH (d:Dataset {key: $d})-[:HAS_COLUMN]->(c:Column {key: $c})-[f:FEEDS]->() RETURN d.name AS d, c.name AS c, f.exprs[0] AS e, f.job AS j`,
 		map[string]any{"d": src.Key, "c": src.Columns[0].Key}, neo4j.EagerResultTransformer)
 	if err != nil {
 		t.Fatal(err)
@@ -407,4 +410,51 @@ func diff(a, b []string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A model-1 graph (FEEDS without roles, no stamp) stops a model-2 writer at Bootstrap with an
+// error that names the way out; Upgrade removes the model-1 FEEDS, and after the re-derivation
+// FinishUpgrade stamps the graph so that Bootstrap passes. The test uses its own stamp key: the
+// shared stamp must stay in place for the tests running next to it.
+func TestModelStampAndUpgrade(t *testing.T) {
+	d := testDriver(t)
+	ctx := context.Background()
+	p := testPrefix(t)
+	w := NewWriter(d, "")
+	w.ModelKey = p + "model"
+	t.Cleanup(func() {
+		neo4j.ExecuteQuery(context.Background(), d, `MATCH (m:GraphModel {key: $k}) DELETE m`, map[string]any{"k": w.ModelKey}, neo4j.EagerResultTransformer)
+	})
+	// a model-1 FEEDS, as the model-1 writer stored it
+	if _, err := neo4j.ExecuteQuery(ctx, d, `CREATE (:Column {key: $a})-[:FEEDS {job: $job, type: 'DIRECT', subtype: 'IDENTITY'}]->(:Column {key: $b})`,
+		map[string]any{"a": p + "a#x", "b": p + "b#x", "job": p + "etl/old"}, neo4j.EagerResultTransformer); err != nil {
+		t.Fatal(err)
+	}
+	err := w.Bootstrap(ctx)
+	if !errors.Is(err, ErrModelVersion) || !strings.Contains(err.Error(), "colline upgrade") {
+		t.Fatalf("Bootstrap on a model-1 graph = %v, want ErrModelVersion naming colline upgrade", err)
+	}
+	n, err := w.Upgrade(ctx)
+	if err != nil || n < 1 {
+		t.Fatalf("Upgrade = %d, %v; want at least the model-1 FEEDS of this test deleted", n, err)
+	}
+	if err := w.Write(ctx, fixture(p, t0, "")); err != nil { // the re-derivation
+		t.Fatal(err)
+	}
+	if err := w.FinishUpgrade(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Bootstrap(ctx); err != nil {
+		t.Fatalf("Bootstrap after the upgrade: %v", err)
+	}
+	// a stamp of another version is refused too
+	if _, err := neo4j.ExecuteQuery(ctx, d, `MATCH (m:GraphModel {key: $k}) SET m.version = 3`, map[string]any{"k": w.ModelKey}, neo4j.EagerResultTransformer); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Bootstrap(ctx); !errors.Is(err, ErrModelVersion) || !strings.Contains(err.Error(), "model 3") {
+		t.Fatalf("Bootstrap on a model-3 graph = %v, want ErrModelVersion naming model 3", err)
+	}
+	if got := len(edgesUnder(t, NewReader(d, ""), p)); got != 5 {
+		t.Errorf("lineage relationships after the upgrade: %d, want the fixture's 5", got)
+	}
 }

@@ -1,10 +1,12 @@
 package graph
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
+
+	"github.com/colline/colline/plan"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
@@ -20,51 +22,50 @@ func NewReader(driver neo4j.DriverWithContext, database string) *Reader {
 	return &Reader{driver: driver, database: database}
 }
 
-// EdgeRow is one FEEDS relationship.
-type EdgeRow struct {
-	Source  string // source Column key
-	Target  string // target Column key
-	Job     string // Job key
-	Type    string // DIRECT or INDIRECT
-	Subtype string
-	Masking bool
-}
-
 // Counts is the number of nodes per label and relationships per type.
 type Counts struct {
 	Nodes         map[string]int64
 	Relationships map[string]int64
 }
 
-// Edges returns every FEEDS relationship, sorted by source, target and job.
+// Edges returns every lineage relationship (FEEDS and DECIDES_ROWS), sorted by source, kind,
+// target and job.
 func (r *Reader) Edges(ctx context.Context) ([]EdgeRow, error) {
-	res, err := r.query(ctx, `MATCH (s:Column)-[f:FEEDS]->(t:Column)
-RETURN s.key AS source, t.key AS target, f.job AS job, f.type AS type, f.subtype AS subtype,
-       coalesce(f.masking, false) AS masking`, nil)
+	res, err := r.query(ctx, `MATCH (s:Column)-[f:FEEDS|DECIDES_ROWS]->(t)
+RETURN type(f) AS kind, s.key AS source, t.key AS target, f.job AS job, f.roles AS roles,
+       coalesce(f.masked, []) AS masked`, nil)
 	if err != nil {
 		return nil, fmt.Errorf("graph edges: %w", err)
 	}
 	out := make([]EdgeRow, 0, len(res.Records))
 	for _, rec := range res.Records {
 		e := EdgeRow{}
+		e.Kind, _ = get[string](rec, "kind")
 		e.Source, _ = get[string](rec, "source")
 		e.Target, _ = get[string](rec, "target")
 		e.Job, _ = get[string](rec, "job")
-		e.Type, _ = get[string](rec, "type")
-		e.Subtype, _ = get[string](rec, "subtype")
-		e.Masking, _ = get[bool](rec, "masking")
-		out = append(out, e)
+		roles, _ := get[[]any](rec, "roles")
+		masked, _ := get[[]any](rec, "masked")
+		var ts []plan.Transformation
+		for k, x := range roles {
+			s, _ := x.(string)
+			t := plan.Transformation{}
+			t.Type, t.Subtype, _ = strings.Cut(s, "/")
+			if k < len(masked) {
+				t.Masking, _ = masked[k].(bool)
+			}
+			ts = append(ts, t)
+		}
+		out = append(out, newEdgeRow(e.Kind, e.Source, e.Target, e.Job, ts))
 	}
-	slices.SortFunc(out, func(a, b EdgeRow) int {
-		return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Job, b.Job))
-	})
+	sortEdges(out)
 	return out, nil
 }
 
-// Counts counts nodes by label and relationships by type.
+// Counts counts nodes by label (but the model stamp) and relationships by type.
 func (r *Reader) Counts(ctx context.Context) (Counts, error) {
 	c := Counts{Nodes: map[string]int64{}, Relationships: map[string]int64{}}
-	nodes, err := r.query(ctx, `MATCH (n) UNWIND labels(n) AS label RETURN label AS name, count(*) AS n`, nil)
+	nodes, err := r.query(ctx, `MATCH (n) WHERE NOT n:GraphModel UNWIND labels(n) AS label RETURN label AS name, count(*) AS n`, nil)
 	if err != nil {
 		return c, fmt.Errorf("graph node counts: %w", err)
 	}
@@ -89,16 +90,22 @@ func (r *Reader) Counts(ctx context.Context) (Counts, error) {
 // unbounded traversal of a dense lineage graph explodes.
 const maxDepth = 20
 
-// Upstream returns the keys of the columns that feed column key, directly or through up to depth
-// FEEDS hops (1 to 20), sorted.
+// lineageHops is the relationship pattern of one lineage step: a FEEDS between columns, or a
+// row-level dependency, DECIDES_ROWS to a dataset and HAS_COLUMN to each of its columns (two
+// relationships: a depth counts relationships).
+const lineageHops = `FEEDS|DECIDES_ROWS|HAS_COLUMN`
+
+// Upstream returns the keys of the columns that column key depends on, for its values (FEEDS) or
+// for which rows its dataset holds (DECIDES_ROWS), directly or through up to depth relationships
+// (1 to 20), sorted.
 func (r *Reader) Upstream(ctx context.Context, key string, depth int) ([]string, error) {
-	return r.walk(ctx, key, depth, `MATCH (u:Column)-[:FEEDS*1..%d]->(:Column {key: $key}) RETURN DISTINCT u.key AS key`)
+	return r.walk(ctx, key, depth, `MATCH (u:Column)-[:`+lineageHops+`*1..%d]->(:Column {key: $key}) RETURN DISTINCT u.key AS key`)
 }
 
-// Downstream returns the keys of the columns that column key feeds, directly or through up to
-// depth FEEDS hops (1 to 20), sorted: what a change to it may break.
+// Downstream returns the keys of the columns that depend on column key, through up to depth
+// relationships (1 to 20; see Upstream), sorted: what a change to it may break.
 func (r *Reader) Downstream(ctx context.Context, key string, depth int) ([]string, error) {
-	return r.walk(ctx, key, depth, `MATCH (:Column {key: $key})-[:FEEDS*1..%d]->(d:Column) RETURN DISTINCT d.key AS key`)
+	return r.walk(ctx, key, depth, `MATCH (:Column {key: $key})-[:`+lineageHops+`*1..%d]->(d:Column) RETURN DISTINCT d.key AS key`)
 }
 
 func (r *Reader) walk(ctx context.Context, key string, depth int, format string) ([]string, error) {

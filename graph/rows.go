@@ -18,6 +18,7 @@ type rows struct {
 	reads    []readRow
 	wrote    []wroteRow
 	feeds    []feedRow
+	decides  []decideRow
 	marks    []markRow
 	renames  []renameRow
 	changed  []changedRow
@@ -37,51 +38,6 @@ func (s *seen) observe(t time.Time) bool {
 		return true
 	}
 	return false
-}
-
-type jobRow struct {
-	seen
-	key, namespace, name string
-}
-
-type datasetRow struct {
-	seen
-	key, namespace, name, kind, location string
-}
-
-type columnRow struct {
-	seen
-	key, datasetKey, name, dataType string
-}
-
-type runRow struct {
-	key, jobKey, appID, funcName, status, sparkVersion string
-	executionID                                        int64
-	endedAt, emittedAt                                 *time.Time
-}
-
-type readRow struct{ run, dataset string }
-
-type wroteRow struct{ run, dataset, mode string }
-
-// markRow records the newest drop and truncation of a dataset (zero: none in the batch).
-type markRow struct {
-	dataset              string
-	droppedAt, truncated time.Time
-}
-
-type renameRow struct {
-	seen
-	from, to, lastRun string
-}
-
-// changedRow links a run to a dataset it changed by DDL.
-type changedRow struct{ run, dataset, action string }
-
-type feedRow struct {
-	seen
-	source, target, job, typ, subtype, expr, lastRun string
-	masking                                          bool
 }
 
 // newer returns v if it is not empty and the observation wins or nothing is known yet, else old:
@@ -104,6 +60,7 @@ func buildRows(items []Item) (*rows, error) {
 	reads := map[readRow]bool{}
 	wrote := map[[2]string]*wroteRow{}
 	feeds := map[[3]string]*feedRow{}
+	decides := map[[3]string]*decideRow{}
 	marks := map[string]*markRow{}
 	renames := map[[2]string]*renameRow{}
 	changed := map[changedRow]bool{}
@@ -214,7 +171,7 @@ func buildRows(items []Item) (*rows, error) {
 			}
 		}
 
-		for _, e := range collapse(lin.Edges) {
+		for _, e := range lin.Edges {
 			fk := [3]string{e.Source, e.Target, jk}
 			f := feeds[fk]
 			if f == nil {
@@ -222,7 +179,18 @@ func buildRows(items []Item) (*rows, error) {
 				feeds[fk] = f
 			}
 			if f.observe(ts) {
-				f.typ, f.subtype, f.masking, f.expr, f.lastRun = e.Type, e.Subtype, e.Masking, e.Expr, env.EventID
+				f.ts, f.lastRun = e.Transformations, env.EventID
+			}
+		}
+		for _, e := range lin.RowDeps {
+			fk := [3]string{e.Source, e.Target, jk}
+			x := decides[fk]
+			if x == nil {
+				x = &decideRow{source: e.Source, dataset: e.Target, job: jk}
+				decides[fk] = x
+			}
+			if x.observe(ts) {
+				x.ts, x.lastRun = e.Transformations, env.EventID
 			}
 		}
 	}
@@ -237,6 +205,9 @@ func buildRows(items []Item) (*rows, error) {
 		}),
 		feeds: sortedValues(feeds, func(a, b *feedRow) int {
 			return cmp.Or(cmp.Compare(a.source, b.source), cmp.Compare(a.target, b.target), cmp.Compare(a.job, b.job))
+		}),
+		decides: sortedValues(decides, func(a, b *decideRow) int {
+			return cmp.Or(cmp.Compare(a.source, b.source), cmp.Compare(a.dataset, b.dataset), cmp.Compare(a.job, b.job))
 		}),
 	}
 	for _, m := range marks {
@@ -283,78 +254,4 @@ func parseTime(s string) *time.Time {
 	}
 	t = t.UTC()
 	return &t
-}
-
-// subtypeRank orders transformations when one event has several edges between the same two
-// columns: the graph keeps one FEEDS per (source, target, job). plan already emits one edge per
-// pair; this is the same order it uses (aggregation > transformation > identity, then conditional >
-// window > join > filter > group by > sort), applied again only as a guard.
-var subtypeRank = map[string]int{
-	plan.Aggregation:    0,
-	plan.Transformation: 1,
-	plan.Identity:       2,
-	plan.Conditional:    3,
-	plan.WindowSub:      4,
-	plan.JoinSub:        5,
-	plan.FilterSub:      6,
-	plan.GroupBy:        7,
-	plan.SortSub:        8,
-}
-
-// collapse keeps one edge per (source, target): DIRECT before INDIRECT, then by subtypeRank
-// (unknown subtypes last, then by name), so the choice does not depend on input order.
-func collapse(edges []plan.Edge) []plan.Edge {
-	best := map[[2]string]plan.Edge{}
-	var order [][2]string
-	for _, e := range edges {
-		k := [2]string{e.Source, e.Target}
-		cur, ok := best[k]
-		if !ok {
-			order = append(order, k)
-			best[k] = e
-			continue
-		}
-		if edgeRank(e, cur) < 0 {
-			best[k] = e
-		}
-	}
-	out := make([]plan.Edge, len(order))
-	for i, k := range order {
-		out[i] = best[k]
-	}
-	return out
-}
-
-func edgeRank(a, b plan.Edge) int {
-	rank := func(e plan.Edge) int {
-		if r, ok := subtypeRank[e.Subtype]; ok {
-			return r
-		}
-		return len(subtypeRank)
-	}
-	direct := func(e plan.Edge) int {
-		if e.Type == plan.Direct {
-			return 0
-		}
-		return 1
-	}
-	return cmp.Or(
-		cmp.Compare(direct(a), direct(b)),
-		cmp.Compare(rank(a), rank(b)),
-		cmp.Compare(a.Subtype, b.Subtype),
-		cmp.Compare(a.Type, b.Type),
-		cmp.Compare(a.Expr, b.Expr),
-		boolCompare(a.Masking, b.Masking),
-	)
-}
-
-func boolCompare(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case !a:
-		return -1
-	default:
-		return 1
-	}
 }

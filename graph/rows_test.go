@@ -2,6 +2,7 @@ package graph
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -42,10 +43,10 @@ func fixture(prefix string, at time.Time, runSuffix string) []Item {
 				Reads:  []plan.Dataset{a},
 				Writes: []plan.Write{{Dataset: b, Mode: "overwrite"}},
 				Edges: []plan.Edge{
-					{Source: a.Columns[0].Key, Target: b.Columns[0].Key, Type: plan.Direct, Subtype: plan.Identity, Expr: "id"},
-					{Source: a.Columns[1].Key, Target: b.Columns[1].Key, Type: plan.Direct, Subtype: plan.Transformation, Expr: "amount * 100"},
-					{Source: a.Columns[1].Key, Target: b.Columns[0].Key, Type: plan.Indirect, Subtype: plan.FilterSub},
+					{Source: a.Columns[0].Key, Target: b.Columns[0].Key, Transformations: tf(plan.Direct, plan.Identity, "id")},
+					{Source: a.Columns[1].Key, Target: b.Columns[1].Key, Transformations: append(tf(plan.Direct, plan.TransformationSub, "amount * 100"), tf(plan.Indirect, plan.Conditional, "amount > 0")...)},
 				},
+				RowDeps: []plan.Edge{{Source: a.Columns[1].Key, Target: b.Key, Transformations: tf(plan.Indirect, plan.FilterSub, "amount > 0")}},
 			},
 		},
 		{
@@ -54,12 +55,17 @@ func fixture(prefix string, at time.Time, runSuffix string) []Item {
 				Reads:  []plan.Dataset{b},
 				Writes: []plan.Write{{Dataset: c, Mode: "append"}},
 				Edges: []plan.Edge{
-					{Source: b.Columns[1].Key, Target: c.Columns[0].Key, Type: plan.Direct, Subtype: plan.Aggregation, Expr: "sum(amount)"},
-					{Source: b.Columns[0].Key, Target: c.Columns[0].Key, Type: plan.Indirect, Subtype: plan.GroupBy},
+					{Source: b.Columns[1].Key, Target: c.Columns[0].Key, Transformations: tf(plan.Direct, plan.Aggregation, "sum(amount)")},
 				},
+				RowDeps: []plan.Edge{{Source: b.Columns[0].Key, Target: c.Key, Transformations: tf(plan.Indirect, plan.GroupBy, "id")}},
 			},
 		},
 	}
+}
+
+// tf is one transformation, as a list.
+func tf(typ, subtype, expr string) []plan.Transformation {
+	return []plan.Transformation{{Type: typ, Subtype: subtype, Expr: expr}}
 }
 
 // ddl is a hand-built DDL event of job "etl/admin": rename c to c2, truncate b, drop a.
@@ -104,12 +110,20 @@ func TestBuildRows(t *testing.T) {
 		{"runs", keys(len(r.runs), func(i int) string { return r.runs[i].key + " " + r.runs[i].jobKey }), []string{"run-load etl/load", "run-report etl/report"}},
 		{"reads", keys(len(r.reads), func(i int) string { return r.reads[i].run + ">" + r.reads[i].dataset }), []string{"run-load>a", "run-report>b"}},
 		{"wrote", keys(len(r.wrote), func(i int) string { return r.wrote[i].run + ">" + r.wrote[i].dataset + " " + r.wrote[i].mode }), []string{"run-load>b overwrite", "run-report>c append"}},
-		{"feeds", keys(len(r.feeds), func(i int) string { f := r.feeds[i]; return f.source + ">" + f.target + " " + f.job + " " + f.subtype }), []string{
-			"a#amount>b#amount etl/load TRANSFORMATION",
-			"a#amount>b#id etl/load FILTER",
-			"a#id>b#id etl/load IDENTITY",
-			"b#amount>c#total etl/report AGGREGATION",
-			"b#id>c#total etl/report GROUP_BY",
+		{"feeds", keys(len(r.feeds), func(i int) string {
+			f := r.feeds[i]
+			return f.source + ">" + f.target + " " + f.job + " " + fmt.Sprint(f.ts)
+		}), []string{
+			"a#amount>b#amount etl/load [DIRECT/TRANSFORMATION INDIRECT/CONDITIONAL]",
+			"a#id>b#id etl/load [DIRECT/IDENTITY]",
+			"b#amount>c#total etl/report [DIRECT/AGGREGATION]",
+		}},
+		{"decides", keys(len(r.decides), func(i int) string {
+			x := r.decides[i]
+			return x.source + ">" + x.dataset + " " + x.job + " " + fmt.Sprint(x.ts)
+		}), []string{
+			"a#amount>b etl/load [INDIRECT/FILTER]",
+			"b#id>c etl/report [INDIRECT/GROUP_BY]",
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,7 +144,7 @@ func TestBuildRowsMergesObservations(t *testing.T) {
 	// The newer event does not know the location of a and types b#id differently.
 	newer[0].Lineage.Reads[0].Location = ""
 	newer[0].Lineage.Writes[0].Columns[0].Type = "bigint"
-	newer[0].Lineage.Edges[0].Expr = "cast(id as bigint)"
+	newer[0].Lineage.Edges[0].Transformations = tf(plan.Direct, plan.Identity, "cast(id as bigint)")
 
 	for _, order := range [][]Item{append(append([]Item{}, old...), newer...), append(append([]Item{}, newer...), old...)} {
 		r, err := buildRows(order)
@@ -150,36 +164,13 @@ func TestBuildRowsMergesObservations(t *testing.T) {
 		if bid.dataType != "bigint" {
 			t.Errorf("b#id type = %q, want the newer event's bigint", bid.dataType)
 		}
-		f := r.feeds[2] // a#id>b#id
-		if f.expr != "cast(id as bigint)" || f.lastRun != "run-load-2" || f.first != t0 || f.last != later {
+		f := r.feeds[1] // a#id>b#id
+		if f.ts[0].Expr != "cast(id as bigint)" || f.lastRun != "run-load-2" || f.first != t0 || f.last != later {
 			t.Errorf("feed = %+v", f)
 		}
 		if len(r.runs) != 4 {
 			t.Errorf("runs = %d, want 4", len(r.runs))
 		}
-	}
-}
-
-func TestCollapse(t *testing.T) {
-	e := func(typ, sub string) plan.Edge { return plan.Edge{Source: "s", Target: "t", Type: typ, Subtype: sub} }
-	for _, tc := range []struct {
-		name  string
-		edges []plan.Edge
-		want  plan.Edge
-	}{
-		{"direct beats indirect", []plan.Edge{e(plan.Indirect, plan.FilterSub), e(plan.Direct, plan.Aggregation)}, e(plan.Direct, plan.Aggregation)},
-		{"transformation beats identity", []plan.Edge{e(plan.Direct, plan.Transformation), e(plan.Direct, plan.Identity)}, e(plan.Direct, plan.Transformation)},
-		{"join beats filter", []plan.Edge{e(plan.Indirect, plan.FilterSub), e(plan.Indirect, plan.JoinSub)}, e(plan.Indirect, plan.JoinSub)},
-		{"known subtype beats unknown", []plan.Edge{e(plan.Indirect, "NEW"), e(plan.Indirect, plan.JoinSub)}, e(plan.Indirect, plan.JoinSub)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for _, edges := range [][]plan.Edge{tc.edges, {tc.edges[1], tc.edges[0]}} {
-				got := collapse(edges)
-				if len(got) != 1 || got[0] != tc.want {
-					t.Errorf("collapse(%v) = %v, want %v", edges, got, tc.want)
-				}
-			}
-		})
 	}
 }
 
@@ -197,6 +188,8 @@ func TestCheck(t *testing.T) {
 		{"empty dataset key", func(it *Item) { it.Lineage.Writes[0].Key = "" }, "writes[0] has an empty key"},
 		{"empty column key", func(it *Item) { it.Lineage.Reads[0].Columns[1].Key = "" }, "reads[0] (a) column 1 has an empty key"},
 		{"edge end not a column", func(it *Item) { it.Lineage.Edges[1].Target = "b#nope" }, `edge 1 (a#amount -> b#nope): column "b#nope" is not a column`},
+		{"row dependency to a dataset not written", func(it *Item) { it.Lineage.RowDeps[0].Target = "a" }, `row-level dependency 0 (a#amount => a): not from a column to a written dataset`},
+		{"edge without transformations", func(it *Item) { it.Lineage.Edges[0].Transformations = nil }, `edge 0 (a#id -> b#id) has no transformation`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			it := fixture("", t0, "")[0]
@@ -259,6 +252,7 @@ func TestBuildRowsChanges(t *testing.T) {
 	}
 }
 
+// Rows hold only what a Neo4j property can be: scalars and lists of scalars, never maps.
 func TestStatementsAreFlat(t *testing.T) {
 	r, err := buildRows(append(fixture("", t0, ""), ddl("", t0, "")))
 	if err != nil {
@@ -271,9 +265,9 @@ func TestStatementsAreFlat(t *testing.T) {
 		for _, row := range st.rows {
 			for k, v := range row {
 				switch v.(type) {
-				case nil, string, bool, int64, time.Time:
+				case nil, string, bool, int64, time.Time, []string, []bool:
 				default:
-					t.Errorf("statement %s: param %s is %T, want a scalar", st.name, k, v)
+					t.Errorf("statement %s: param %s is %T, want a scalar or a list of scalars (Neo4j properties)", st.name, k, v)
 				}
 			}
 		}

@@ -17,6 +17,10 @@ var maxRows = 5000
 // Writer writes batches of items to Neo4j. It is safe for concurrent use, though one writer
 // goroutine per consumer keeps lock contention low.
 type Writer struct {
+	// ModelKey is the key of the graph's model stamp (GraphModel); empty means DefaultModelKey.
+	// Only tests that must not touch the shared stamp set another.
+	ModelKey string
+
 	driver    neo4j.DriverWithContext
 	database  string
 	txTimeout time.Duration
@@ -79,9 +83,17 @@ func (w *Writer) Write(ctx context.Context, items []Item) error {
 // errRowCount means a statement matched fewer nodes than it had rows: a bug in this package.
 var errRowCount = errors.New("row count mismatch")
 
-// Bootstrap creates the constraints and indexes the writer relies on, if they do not exist, and
-// waits until they are online. It is idempotent; run it at start-up.
+// Bootstrap creates the constraints and indexes the writer relies on, if they do not exist, waits
+// until they are online, and checks the graph's model (ErrModelVersion: see ModelVersion). It is
+// idempotent; run it at start-up.
 func (w *Writer) Bootstrap(ctx context.Context) error {
+	if err := w.schema(ctx); err != nil {
+		return err
+	}
+	return w.checkModel(ctx)
+}
+
+func (w *Writer) schema(ctx context.Context) error {
 	for _, q := range schema {
 		if _, err := neo4j.ExecuteQuery(ctx, w.driver, q, nil, neo4j.EagerResultTransformer,
 			neo4j.ExecuteQueryWithDatabase(w.database), neo4j.ExecuteQueryWithWritersRouting()); err != nil {

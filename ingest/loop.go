@@ -66,7 +66,8 @@ type Params struct {
 	Backoff         Backoff       // Retry policy of transient failures. Default: DefaultBackoff.
 
 	// Setup, when set, runs once before the first fetch (the graph schema bootstrap), retried
-	// like any transient failure until it succeeds or the context ends.
+	// like any transient failure until it succeeds or the context ends, except a graph of
+	// another model (graph.ErrModelVersion): Run returns that error, which names the way out.
 	Setup func(ctx context.Context) error
 
 	// ExitWhenIdle, when positive, makes Run return nil once the backlog the topic held at start
@@ -224,8 +225,11 @@ func (l *Loop) Run(ctx context.Context) error {
 	}()
 
 	if l.p.Setup != nil {
-		if err := l.retry(ctx, opSetup, l.p.Setup, nil); err != nil {
-			return nil // ctx ended before anything was fetched
+		if err := l.retry(ctx, opSetup, l.p.Setup, permanentSetup); err != nil {
+			if ctx.Err() != nil {
+				return nil // ctx ended before anything was fetched
+			}
+			return fmt.Errorf("setup: %w", err)
 		}
 	}
 	l.started.Store(true)
@@ -412,7 +416,7 @@ func (l *Loop) handle(ctx context.Context, b *batch) error {
 	var newest time.Time
 	for _, p := range written {
 		l.m.messages.WithLabelValues(resultOK).Inc()
-		l.m.edges.Add(float64(len(p.item.Lineage.Edges)))
+		l.m.edges.Add(float64(len(p.item.Lineage.Edges) + len(p.item.Lineage.RowDeps)))
 		l.m.countNodes(p.item)
 		if t, err := graph.EventTime(p.item.Event); err == nil {
 			l.m.eventAge.Observe(max(now.Sub(t).Seconds(), 0))
@@ -420,7 +424,7 @@ func (l *Loop) handle(ctx context.Context, b *batch) error {
 				newest = t
 			}
 		}
-		l.log.Debug("event written", msgAttrs(p.msg, p.item, "edges", len(p.item.Lineage.Edges))...)
+		l.log.Debug("event written", msgAttrs(p.msg, p.item, "edges", len(p.item.Lineage.Edges), "rowDeps", len(p.item.Lineage.RowDeps))...)
 	}
 	if !newest.IsZero() {
 		l.m.lastEvent.Set(float64(newest.UnixNano()) / 1e9)
@@ -514,6 +518,9 @@ func (l *Loop) commit(ctx context.Context, msgs []kafka.Message) (committed bool
 func rebalanced(err error) bool {
 	return errors.Is(err, kafka.RebalanceInProgress) || errors.Is(err, kafka.IllegalGeneration) || errors.Is(err, kafka.UnknownMemberId)
 }
+
+// permanentSetup: waiting does not change the model of a graph; an operator must upgrade it.
+func permanentSetup(err error) bool { return errors.Is(err, graph.ErrModelVersion) }
 
 func permanentCommit(err error) bool {
 	return rebalanced(err) || errors.Is(err, io.ErrClosedPipe)

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"slices"
@@ -397,6 +398,30 @@ func TestBackoff(t *testing.T) {
 				t.Fatalf("Delay(%d) = %v, want in [%v, %v]", attempt, d, max/2, max)
 			}
 		}
+	}
+}
+
+// A graph of another model does not change by waiting: Run stops with the error, which names
+// colline upgrade, and fetches nothing.
+func TestSetupStopsOnAnotherGraphModel(t *testing.T) {
+	h := newHarness(t, func(p *Params) {
+		p.Setup = func(context.Context) error {
+			return fmt.Errorf("%w: the graph holds lineage model 1: run `colline upgrade`", graph.ErrModelVersion)
+		}
+	})
+	h.reader.send(0, "ok")
+	done := make(chan error, 1)
+	go func() { done <- h.loop.Run(context.Background()) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, graph.ErrModelVersion) || !strings.Contains(err.Error(), "colline upgrade") {
+			t.Errorf("Run = %v, want graph.ErrModelVersion naming colline upgrade", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run kept retrying a graph of another model")
+	}
+	if len(h.j.get()) > 0 {
+		t.Error("fetched although setup failed")
 	}
 }
 

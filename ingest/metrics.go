@@ -77,7 +77,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		edges: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: "colline", Subsystem: "ingest", Name: "edges_written_total",
-			Help: "Column edges of the events written to the graph (an edge seen again in a later event counts again).",
+			Help: "Lineage edges of the events written to the graph: column edges (FEEDS) and row-level dependencies (DECIDES_ROWS); an edge seen again in a later event counts again.",
 		}),
 		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "colline", Subsystem: "ingest", Name: "dead_letters_total",

@@ -225,7 +225,23 @@ func collinePairs(t *testing.T, files []string) pairs {
 			keys[w.Key] = collineName(w.Dataset)
 		}
 		for _, e := range lin.Edges {
-			out.add(columnName(keys, e.Source), columnName(keys, e.Target), e.Type+"/"+e.Subtype)
+			for _, t := range e.Transformations {
+				out.add(columnName(keys, e.Source), columnName(keys, e.Target), t.Type+"/"+t.Subtype)
+			}
+		}
+		// row-level dependencies apply to every written column, as openlineage-spark's
+		// dataset-level ones do below
+		for _, e := range lin.RowDeps {
+			for _, w := range lin.Writes {
+				if w.Key != e.Target {
+					continue
+				}
+				for _, c := range w.Columns {
+					for _, t := range e.Transformations {
+						out.add(columnName(keys, e.Source), columnName(keys, c.Key), t.Type+"/"+t.Subtype)
+					}
+				}
+			}
 		}
 	}
 	return out

@@ -1,14 +1,21 @@
 package plan
 
-// dep says how one source column reaches an attribute: directly (with a strength) or indirectly
-// (with a subtype). deps maps a source column key to the strongest way it gets there.
-type dep struct {
-	kind     int    // for direct deps: identity < transformation < aggregation
-	indirect string // "" for a direct dep, else the INDIRECT subtype
+import "sort"
+
+// tr is one way a source column reaches an attribute: directly (with a strength) or indirectly
+// (with a subtype). Every way is kept: a column can be a value and a CASE condition at once.
+type tr struct {
+	kind     int    // for direct ways: identity < transformation < aggregation
+	indirect string // "" for a direct way, else the INDIRECT subtype
 	masking  bool
 	expr     string
 }
 
+// dep is every way one source column reaches an attribute, sorted by role (see less), one entry
+// per role.
+type dep []tr
+
+// deps maps a source column key to the ways it reaches an attribute.
 type deps map[string]dep
 
 const (
@@ -17,43 +24,53 @@ const (
 	kindAggregation
 )
 
-var kindNames = [...]string{Identity, Transformation, Aggregation}
+var kindNames = [...]string{Identity, TransformationSub, Aggregation}
 
-// indirectRank orders indirect subtypes when one source column reaches a target in several
-// indirect ways: the edge keeps the one that says most about the target's values.
-var indirectRank = map[string]int{Conditional: 6, WindowSub: 5, JoinSub: 4, FilterSub: 3, GroupBy: 2, SortSub: 1}
+// sameRole reports whether a and b are the same role (type and subtype).
+func sameRole(a, b tr) bool { return a.indirect == b.indirect && a.kind == b.kind }
 
-// stronger reports whether a should replace b: direct beats indirect, then by kind or rank.
-func stronger(a, b dep) bool {
-	switch {
-	case a.indirect == "" && b.indirect != "":
-		return true
-	case a.indirect != "" && b.indirect == "":
-		return false
-	case a.indirect == "":
-		return a.kind > b.kind
-	default:
-		return indirectRank[a.indirect] > indirectRank[b.indirect]
+// less orders roles: direct ones first, by strength, then indirect ones by subtype name.
+func less(a, b tr) bool {
+	if (a.indirect == "") != (b.indirect == "") {
+		return a.indirect == ""
 	}
+	if a.indirect != b.indirect {
+		return a.indirect < b.indirect
+	}
+	return a.kind < b.kind
 }
 
-// add merges one dep for column col. A column counts as masked only if every direct way to it is.
+// merge adds one way to a dep. The same role met twice is masked only if both are (a value
+// is hidden only if every direct way to it hides it), and keeps the smaller expression text so
+// that the result does not depend on the order of discovery.
+func (d dep) merge(x tr) dep {
+	for k := range d {
+		if !sameRole(d[k], x) {
+			continue
+		}
+		old := &d[k]
+		old.masking = old.masking && x.masking
+		if x.expr != "" && (old.expr == "" || x.expr < old.expr) {
+			old.expr = x.expr
+		}
+		return d
+	}
+	k := sort.Search(len(d), func(j int) bool { return less(x, d[j]) })
+	d = append(d, tr{})
+	copy(d[k+1:], d[k:])
+	d[k] = x
+	return d
+}
+
+// add merges every way of x into column col.
 func (d deps) add(col string, x dep) {
-	old, ok := d[col]
-	if !ok {
-		d[col] = x
+	old := d[col]
+	if old == nil {
+		d[col] = append(dep(nil), x...)
 		return
 	}
-	bothDirect := x.indirect == "" && old.indirect == ""
-	masked := x.masking && old.masking
-	switch {
-	case stronger(x, old):
-		old = x
-	case !stronger(old, x) && x.expr != "" && (old.expr == "" || x.expr < old.expr):
-		old.expr = x.expr // equally strong: keep the same text whatever the order of discovery
-	}
-	if bothDirect {
-		old.masking = masked
+	for _, t := range x {
+		old = old.merge(t)
 	}
 	d[col] = old
 }
@@ -68,7 +85,11 @@ func (d deps) addAll(o deps) {
 func through(src deps, step ectx) deps {
 	out := make(deps, len(src))
 	for col, x := range src {
-		out.add(col, step.apply(x))
+		var nd dep
+		for _, t := range x {
+			nd = nd.merge(step.apply(t))
+		}
+		out[col] = nd
 	}
 	return out
 }
@@ -83,9 +104,9 @@ type ectx struct {
 
 // The outer step decides an indirect subtype: a column that reaches a filter condition through a
 // window's partition key filters the rows (FILTER), it does not partition them (WINDOW).
-func (c ectx) apply(x dep) dep {
+func (c ectx) apply(x tr) tr {
 	if c.indirect != "" {
-		return dep{indirect: c.indirect, expr: c.expr}
+		return tr{indirect: c.indirect, expr: c.expr}
 	}
 	if x.indirect != "" {
 		return x
@@ -98,4 +119,19 @@ func (c ectx) apply(x dep) dep {
 	}
 	x.masking = x.masking || c.masking
 	return x
+}
+
+// transformations renders a dep in the facet's shape, in role order.
+func (d dep) transformations() []Transformation {
+	out := make([]Transformation, len(d))
+	for k, t := range d {
+		x := Transformation{Masking: t.masking, Expr: truncate(t.expr)}
+		if t.indirect == "" {
+			x.Type, x.Subtype = Direct, kindNames[t.kind]
+		} else {
+			x.Type, x.Subtype = Indirect, t.indirect
+		}
+		out[k] = x
+	}
+	return out
 }

@@ -35,7 +35,8 @@ func (r *resolver) expr(i int, x *events.Expr, c ectx) deps {
 
 func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
 	switch {
-	case x.Class == "AttributeReference":
+	case x.Class == "AttributeReference" || (x.Class == "OuterReference" && len(x.Children) == 0):
+		// an outer reference inside a subquery's plan names the outer attribute by exprId
 		if x.ExprID != nil {
 			out.addAll(through(r.lookup(i, *x.ExprID), c))
 		}
@@ -66,20 +67,8 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
 		c.masking = true
 	}
 	if x.Plan != nil {
-		// A subquery's value feeds the expression; what decides its rows (its filters, joins,
-		// grouping) decides the value too, but only of this expression: a scalar subquery in a
-		// SELECT list filters no outer row. Row-level uses (WHERE EXISTS ...) are indirect
-		// anyway, and the walk of indirect() adds the subquery's row deciders to every column.
-		p := *x.Plan
-		for _, d := range sortedScope(r.outputs(p)) {
-			out.addAll(through(d, ectx{kind: max(c.kind, kindTransformation), indirect: c.indirect, masking: c.masking, expr: c.expr}))
-		}
-		for col, d := range r.indirect(p) {
-			if c.indirect != "" {
-				d = dep{indirect: c.indirect, expr: c.expr}
-			}
-			out.add(col, d)
-		}
+		r.subquery(i, x, c, out)
+		return
 	}
 	for k := range x.Children {
 		cc := c
@@ -87,6 +76,46 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
 			cc.indirect = role
 		}
 		r.walk(i, &x.Children[k], cc, out)
+		if c.indirect == "" && x.Class == "Coalesce" && k < len(x.Children)-1 {
+			// COALESCE(a, b) (and NVL, IFNULL, which Spark rewrites to it): a is the value when
+			// it is not null, and whether it is null decides whether b is taken, so a is also
+			// CONDITIONAL, like the condition of CASE WHEN a IS NOT NULL THEN a ELSE b END
+			cc.indirect = Conditional
+			r.walk(i, &x.Children[k], cc, out)
+		}
+	}
+}
+
+// subquery adds what a subquery expression reads. Its value (the plan's outputs) feeds the
+// expression. What decides the subquery's rows (its filters, joins, grouping) decides the value
+// too, but only of this expression: a scalar subquery in a SELECT list filters no outer row.
+// Row-level uses (WHERE EXISTS ...) are indirect anyway (c.indirect), and indirect() adds them
+// once per write. The expression's children are the outer columns the plan refers to: such a
+// column is a correlation key (JOIN) where the plan's rows depend on it, and only a value where
+// they do not (SELECT (SELECT a + b) FROM t: a and b are the value, there is nothing to join).
+func (r *resolver) subquery(i int, x *events.Expr, c ectx, out deps) {
+	p := *x.Plan
+	value := ectx{kind: max(c.kind, kindTransformation), indirect: c.indirect, masking: c.masking, expr: c.expr}
+	for _, d := range sortedScope(r.outputs(p)) {
+		out.addAll(through(d, value))
+	}
+	key := c
+	if key.indirect == "" {
+		key.indirect = JoinSub
+	}
+	outer := deps{}
+	for k := range x.Children {
+		r.walk(i, &x.Children[k], key, outer)
+	}
+	for col, d := range r.indirect(p) {
+		if o, ok := outer[col]; ok {
+			out.add(col, o) // the correlation: the outer column decides the subquery's rows
+			continue
+		}
+		if c.indirect != "" {
+			d = dep{{indirect: c.indirect, expr: c.expr}}
+		}
+		out.add(col, d)
 	}
 }
 
@@ -109,7 +138,8 @@ func unwrap(x *events.Expr) *events.Expr {
 // same as a CASE inside the aggregate), the pivot column of a PIVOT (it picks the output column a
 // value lands in), window partitioning and ordering, the ordering a rank is computed over (rank()
 // has its ORDER BY keys as children: the rank is their position, not a function of their values,
-// as OpenLineage also has it), and the correlation keys of a subquery.
+// as OpenLineage also has it), and the outer references of a subquery expression without a plan
+// (with one, subquery decides which are correlation keys).
 func conditionRole(x *events.Expr, k int) string {
 	switch x.Class {
 	case "CaseWhen":

@@ -77,7 +77,7 @@ func extract(env *events.Envelope) *Lineage {
 		}
 	}
 	lin := &Lineage{Unknown: r.unknown, Changes: r.changes}
-	edges := map[[2]string]dep{}
+	edges, rows := map[[2]string]dep{}, map[[2]string]dep{}
 	writes := map[string]*Write{}
 	var order []string
 	// Resolving a sink can discover persistent views, which are sinks too: loop until done.
@@ -89,7 +89,7 @@ func extract(env *events.Envelope) *Lineage {
 			writes[s.target.Key] = wr
 			order = append(order, s.target.Key)
 		}
-		r.feed(s, &wr.Dataset, edges)
+		r.feed(s, &wr.Dataset, edges, rows)
 	}
 	for _, key := range order {
 		w := writes[key]
@@ -107,23 +107,25 @@ func extract(env *events.Envelope) *Lineage {
 		}
 		lin.Reads = append(lin.Reads, *r.reads[key])
 	}
-	for pair, d := range edges {
-		e := Edge{Source: pair[0], Target: pair[1], Masking: d.masking, Expr: truncate(d.expr)}
-		if d.indirect == "" {
-			e.Type, e.Subtype = Direct, kindNames[d.kind]
-		} else {
-			e.Type, e.Subtype = Indirect, d.indirect
-		}
-		lin.Edges = append(lin.Edges, e)
+	lin.Edges = sortedEdges(edges)
+	lin.RowDeps = sortedEdges(rows)
+	return lin
+}
+
+// sortedEdges renders edges sorted by target, then source.
+func sortedEdges(m map[[2]string]dep) []Edge {
+	out := make([]Edge, 0, len(m))
+	for pair, d := range m {
+		out = append(out, Edge{Source: pair[0], Target: pair[1], Transformations: d.transformations()})
 	}
-	sort.Slice(lin.Edges, func(a, b int) bool {
-		x, y := lin.Edges[a], lin.Edges[b]
+	sort.Slice(out, func(a, b int) bool {
+		x, y := out[a], out[b]
 		if x.Target != y.Target {
 			return x.Target < y.Target
 		}
 		return x.Source < y.Source
 	})
-	return lin
+	return out
 }
 
 // change records what a DDL node did. LOAD DATA also reads its path and writes its table, so
@@ -175,9 +177,10 @@ func rowLevel(n *events.Node, s *sink) {
 	s.update = s.delta && n.Arg("operation") == "UPDATE"
 }
 
-// feed adds the edges of one sink: direct ones by position, indirect ones from every filter,
-// join, grouping and sort the written rows went through.
-func (r *resolver) feed(s sink, target *Dataset, edges map[[2]string]dep) {
+// feed adds the edges of one sink: per column, what its value reads, by position; per written
+// dataset, once, the columns of every filter, join, grouping and sort the written rows went
+// through (rows).
+func (r *resolver) feed(s sink, target *Dataset, edges, rows map[[2]string]dep) {
 	if s.query < 0 {
 		return // a write without a plan (LOAD DATA): no columns to map
 	}
@@ -202,7 +205,7 @@ func (r *resolver) feed(s sink, target *Dataset, edges map[[2]string]dep) {
 		targets = append(targets, col)
 		if s.delta {
 			// a delta rewrites some rows; the others keep their values
-			addEdge(edges, col, col, dep{kind: kindIdentity})
+			addEdge(edges, col, col, dep{{kind: kindIdentity}})
 		}
 		if k >= len(inputs) {
 			continue
@@ -211,20 +214,27 @@ func (r *resolver) feed(s sink, target *Dataset, edges map[[2]string]dep) {
 			addEdge(edges, src, col, d)
 		}
 	}
-	rowDeps := r.indirect(s.query)
-	for src, d := range rowDeps {
-		for k, col := range targets {
-			if s.update && d.indirect == FilterSub {
-				// an UPDATE's delta holds the updated rows only: its WHERE chooses which rows get
-				// new values and removes none from the table, so it is CONDITIONAL for the
-				// columns the SET changes, and nothing for those it leaves as they are (as in
-				// copy-on-write plans, IF(<where>, <new>, <old>))
+	for src, d := range r.indirect(s.query) {
+		var rowLevel dep
+		for _, t := range d {
+			if !s.update || t.indirect != FilterSub {
+				rowLevel = rowLevel.merge(t)
+				continue
+			}
+			// an UPDATE's delta holds the updated rows only: its WHERE chooses which rows get new
+			// values and removes none from the table, so it is CONDITIONAL for the columns the
+			// SET changes, and nothing for those it leaves as they are (as in copy-on-write
+			// plans, IF(<where>, <new>, <old>))
+			t.indirect = Conditional
+			for k, col := range targets {
 				if k < len(inputs) && copiesItself(out[inputs[k]], col) {
 					continue
 				}
-				d.indirect = Conditional
+				addEdge(edges, src, col, dep{t})
 			}
-			addEdge(edges, src, col, d)
+		}
+		if rowLevel != nil {
+			addEdge(rows, src, target.Key, rowLevel)
 		}
 	}
 }
@@ -232,17 +242,19 @@ func (r *resolver) feed(s sink, target *Dataset, edges map[[2]string]dep) {
 // copiesItself reports whether the only source of a column is that column, unchanged.
 func copiesItself(d deps, col string) bool {
 	x, ok := d[col]
-	return ok && len(d) == 1 && x.indirect == "" && x.kind == kindIdentity
+	return ok && len(d) == 1 && len(x) == 1 && x[0].indirect == "" && x[0].kind == kindIdentity
 }
 
 func addEdge(edges map[[2]string]dep, src, dst string, d dep) {
 	k := [2]string{src, dst}
-	if old, ok := edges[k]; ok {
-		m := deps{src: old}
-		m.add(src, d)
-		d = m[src]
+	old := edges[k]
+	if old == nil {
+		old = make(dep, 0, len(d))
 	}
-	edges[k] = d
+	for _, t := range d {
+		old = old.merge(t)
+	}
+	edges[k] = old
 }
 
 // indirect collects the columns that decide which rows reach the root of the plan at q:
@@ -287,7 +299,7 @@ func (r *resolver) indirect(q int) deps {
 					continue
 				}
 				for col, d := range r.indirect(*x.Plan) {
-					out.add(col, dep{indirect: JoinSub, expr: d.expr})
+					out.add(col, dep{{indirect: JoinSub, expr: d[0].expr}})
 				}
 				out.addAll(r.exprDeps(i, x.Children, c))
 			}

@@ -54,7 +54,8 @@ func insert(target string, cols []string, plan ...events.Node) *events.Envelope 
 	return &events.Envelope{SchemaVersion: "1.0", EventID: "e", Nodes: nodes}
 }
 
-// edges renders the lineage as "source -> target TYPE/SUBTYPE" lines, with " masked" when set.
+// edges renders the lineage as "source -> target TYPE/SUBTYPE" lines, one per transformation, with
+// " masked" when set, and row-level dependencies as "source => dataset INDIRECT/SUBTYPE".
 func edges(t *testing.T, env *events.Envelope) string {
 	t.Helper()
 	if err := env.Validate(); err != nil {
@@ -65,12 +66,15 @@ func edges(t *testing.T, env *events.Envelope) string {
 		t.Fatal(err)
 	}
 	var lines []string
-	for _, e := range lin.Edges {
-		l := fmt.Sprintf("%s -> %s %s/%s", short(e.Source), short(e.Target), e.Type, e.Subtype)
-		if e.Masking {
-			l += " masked"
+	for _, set := range []struct {
+		arrow string
+		edges []Edge
+	}{{"->", lin.Edges}, {"=>", lin.RowDeps}} {
+		for _, e := range set.edges {
+			for _, x := range e.Transformations {
+				lines = append(lines, fmt.Sprintf("%s %s %s %s", short(e.Source), set.arrow, short(e.Target), x))
+			}
 		}
-		lines = append(lines, l)
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
@@ -107,7 +111,7 @@ func TestCastKeepsIdentityAndCountMasks(t *testing.T) {
 		leaf("s", attr(1, "a"), attr(2, "b")),
 	),
 		"s#a -> out#a DIRECT/IDENTITY",
-		"s#a -> out#n INDIRECT/GROUP_BY",
+		"s#a => out INDIRECT/GROUP_BY",
 		"s#b -> out#n DIRECT/AGGREGATION masked")
 }
 
@@ -152,7 +156,9 @@ func TestUnknownNodeUsesGenericRuleAndIsCounted(t *testing.T) {
 	}
 }
 
-func TestFilterAndJoinAreIndirectForEveryTargetColumn(t *testing.T) {
+// Filters and joins decide which rows reach the written dataset: one row-level dependency per
+// source column and write, not a copy per target column.
+func TestFilterAndJoinAreRowLevelOncePerWrite(t *testing.T) {
 	check(t, insert("out", []string{"a", "c"},
 		node("Project", []int{2}, []events.Attribute{attr(1, "a"), attr(3, "c")}, map[string][]events.Expr{"projectList": {ref(1, "a"), ref(3, "c")}}),
 		node("Filter", []int{3}, []events.Attribute{attr(1, "a"), attr(2, "k"), attr(3, "c"), attr(4, "k")}, map[string][]events.Expr{
@@ -163,12 +169,10 @@ func TestFilterAndJoinAreIndirectForEveryTargetColumn(t *testing.T) {
 		leaf("r", attr(3, "c"), attr(4, "k")),
 	),
 		"l#a -> out#a DIRECT/IDENTITY",
-		"l#a -> out#c INDIRECT/FILTER",
-		"l#k -> out#a INDIRECT/JOIN",
-		"l#k -> out#c INDIRECT/JOIN",
+		"l#a => out INDIRECT/FILTER",
+		"l#k => out INDIRECT/JOIN",
 		"r#c -> out#c DIRECT/IDENTITY",
-		"r#k -> out#a INDIRECT/JOIN",
-		"r#k -> out#c INDIRECT/JOIN")
+		"r#k => out INDIRECT/JOIN")
 }
 
 func TestExtractIsDeterministic(t *testing.T) {
@@ -181,6 +185,27 @@ func TestExtractIsDeterministic(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		if got := edges(t, env); got != first {
 			t.Fatalf("run %d differs:\n%s\nvs\n%s", i, got, first)
+		}
+	}
+}
+
+// Summary picks the strongest transformation, whatever the order.
+func TestStrongest(t *testing.T) {
+	x := func(typ, sub string) Transformation { return Transformation{Type: typ, Subtype: sub} }
+	for _, tc := range []struct {
+		name string
+		ts   []Transformation
+		want Transformation
+	}{
+		{"direct beats indirect", []Transformation{x(Indirect, Conditional), x(Direct, Identity)}, x(Direct, Identity)},
+		{"aggregation beats transformation", []Transformation{x(Direct, TransformationSub), x(Direct, Aggregation)}, x(Direct, Aggregation)},
+		{"conditional beats join", []Transformation{x(Indirect, JoinSub), x(Indirect, Conditional)}, x(Indirect, Conditional)},
+		{"known subtype beats unknown", []Transformation{x(Indirect, "NEW"), x(Indirect, SortSub)}, x(Indirect, SortSub)},
+	} {
+		for _, ts := range [][]Transformation{tc.ts, {tc.ts[1], tc.ts[0]}} {
+			if got := (Edge{Transformations: ts}).Summary(); got != tc.want {
+				t.Errorf("%s: Summary(%v) = %v, want %v", tc.name, ts, got, tc.want)
+			}
 		}
 	}
 }

@@ -142,11 +142,13 @@ func renderDir(t *testing.T, dir string) string {
 }
 
 // render is the golden form of one event's lineage: facts about the event, then reads, writes,
-// identity changes, unknown classes, and the edges sorted, one per line:
+// identity changes, unknown classes, then one line per transformation of every column edge and
+// of every row-level dependency (source column => written dataset), sorted:
 //
 //	source -> target TYPE/SUBTYPE [masked] ["expression"]
+//	source => dataset INDIRECT/SUBTYPE ["expression"]
 //
-// The expression is shown for everything but IDENTITY edges (which have none worth reading).
+// The expression is shown for everything but IDENTITY (which has none worth reading).
 func render(env *events.Envelope, lin *Lineage) string {
 	var b strings.Builder
 	if env.Query.Status != "success" {
@@ -167,22 +169,31 @@ func render(env *events.Envelope, lin *Lineage) string {
 	for _, cls := range sortedKeys(lin.Unknown) {
 		fmt.Fprintf(&b, "unknown %s %d\n", cls, lin.Unknown[cls])
 	}
-	lines := make([]string, 0, len(lin.Edges))
-	for _, e := range lin.Edges {
-		l := fmt.Sprintf("%s -> %s %s/%s", e.Source, e.Target, e.Type, e.Subtype)
-		if e.Masking {
-			l += " masked"
-		}
-		if e.Subtype != Identity && e.Expr != "" {
-			l += " " + strconv.Quote(e.Expr)
-		}
-		lines = append(lines, l)
-	}
-	sort.Strings(lines)
+	lines := renderEdges("->", lin.Edges)
+	lines = append(lines, renderEdges("=>", lin.RowDeps)...)
 	for _, l := range lines {
 		b.WriteString(l + "\n")
 	}
 	return b.String()
+}
+
+// renderEdges renders one line per transformation of every edge, sorted.
+func renderEdges(arrow string, edges []Edge) []string {
+	var lines []string
+	for _, e := range edges {
+		if len(e.Transformations) == 0 {
+			lines = append(lines, fmt.Sprintf("%s %s %s without transformations", e.Source, arrow, e.Target))
+		}
+		for _, x := range e.Transformations {
+			l := fmt.Sprintf("%s %s %s %s", e.Source, arrow, e.Target, x)
+			if x.Subtype != Identity && x.Expr != "" {
+				l += " " + strconv.Quote(x.Expr)
+			}
+			lines = append(lines, l)
+		}
+	}
+	sort.Strings(lines)
+	return lines
 }
 
 func columnNames(cols []Column) string {

@@ -1,11 +1,17 @@
 package plan
 
-// Lineage is what one event says about data flow: the datasets it read and wrote and the
-// column-to-column edges between them. Edges are sorted and free of duplicates.
+// Lineage is what one event says about data flow, in the shape of OpenLineage's column lineage
+// facet: the datasets it read and wrote; per written column, its input columns, each with every
+// transformation it takes part in (Edges); per written dataset, the columns that decide which
+// rows reach it (RowDeps: filters, joins, grouping, sorting), once. Both are sorted by target,
+// then source, one edge per pair.
 type Lineage struct {
 	Reads  []Dataset
 	Writes []Write
 	Edges  []Edge
+	// RowDeps are dataset-level dependencies: Source is a column, Target a written Dataset.Key,
+	// the transformations INDIRECT FILTER, JOIN, GROUP_BY or SORT.
+	RowDeps []Edge
 	// Changes are identity changes made by DDL commands (drop, rename, truncate, load), in plan order.
 	Changes []Change
 	// Unknown counts plan nodes, by class, that no specific rule knew and the generic rule handled.
@@ -70,24 +76,74 @@ func (c Change) String() string {
 	return s
 }
 
-// Edge says that Source feeds Target, and how.
+// Edge says that Source feeds Target, in every way listed (at least one).
 type Edge struct {
-	Source  string // Column.Key
-	Target  string // Column.Key
+	Source          string // Column.Key
+	Target          string // Column.Key, or for a row-level dependency Dataset.Key
+	Transformations []Transformation
+}
+
+// Transformation is one way a source takes part in a target: the facet's transformation object.
+type Transformation struct {
 	Type    string // DIRECT or INDIRECT
 	Subtype string // IDENTITY, TRANSFORMATION, AGGREGATION; FILTER, JOIN, GROUP_BY, SORT, WINDOW, CONDITIONAL
 	Masking bool   // the value passes through a hash, count or masking function
 	Expr    string // the expression that produced it, truncated
 }
 
+// String renders a transformation as TYPE/SUBTYPE, with " masked" when it masks.
+func (t Transformation) String() string {
+	s := t.Type + "/" + t.Subtype
+	if t.Masking {
+		s += " masked"
+	}
+	return s
+}
+
+// Summary is the strongest of an edge's transformations, for display where one label must do
+// (a graph edge's colour): direct beats indirect, aggregation beats transformation beats
+// identity, and indirect subtypes rank CONDITIONAL, WINDOW, JOIN, FILTER, GROUP_BY, SORT, then
+// unknown ones. It is derived: the transformations are the facts.
+func (e Edge) Summary() Transformation { return Strongest(e.Transformations) }
+
+// Strongest returns the strongest transformation of ts (see Edge.Summary); the zero value if none.
+func Strongest(ts []Transformation) Transformation {
+	var best Transformation
+	for k, t := range ts {
+		if k == 0 || strength(t) > strength(best) {
+			best = t
+		}
+	}
+	return best
+}
+
+// strength orders transformations for Strongest.
+func strength(t Transformation) int {
+	if t.Type == Direct {
+		switch t.Subtype {
+		case Identity:
+			return 100
+		case TransformationSub:
+			return 101
+		case Aggregation:
+			return 102
+		}
+		return 99
+	}
+	return indirectRank[t.Subtype]
+}
+
+// indirectRank orders indirect subtypes by how much they say about a target's values.
+var indirectRank = map[string]int{Conditional: 6, WindowSub: 5, JoinSub: 4, FilterSub: 3, GroupBy: 2, SortSub: 1}
+
 // Transformation types and subtypes, after OpenLineage's column lineage facet.
 const (
 	Direct   = "DIRECT"
 	Indirect = "INDIRECT"
 
-	Identity       = "IDENTITY"
-	Transformation = "TRANSFORMATION"
-	Aggregation    = "AGGREGATION"
+	Identity          = "IDENTITY"
+	TransformationSub = "TRANSFORMATION"
+	Aggregation       = "AGGREGATION"
 
 	FilterSub   = "FILTER"
 	JoinSub     = "JOIN"
@@ -96,3 +152,14 @@ const (
 	WindowSub   = "WINDOW"
 	Conditional = "CONDITIONAL"
 )
+
+// Direct reports whether any of the edge's transformations is DIRECT: the source is part of the
+// target's value.
+func (e Edge) Direct() bool {
+	for _, t := range e.Transformations {
+		if t.Type == Direct {
+			return true
+		}
+	}
+	return false
+}

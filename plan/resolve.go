@@ -249,7 +249,7 @@ func (r *resolver) leaf(i int, cls string) (scope, bool) {
 		for k := range sets {
 			ds := r.read(sets[k])
 			ds.addColumn(a.Name, a.Type)
-			d.add(ColumnKey(ds.Key, a.Name), dep{kind: kindIdentity})
+			d.add(ColumnKey(ds.Key, a.Name), dep{{kind: kindIdentity}})
 		}
 		s[a.ExprID] = d
 	}

@@ -62,12 +62,12 @@ func TestUnknownClassesFallBackToTheGenericRule(t *testing.T) {
 	// edges may be lost: that is what the metric is for.
 	direct := map[[2]string]bool{}
 	for _, e := range got.Edges {
-		if e.Type == Direct {
+		if e.Direct() {
 			direct[[2]string{e.Source, e.Target}] = true
 		}
 	}
 	for _, e := range want.Edges {
-		if e.Type == Direct && !direct[[2]string{e.Source, e.Target}] {
+		if e.Direct() && !direct[[2]string{e.Source, e.Target}] {
 			t.Errorf("direct edge %s -> %s lost under unknown classes", e.Source, e.Target)
 		}
 	}

@@ -75,11 +75,13 @@ func run() error {
 		return err
 	}
 	defer driver.Close(ctx)
+	// one row per role: FEEDS into columns, DECIDES_ROWS into the written dataset ("(rows)")
 	res, err := neo4j.ExecuteQuery(ctx, driver, `
-MATCH (s:Column)-[f:FEEDS {job: $job}]->(t:Column)
-RETURN t.key AS target, s.key AS source, f.type + '/' + f.subtype AS how, coalesce(f.masking, false) AS masked,
-       coalesce(f.expr, '') AS expr
-ORDER BY target, f.type, source`, map[string]any{"job": "default/" + app}, neo4j.EagerResultTransformer)
+MATCH (s:Column)-[f:FEEDS|DECIDES_ROWS {job: $job}]->(t)
+UNWIND range(0, size(f.roles) - 1) AS k
+RETURN CASE type(f) WHEN 'FEEDS' THEN t.key ELSE t.key + ' (rows)' END AS target, s.key AS source,
+       f.roles[k] AS how, coalesce(f.masked[k], false) AS masked, coalesce(f.exprs[k], '') AS expr
+ORDER BY target, how, source`, map[string]any{"job": "default/" + app}, neo4j.EagerResultTransformer)
 	if err != nil {
 		return err
 	}
@@ -87,7 +89,7 @@ ORDER BY target, f.type, source`, map[string]any{"job": "default/" + app}, neo4j
 		return fmt.Errorf("no lineage for job default/%s in Neo4j (see %s)", app, logs.Name())
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TARGET COLUMN\tSOURCE COLUMN\tHOW\tEXPRESSION")
+	fmt.Fprintln(tw, "TARGET\tSOURCE COLUMN\tHOW\tEXPRESSION")
 	for _, r := range res.Records {
 		m := r.AsMap()
 		how := m["how"].(string)
@@ -116,7 +118,7 @@ RETURN [n IN nodes(p) | n.key] AS path`, map[string]any{"key": key}, neo4j.Eager
 	}
 	fmt.Printf(`
 Browse it in Neo4j Browser: http://127.0.0.1:17474/browser/ (no login; connect to %s) and run
-  MATCH p = (:Column)-[:FEEDS*1..5]->(:Column {key: '%s'}) RETURN p
+  MATCH p = (:Column)-[:FEEDS|DECIDES_ROWS|HAS_COLUMN*1..10]->(:Column {key: '%s'}) RETURN p
 Stop the services with: make services-stop
 `, s.Neo4jURI, key)
 	return nil

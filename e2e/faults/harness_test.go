@@ -744,9 +744,7 @@ func compare(t *testing.T, d neo4j.DriverWithContext, want graph.Counts, wantEdg
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := func(e graph.EdgeRow) string {
-		return fmt.Sprintf("%s -> %s [%s] %s/%s masking=%v", e.Source, e.Target, e.Job, e.Type, e.Subtype, e.Masking)
-	}
+	key := func(e graph.EdgeRow) string { return e.String() }
 	wantSet := map[string]bool{}
 	for _, e := range wantEdges {
 		wantSet[key(e)] = true
@@ -774,7 +772,7 @@ func compare(t *testing.T, d neo4j.DriverWithContext, want graph.Counts, wantEdg
 	sort.Strings(dup)
 	first := func(s []string) []string { return s[:min(len(s), 5)] }
 	if len(missing)+len(extra)+len(dup) > 0 {
-		t.Errorf("FEEDS edges: expected %d, found %d relationships (%d distinct); missing %d %v; unexpected %d %v; duplicated %d %v",
+		t.Errorf("FEEDS and DECIDES_ROWS: expected %d, found %d relationships (%d distinct); missing %d %v; unexpected %d %v; duplicated %d %v",
 			len(wantEdges), len(gotEdges), len(gotSet), len(missing), first(missing), len(extra), first(extra), len(dup), first(dup))
 	}
 	var counts []string

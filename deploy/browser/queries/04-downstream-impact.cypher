@@ -1,10 +1,10 @@
-// colline 4: downstream impact of changing a column: affected datasets and columns, their distance, and the jobs that write them (depth 10, nearest 1000 columns)
+// colline 4: downstream impact of changing a column: affected datasets and columns, their distance in lineage steps (a column deciding a dataset's rows affects all its columns), and the jobs that write them (depth 20 relationships, nearest 1000 columns)
 // :param column => 'spark_catalog/shop.orders#amount'
-MATCH p = ANY SHORTEST (:Column {key: $column})-[:FEEDS]->{1,10}(d:Column)
-WITH d, length(p) AS hops
+MATCH p = ANY SHORTEST (:Column {key: $column})-[:FEEDS|DECIDES_ROWS|HAS_COLUMN]->{1,20}(d:Column)
+WITH d, size([r IN relationships(p) WHERE type(r) <> 'HAS_COLUMN']) AS hops
 ORDER BY hops LIMIT 1000
 MATCH (ds:Dataset)-[:HAS_COLUMN]->(d)
-OPTIONAL MATCH (:Column)-[f:FEEDS]->(d)
-RETURN ds.key AS dataset, collect(DISTINCT d.name) AS columns, min(hops) AS hops,
-       collect(DISTINCT f.job) AS viaJobs
+WITH ds, collect(DISTINCT d.name) AS columns, min(hops) AS hops
+RETURN ds.key AS dataset, columns, hops,
+       COLLECT { MATCH (j:Job)-[:HAS_RUN]->(:Run)-[:WROTE]->(ds) RETURN DISTINCT j.key } AS viaJobs
 ORDER BY hops, dataset

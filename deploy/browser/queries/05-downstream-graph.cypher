@@ -1,4 +1,4 @@
-// colline 5: downstream of a column, as a graph (depth 10)
+// colline 5: downstream of a column, as a graph: what its values feed and the datasets whose rows it decides (depth 10 relationships)
 // :param column => 'spark_catalog/shop.orders#amount'
-MATCH p = (:Column {key: $column})-[:FEEDS*1..10]->(:Column)
+MATCH p = (:Column {key: $column})-[:FEEDS|DECIDES_ROWS|HAS_COLUMN*1..10]->(:Column)
 RETURN p

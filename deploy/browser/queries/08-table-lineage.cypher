@@ -1,7 +1,14 @@
-// colline 8: table-level lineage rolled up from the column edges, with the jobs behind it
-MATCH (a:Dataset)-[:HAS_COLUMN]->(:Column)-[f:FEEDS]->(:Column)<-[:HAS_COLUMN]-(b:Dataset)
-RETURN a.key AS upstream, b.key AS downstream, count(f) AS columnEdges,
+// colline 8: table-level lineage rolled up from the column edges (FEEDS) and row-level dependencies (DECIDES_ROWS), with the jobs behind it
+CALL () {
+  MATCH (a:Dataset)-[:HAS_COLUMN]->(:Column)-[f:FEEDS]->(:Column)<-[:HAS_COLUMN]-(b:Dataset)
+  RETURN a, b, f
+  UNION ALL
+  MATCH (a:Dataset)-[:HAS_COLUMN]->(:Column)-[f:DECIDES_ROWS]->(b:Dataset)
+  RETURN a, b, f
+}
+RETURN a.key AS upstream, b.key AS downstream, count(CASE WHEN type(f) = 'FEEDS' THEN 1 END) AS columnEdges,
        count(CASE WHEN f.type = 'DIRECT' THEN 1 END) AS directEdges,
+       count(CASE WHEN type(f) = 'DECIDES_ROWS' THEN 1 END) AS rowEdges,
        collect(DISTINCT f.job) AS jobs, max(f.lastSeen) AS lastSeen
 ORDER BY upstream, downstream
 LIMIT 500

@@ -1,0 +1,36 @@
+package graph
+
+// Column: a column of a dataset, keyed by plan's Column.Key.
+//
+//	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, datasetKey, dataType, firstSeen, lastSeen})
+
+type columnRow struct {
+	seen
+	key, datasetKey, name, dataType string
+}
+
+var columns = element{
+	name:          "columns",
+	nodes:         []string{"Column"},
+	relationships: []string{"HAS_COLUMN"},
+	query: `UNWIND $rows AS row
+MATCH (d:Dataset {key: row.datasetKey})
+MERGE (c:Column {key: row.key})
+SET c.datasetKey = row.datasetKey,
+    c.name = CASE WHEN row.name <> '' AND (c.name IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.name ELSE c.name END,
+    c.dataType = CASE WHEN row.dataType <> '' AND (c.dataType IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.dataType ELSE c.dataType END,
+    c.firstSeen = CASE WHEN c.firstSeen IS NULL OR row.firstSeen < c.firstSeen THEN row.firstSeen ELSE c.firstSeen END,
+    c.lastSeen = CASE WHEN c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen THEN row.lastSeen ELSE c.lastSeen END
+MERGE (d)-[:HAS_COLUMN]->(c)
+RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any {
+		out := make([]map[string]any, 0, len(r.columns))
+		for _, c := range r.columns {
+			out = append(out, map[string]any{
+				"key": c.key, "datasetKey": c.datasetKey, "name": c.name, "dataType": c.dataType,
+				"firstSeen": c.first, "lastSeen": c.last,
+			})
+		}
+		return out
+	},
+}

@@ -1,0 +1,81 @@
+package graph
+
+import (
+	"strings"
+
+	"github.com/colline/colline/plan"
+)
+
+// element is one kind of graph element: its UNWIND statement, how a batch's rows of that kind
+// become the statement's parameters, and what Preview counts for it. Each kind lives in its own
+// file with its row type.
+type element struct {
+	name          string   // for errors: "statement feeds handled ..."
+	nodes         []string // labels Preview counts, one node per row
+	relationships []string // types Preview counts, one relationship per row
+	query         string
+	rows          func(*rows) []map[string]any
+	edges         func(*rows) []EdgeRow // lineage relationships, for Preview; nil for other kinds
+}
+
+// elements is the write order. Node MERGEs come first; the relationship statements only MATCH
+// nodes written earlier in the same transaction, so no statement MERGEs and MATCHes the same
+// label in one pipeline. Every statement returns the number of rows it handled, so that a MATCH
+// that found nothing is an error rather than a silently dropped row.
+//
+// Property rules, shared with rows.go: a row is newer when its time is at least the stored
+// lastSeen. Node strings take the row's value when it is not empty and the row is newer or nothing
+// is stored yet; relationship properties take the row's values when the row is newer; firstSeen
+// only moves back and lastSeen only forward. The "newer" test is written out in each SET item
+// rather than computed once in a WITH: a projection reading lastSeen before the SET that writes
+// it makes the planner add an Eager operator (TestNoEager guards this). SET evaluates all its
+// items before assigning any, and lastSeen is assigned last anyway.
+var elements = []element{jobs, datasets, columns, runs, reads, wrote, feeds, decides, marks, renames, changed}
+
+// Lineage relationship types, as EdgeRow.Kind.
+const (
+	Feeds       = "FEEDS"
+	DecidesRows = "DECIDES_ROWS"
+)
+
+// EdgeRow is one lineage relationship: a FEEDS between two columns, or a DECIDES_ROWS from a
+// column to a dataset.
+type EdgeRow struct {
+	Kind    string   // Feeds or DecidesRows
+	Source  string   // source Column key
+	Target  string   // target Column key (FEEDS) or Dataset key (DECIDES_ROWS)
+	Job     string   // Job key
+	Roles   []string // every role, "TYPE/SUBTYPE", with " masked" appended when it masks
+	Type    string   // the strongest role's type (plan.Strongest)
+	Subtype string   // the strongest role's subtype
+}
+
+func newEdgeRow(kind, source, target, job string, ts []plan.Transformation) EdgeRow {
+	sum := plan.Strongest(ts)
+	e := EdgeRow{Kind: kind, Source: source, Target: target, Job: job, Type: sum.Type, Subtype: sum.Subtype}
+	for _, t := range ts {
+		e.Roles = append(e.Roles, t.String())
+	}
+	return e
+}
+
+// String renders an edge row on one line, for test failures and tools.
+func (e EdgeRow) String() string {
+	return e.Source + " -" + e.Kind + "-> " + e.Target + " [" + e.Job + "] " + strings.Join(e.Roles, ", ")
+}
+
+// statement is one UNWIND statement with its rows as flat maps of scalars and lists.
+type statement struct {
+	name  string
+	query string
+	rows  []map[string]any
+}
+
+// statements turns rows into the ordered statement list of one transaction.
+func (r *rows) statements() []statement {
+	st := make([]statement, 0, len(elements))
+	for _, e := range elements {
+		st = append(st, statement{name: e.name, query: e.query, rows: e.rows(r)})
+	}
+	return st
+}
