@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -451,4 +452,123 @@ func TestSecuredPipeline(t *testing.T) {
 			t.Logf("%d events through %s into bolt+s with auth", len(values), name)
 		})
 	}
+}
+
+// failure is a consumer set up wrongly in one way, and what it must say.
+type failure struct {
+	name  string
+	vars  func(topic, dlq, group string) []string
+	cause string // in the log and in /readyz
+}
+
+// TestRefused: a wrong password, an untrusted certificate (the rogue CA) or a missing ACL keeps
+// the consumer running but not ready, with /readyz and the log naming the cause, a bounded number
+// of warnings (a retry with backoff, not a crash or busy loop), a clean stop on SIGTERM, and no
+// secret in the log. The Kafka cases run first, together; then the Neo4j ones (a wrong Neo4j
+// password briefly locks the user out, which would disturb the others).
+func TestRefused(t *testing.T) {
+	all := secrets(t)
+	wrong := filepath.Join(t.TempDir(), "wrong.password")
+	if err := os.WriteFile(wrong, []byte("not-the-password-0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	with := func(base func(topic, dlq, group string) []string, extra ...string) func(topic, dlq, group string) []string {
+		return func(topic, dlq, group string) []string { return append(base(topic, dlq, group), extra...) }
+	}
+	groups := [][]failure{{
+		{"kafka_wrong_password", with(saslVars, "COLLINE_KAFKA_SASL_PASSWORD_FILE="+wrong),
+			"SASL Authentication Failed"},
+		{"kafka_untrusted_certificate", with(saslVars, "COLLINE_KAFKA_TLS_CA_FILE="+pki("rogue-ca.pem")),
+			"x509: certificate signed by unknown authority"},
+		{"kafka_missing_acl", with(saslVars, "COLLINE_KAFKA_SASL_USERNAME=colline-noacl",
+			"COLLINE_KAFKA_SASL_PASSWORD_FILE="+secret("colline-noacl")), "Authorization Failed"},
+		{"kafka_mtls_untrusted_client", with(mtlsVars, "COLLINE_KAFKA_TLS_CERT_FILE="+pki("rogue-client.pem"),
+			"COLLINE_KAFKA_TLS_KEY_FILE="+pki("rogue-client.key")), "tls: "},
+	}, {
+		{"neo4j_wrong_password", with(saslVars, "COLLINE_NEO4J_PASSWORD_FILE="+wrong), "Neo.ClientError.Security."},
+		{"neo4j_untrusted_certificate", with(saslVars, "COLLINE_NEO4J_TLS_CA_FILE="+pki("rogue-ca.pem")),
+			"x509: certificate signed by unknown authority"},
+	}}
+	for _, group := range groups {
+		t.Run(group[0].name[:5], func(t *testing.T) {
+			for _, f := range group {
+				t.Run(f.name, func(t *testing.T) {
+					t.Parallel()
+					refused(t, f, all)
+				})
+			}
+		})
+	}
+}
+
+func refused(t *testing.T, f failure, all []string) {
+	topic, dlq, group := topics(t)
+	produce(t, topic, [][]byte{[]byte(`{"not":"read"}`)})
+	c := start(t, f.vars(topic, dlq, group)...)
+	const window = 30 * time.Second
+	began := time.Now()
+	var code int
+	var body string
+	for time.Since(began) < window {
+		time.Sleep(3 * time.Second)
+		if !c.running() {
+			t.Fatalf("the consumer exited (%v) instead of waiting; log %s:\n%s", c.err, c.logf, c.logs())
+		}
+		var err error
+		if code, body, err = c.get("/readyz"); err != nil {
+			t.Fatalf("/readyz: %v", err)
+		}
+		if code == http.StatusOK {
+			t.Fatalf("/readyz is 200 with %s", f.name)
+		}
+	}
+	if !strings.Contains(body, f.cause) {
+		t.Errorf("/readyz (%d) does not name the cause %q:\n%s", code, f.cause, body)
+	}
+	logs := c.logs()
+	if !strings.Contains(logs, f.cause) {
+		t.Errorf("the log does not name the cause %q; log %s", f.cause, c.logf)
+	}
+	warnings := strings.Count(logs, `"level":"WARN"`) + strings.Count(logs, `"level":"ERROR"`)
+	if limit := int(window.Seconds()) * 2; warnings > limit {
+		t.Errorf("%d warnings in %v (> %d): a busy loop, not a backoff; log %s", warnings, window, limit, c.logf)
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	if code := c.wait(t, time.Minute); code != 0 {
+		t.Errorf("exit code %d after SIGTERM; log %s", code, c.logf)
+	}
+	noSecrets(t, c, all)
+	t.Logf("%s: running and not ready for %v, %d warnings; /readyz: %s", f.name, window, warnings,
+		strings.ReplaceAll(strings.TrimSpace(body), "\n", " | "))
+}
+
+// TestNoSecretInServiceLogs: the brokers' and Neo4j's own logs (after every test above) hold no
+// password either. The configuration files (server.properties, admin.properties) do, by design:
+// they are 0600 and not logs.
+func TestNoSecretInServiceLogs(t *testing.T) {
+	all := secrets(t)
+	n := 0
+	err := filepath.WalkDir(filepath.Join(env.dir, "run"), func(p string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() || strings.HasSuffix(p, ".properties") || !(strings.Contains(p, "log") || strings.HasSuffix(p, ".log")) {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		for _, s := range all {
+			if strings.Contains(string(b), s) {
+				t.Errorf("a password shows in %s", p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 3 {
+		t.Fatalf("only %d log files under %s", n, filepath.Join(env.dir, "run"))
+	}
+	t.Logf("%d service log files checked", n)
 }
