@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/colline/colline/config"
 	"github.com/colline/colline/graph"
 )
 
@@ -18,7 +20,8 @@ const usage = `colline: column-level lineage of captured Spark plan events, offl
 
 usage:
   colline explain [--format table|dot|mermaid|json] FILE|DIR...
-  colline replay  [--neo4j URI] [--user NAME] [--database NAME] [--batch N] FILE|DIR...
+  colline replay  [--neo4j URI] [--user NAME] [--password-file F] [--ca-file F] [--database NAME]
+                  [--batch N] FILE|DIR...
   colline version
 
 FILE is an event captured by the listener (spark.colline.output.dir) or a file of events, one
@@ -30,8 +33,11 @@ and one row per column edge (source -> target, type/subtype, masking, expression
 mermaid draw the union of all events; json is for scripts.
 
 replay writes the events to Neo4j through the consumer's writer (no Kafka needed). The password
-comes from COLLINE_NEO4J_PASSWORD; the other flags default to COLLINE_NEO4J_URI, _USER and
-_DATABASE. Writes are idempotent: replaying twice changes nothing.
+comes from --password-file (a file, one trailing newline ignored), else COLLINE_NEO4J_PASSWORD_FILE,
+else COLLINE_NEO4J_PASSWORD, never from a flag; --ca-file (default COLLINE_NEO4J_TLS_CA_FILE) is the
+PEM CA bundle that signs the server's certificate, for bolt+s:// and neo4j+s://. The other flags
+default to COLLINE_NEO4J_URI, _USER and _DATABASE. Writes are idempotent: replaying twice changes
+nothing.
 
 Exit status: 0 ok, 1 an input or the write failed (every bad input is reported), 2 usage.
 `
@@ -104,6 +110,8 @@ func replay(ctx context.Context, args []string, stdout io.Writer) error {
 	uri := fs.String("neo4j", envOr("COLLINE_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (env COLLINE_NEO4J_URI)")
 	user := fs.String("user", os.Getenv("COLLINE_NEO4J_USER"), "Neo4j user; empty: no authentication (env COLLINE_NEO4J_USER)")
 	database := fs.String("database", envOr("COLLINE_NEO4J_DATABASE", "neo4j"), "Neo4j database (env COLLINE_NEO4J_DATABASE)")
+	passwordFile := fs.String("password-file", os.Getenv("COLLINE_NEO4J_PASSWORD_FILE"), "file holding the Neo4j password (env COLLINE_NEO4J_PASSWORD_FILE)")
+	caFile := fs.String("ca-file", os.Getenv("COLLINE_NEO4J_TLS_CA_FILE"), "PEM CAs of Neo4j's certificate, for +s URIs (env COLLINE_NEO4J_TLS_CA_FILE)")
 	batch := fs.Int("batch", 100, "events per write transaction")
 	files, err := parse(fs, args)
 	if err != nil {
@@ -119,7 +127,19 @@ func replay(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w\nnothing written", err)
 	}
-	driver, err := graph.NewDriver(*uri, *user, os.Getenv("COLLINE_NEO4J_PASSWORD"))
+	password := config.Secret(os.Getenv("COLLINE_NEO4J_PASSWORD"))
+	if *passwordFile != "" {
+		if password, err = config.ReadSecretFile(*passwordFile); err != nil {
+			return fmt.Errorf("--password-file: %w", err)
+		}
+	}
+	var tlsConfig *tls.Config
+	if *caFile != "" {
+		if tlsConfig, err = config.CAConfig(*caFile); err != nil {
+			return fmt.Errorf("--ca-file: %w", err)
+		}
+	}
+	driver, err := graph.NewDriver(*uri, *user, password.Reveal(), tlsConfig)
 	if err != nil {
 		return err
 	}

@@ -306,9 +306,18 @@ func (c Config) Neo4jTLSConfig() (*tls.Config, error) {
 	if c.Neo4jTLSCaFile == "" {
 		return nil, nil
 	}
-	pool, err := certPool(c.Neo4jTLSCaFile)
+	t, err := CAConfig(c.Neo4jTLSCaFile)
 	if err != nil {
 		return nil, fmt.Errorf("%s_NEO4J_TLS_CA_FILE: %w", Prefix, err)
+	}
+	return t, nil
+}
+
+// CAConfig returns a TLS configuration (TLS 1.2 or later) that trusts the CAs of a PEM file only.
+func CAConfig(file string) (*tls.Config, error) {
+	pool, err := certPool(file)
+	if err != nil {
+		return nil, err
 	}
 	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}, nil
 }
