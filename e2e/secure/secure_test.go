@@ -572,3 +572,50 @@ func TestNoSecretInServiceLogs(t *testing.T) {
 	}
 	t.Logf("%d service log files checked", n)
 }
+
+// TestCLIReplay: colline replay writes to the secured Neo4j with --password-file and --ca-file,
+// and says what is wrong with an untrusted certificate or a wrong password (exit 1), never
+// printing the password. It runs last: a wrong password locks the user out for a few seconds.
+func TestCLIReplay(t *testing.T) {
+	bin := filepath.Join(env.work, "colline")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/colline")
+	build.Dir = env.root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/colline: %v\n%s", err, out)
+	}
+	wrong := filepath.Join(t.TempDir(), "wrong.password")
+	if err := os.WriteFile(wrong, []byte("not-the-password-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	all := secrets(t)
+	events := filepath.Join(env.root, "plan", "testdata", "spark-3.5", "skeleton")
+	for _, tc := range []struct {
+		name, ca, password string
+		code               int
+		want               string
+	}{
+		{"ok", pki("ca.pem"), secret("neo4j"), 0, "wrote "},
+		{"untrusted_certificate", pki("rogue-ca.pem"), secret("neo4j"), 1, "x509: certificate signed by unknown authority"},
+		{"wrong_password", pki("ca.pem"), wrong, 1, "Neo.ClientError.Security.Unauthorized"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(bin, "replay", "--neo4j", env.neo4jURI, "--user", "neo4j",
+				"--password-file", tc.password, "--ca-file", tc.ca, events)
+			for _, kv := range os.Environ() {
+				if !strings.HasPrefix(kv, "COLLINE_") {
+					cmd.Env = append(cmd.Env, kv)
+				}
+			}
+			out, _ := cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != tc.code || !strings.Contains(string(out), tc.want) {
+				t.Errorf("exit %d (want %d), output without %q:\n%s", code, tc.code, tc.want, out)
+			}
+			for _, s := range all {
+				if strings.Contains(string(out), s) {
+					t.Errorf("a password shows in the output")
+				}
+			}
+			t.Logf("%s: exit %d: %s", tc.name, cmd.ProcessState.ExitCode(), strings.TrimSpace(string(out)))
+		})
+	}
+}
