@@ -36,6 +36,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/scram"
 
 	"github.com/colline/colline/e2e/stack"
@@ -153,13 +154,18 @@ func tlsConfig(t *testing.T) *tls.Config {
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 }
 
-func transport(t *testing.T, user string) *kafka.Transport {
+func mechanism(t *testing.T, user string) sasl.Mechanism {
 	t.Helper()
 	m, err := scram.Mechanism(scram.SHA512, user, readSecret(t, user))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &kafka.Transport{TLS: tlsConfig(t), SASL: m, DialTimeout: 10 * time.Second}
+	return m
+}
+
+func transport(t *testing.T, user string) *kafka.Transport {
+	t.Helper()
+	tr := &kafka.Transport{TLS: tlsConfig(t), SASL: mechanism(t, user), DialTimeout: 10 * time.Second}
 	t.Cleanup(tr.CloseIdleConnections)
 	return tr
 }
@@ -618,4 +624,93 @@ func TestCLIReplay(t *testing.T) {
 			t.Logf("%s: exit %d: %s", tc.name, cmd.ProcessState.ExitCode(), strings.TrimSpace(string(out)))
 		})
 	}
+}
+
+// TestListenerThroughSASLSSL: a real Spark 3.5 job (e2e/testdata/skeleton.sql) with the listener
+// publishing through SASL_SSL as colline-listener (producer settings passed through
+// spark.colline.kafka.*, the password read by Kafka's FileConfigProvider, the CA as a PEM
+// truststore); the consumer then writes what arrived to the secured Neo4j, which holds exactly
+// its graph. Needs the listener jar (make listener).
+func TestListenerThroughSASLSSL(t *testing.T) {
+	jar := filepath.Join(env.root, "listener", "target", "colline-listener-spark3.5_2.12-0.1.0.jar")
+	if _, err := os.Stat(jar); err != nil {
+		t.Fatalf("no listener jar (%v): run make listener", err)
+	}
+	topic, dlq, group := topics(t)
+	s := &stack.Stack{Root: env.root, Brokers: env.saslBroker, Log: io.Discard}
+	logf, err := os.Create(filepath.Join(env.work, "spark.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	s.Log = logf
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	const p = "-Dspark.colline.kafka."
+	err = s.Spark(ctx, t.TempDir(), topic, []string{"SPARK_LINE=3.5_2.12"},
+		"e2e/testdata/skeleton.sql",
+		"-Dspark.app.name=colline-secure-e2e",
+		p+"security.protocol=SASL_SSL",
+		p+"sasl.mechanism=SCRAM-SHA-512",
+		p+"ssl.truststore.type=PEM",
+		p+"ssl.truststore.location="+pki("ca.pem"),
+		p+"config.providers=file",
+		p+"config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider",
+		p+`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="colline-listener" password="${file:`+
+			filepath.Join(env.secrets, "colline-listener.properties")+`:password}";`)
+	if err != nil {
+		t.Fatalf("%v; log %s", err, logf.Name())
+	}
+
+	// What the listener published, read back as admin from both partitions.
+	var msgs []kafka.Message
+	for part := range 2 {
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{env.saslBroker}, Topic: topic, Partition: part,
+			Dialer: &kafka.Dialer{Timeout: 10 * time.Second, TLS: tlsConfig(t), SASLMechanism: mechanism(t, "admin")}})
+		for {
+			rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+			m, err := r.ReadMessage(rctx)
+			rcancel()
+			if err != nil {
+				break
+			}
+			msgs = append(msgs, m)
+		}
+		r.Close()
+	}
+	var values [][]byte
+	var items []graph.Item
+	for _, m := range msgs {
+		values = append(values, m.Value)
+		ev, err := events.Decode(m.Value)
+		if err != nil {
+			t.Fatalf("event at offset %d: %v", m.Offset, err)
+		}
+		lin, err := plan.Extract(ev)
+		if err != nil {
+			t.Fatalf("event at offset %d: %v", m.Offset, err)
+		}
+		if it := (graph.Item{Event: ev, Lineage: lin}); graph.Check(it) == nil {
+			items = append(items, it)
+		}
+	}
+	if len(values) < 3 {
+		t.Fatalf("the listener published %d events through SASL_SSL (want the skeleton's writes); log %s", len(values), logf.Name())
+	}
+	d := driver(t)
+	wipe(t, d)
+	c := start(t, append(saslVars(topic, dlq, group), "COLLINE_EXIT_WHEN_IDLE=3s")...)
+	if code := c.wait(t, 3*time.Minute); code != 0 {
+		t.Fatalf("consumer exit code %d; log %s", code, c.logf)
+	}
+	compare(t, d, items)
+	all := secrets(t)
+	noSecrets(t, c, all)
+	b, _ := os.ReadFile(logf.Name())
+	for _, s := range all {
+		if strings.Contains(string(b), s) {
+			t.Errorf("a password shows in the Spark log %s", logf.Name())
+		}
+	}
+	t.Logf("the listener published %d events through SASL_SSL; the consumer wrote them to bolt+s", len(values))
 }
