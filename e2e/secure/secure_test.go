@@ -548,37 +548,6 @@ func refused(t *testing.T, f failure, all []string) {
 		strings.ReplaceAll(strings.TrimSpace(body), "\n", " | "))
 }
 
-// TestNoSecretInServiceLogs: the brokers' and Neo4j's own logs (after every test above) hold no
-// password either. The configuration files (server.properties, admin.properties) do, by design:
-// they are 0600 and not logs.
-func TestNoSecretInServiceLogs(t *testing.T) {
-	all := secrets(t)
-	n := 0
-	err := filepath.WalkDir(filepath.Join(env.dir, "run"), func(p string, e os.DirEntry, err error) error {
-		if err != nil || e.IsDir() || strings.HasSuffix(p, ".properties") || !(strings.Contains(p, "log") || strings.HasSuffix(p, ".log")) {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		n++
-		for _, s := range all {
-			if strings.Contains(string(b), s) {
-				t.Errorf("a password shows in %s", p)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n < 3 {
-		t.Fatalf("only %d log files under %s", n, filepath.Join(env.dir, "run"))
-	}
-	t.Logf("%d service log files checked", n)
-}
-
 // TestCLIReplay: colline replay writes to the secured Neo4j with --password-file and --ca-file,
 // and says what is wrong with an untrusted certificate or a wrong password (exit 1), never
 // printing the password. It runs last: a wrong password locks the user out for a few seconds.
@@ -713,4 +682,35 @@ func TestListenerThroughSASLSSL(t *testing.T) {
 		}
 	}
 	t.Logf("the listener published %d events through SASL_SSL; the consumer wrote them to bolt+s", len(values))
+}
+
+// TestNoSecretInServiceLogs (last): the brokers' and Neo4j's own logs, after every test above,
+// hold no password either. The configuration files (server.properties, admin.properties) do, by design:
+// they are 0600 and not logs.
+func TestNoSecretInServiceLogs(t *testing.T) {
+	all := secrets(t)
+	n := 0
+	err := filepath.WalkDir(filepath.Join(env.dir, "run"), func(p string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() || strings.HasSuffix(p, ".properties") || !(strings.Contains(p, "log") || strings.HasSuffix(p, ".log")) {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		for _, s := range all {
+			if strings.Contains(string(b), s) {
+				t.Errorf("a password shows in %s", p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 3 {
+		t.Fatalf("only %d log files under %s", n, filepath.Join(env.dir, "run"))
+	}
+	t.Logf("%d service log files checked", n)
 }
