@@ -638,6 +638,7 @@ func TestListenerThroughSASLSSL(t *testing.T) {
 		"e2e/testdata/skeleton.sql",
 		"-Dspark.app.name=colline-secure-e2e",
 		p+"security.protocol=SASL_SSL",
+		p+"max.block.ms=60000", // the first metadata fetch took over 10 s (the default here) on a loaded machine
 		p+"sasl.mechanism=SCRAM-SHA-512",
 		p+"ssl.truststore.type=PEM",
 		p+"ssl.truststore.location="+pki("ca.pem"),
