@@ -12,10 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
-	"github.com/colline/colline/plan"
+	"github.com/colline/colline/process"
 )
 
 // message is one Kafka message to replay, with what the consumer should make of it.
@@ -32,16 +31,12 @@ func prepare(evs []event, copies int) ([]message, int, error) {
 	for c := 0; c < copies; c++ {
 		for _, e := range evs {
 			v, id := variant(e.data, c)
-			env, err := events.Decode(v)
+			it, err := process.Step{}.Item(v)
 			if err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", e.name, err)
 			}
-			lin, err := plan.Extract(env)
-			if err != nil {
-				return nil, 0, fmt.Errorf("%s: %w", e.name, err)
-			}
-			out = append(out, message{key: []byte(fmt.Sprintf("%s-%d", env.App.ID, c)), value: v, id: id, edges: len(lin.Edges)})
-			total += len(lin.Edges)
+			out = append(out, message{key: []byte(fmt.Sprintf("%s-%d", it.Event.App.ID, c)), value: v, id: id, edges: len(it.Lineage.Edges)})
+			total += len(it.Lineage.Edges)
 		}
 	}
 	return out, total, nil

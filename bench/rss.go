@@ -13,8 +13,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/events"
-	"github.com/colline/colline/plan"
+	"github.com/colline/colline/process"
 )
 
 // benchRSS runs the consumer binary (built here, default settings) on a fresh topic holding n
@@ -42,14 +41,11 @@ func benchRSS(ctx context.Context, r *report, env *benchEnv, evs []event, sizeMB
 		if err != nil {
 			return err
 		}
-		env, err := events.Decode(b)
+		it, err := process.Step{MaxBytes: len(b)}.Item(b)
 		if err != nil {
 			return fmt.Errorf("synthetic event: %w", err)
 		}
-		lin, err := plan.Extract(env)
-		if err != nil {
-			return fmt.Errorf("synthetic event: %w", err)
-		}
+		env, lin := it.Event, it.Lineage
 		if len(lin.Unknown) > 0 {
 			return fmt.Errorf("synthetic event: unknown classes %v", lin.Unknown)
 		}
@@ -67,10 +63,8 @@ func benchRSS(ctx context.Context, r *report, env *benchEnv, evs []event, sizeMB
 	}
 	sv, sid := variant(small.data, 3000)
 	smallEdges := 0
-	if e, err := events.Decode(sv); err == nil {
-		if lin, err := plan.Extract(e); err == nil {
-			smallEdges = len(lin.Edges)
-		}
+	if it, err := (process.Step{}).Item(sv); err == nil {
+		smallEdges = len(it.Lineage.Edges)
 	}
 
 	run := func(name string, msgs []message) (rssMB float64, secs float64, err error) {

@@ -1,5 +1,5 @@
 // Package ingest is the consumer loop: it fetches plan events from Kafka, turns each into lineage
-// (events.Decode, plan.Extract), writes batches to the graph and commits the offsets.
+// (process.Step), writes batches to the graph and commits the offsets.
 //
 // Delivery is at least once. Offsets are committed only after the batch they belong to is in
 // Neo4j (or, for a message that can never be written, on the dead-letter topic); a crash or a
@@ -17,7 +17,7 @@
 //
 // Errors are either permanent or not:
 //   - Permanent: the message itself is bad (larger than MaxEventBytes, nested deeper than
-//     MaxNesting, invalid JSON, an unsupported schema version, an invalid event, an unsupported
+//     process.MaxNesting, invalid JSON, an unsupported schema version, an invalid event, an unsupported
 //     plan, lineage the graph cannot store). The message goes to
 //     the dead-letter topic with the reason in its headers, is counted, and is committed, so one
 //     bad message never blocks a partition. When Neo4j rejects a batch because of its data, the

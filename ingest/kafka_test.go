@@ -16,6 +16,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/process"
 )
 
 // TestLoopAgainstRealKafkaAndNeo4j runs the loop against the services of dev/services: a fresh
@@ -104,7 +105,7 @@ func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if header(m, HeaderReason) != ReasonInvalidJSON || string(m.Value) != "{not json" || header(m, HeaderSourceTopic) != topic {
+	if header(m, HeaderReason) != process.ReasonInvalidJSON || string(m.Value) != "{not json" || header(m, HeaderSourceTopic) != topic {
 		t.Errorf("dead letter: value %q headers %v", m.Value, m.Headers)
 	}
 

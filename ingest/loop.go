@@ -14,6 +14,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/process"
 )
 
 // The seams of the loop, each satisfied by the real thing and by test fakes.
@@ -55,7 +56,7 @@ type Params struct {
 	Logger    *slog.Logger // Default: discard.
 	Version   string       // Consumer version, sent in the colline.consumer.version header.
 
-	MaxEventBytes int // Largest message decoded by the default Processor. Default: DefaultMaxEventBytes.
+	MaxEventBytes int // Largest message decoded by the default Processor. Default: process.DefaultMaxBytes.
 	BatchSize     int // Maximum messages per batch. Default: 100.
 	// BatchMaxBytes closes a batch once the values of its messages add up to this many bytes, so a
 	// batch holds at most BatchMaxBytes plus one message. It bounds the memory of large plans,
@@ -363,7 +364,7 @@ func (l *Loop) process(msgs []kafka.Message) *batch {
 	for i, m := range msgs {
 		it, err := l.p.Processor.Process(m)
 		if err != nil {
-			b.dead = append(b.dead, deadLetter{msg: m, reason: reason(err), err: err})
+			b.dead = append(b.dead, deadLetter{msg: m, reason: process.Reason(err), err: err})
 			continue
 		}
 		msgs[i].Value = nil
@@ -460,9 +461,9 @@ func (l *Loop) write(ctx context.Context, items []pending) (written []pending, r
 	case !graph.IsRejected(err):
 		return nil, nil, err
 	case len(items) == 1:
-		r := ReasonWriteRejected
+		r := process.ReasonWriteRejected
 		if errors.Is(err, graph.ErrInvalidItem) {
-			r = ReasonInvalidLineage
+			r = process.ReasonInvalidLineage
 		}
 		return nil, []deadLetter{{msg: items[0].msg, event: items[0].item.Event, reason: r, err: err}}, nil
 	}

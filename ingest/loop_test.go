@@ -16,6 +16,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/process"
 )
 
 func TestCommitAfterWrite(t *testing.T) {
@@ -57,7 +58,7 @@ func TestPermanentErrorsGoToDeadLetterTopic(t *testing.T) {
 		t.Errorf("journal = %q, want %q", got, want)
 	}
 	sent := h.dlq.messages()
-	for i, reason := range []string{ReasonInvalidJSON, ReasonUnsupportedVersion, ReasonInvalidEvent, ReasonUnsupportedPlan} {
+	for i, reason := range []string{process.ReasonInvalidJSON, process.ReasonUnsupportedVersion, process.ReasonInvalidEvent, process.ReasonUnsupportedPlan} {
 		m := sent[i]
 		if got := header(m, HeaderReason); got != reason {
 			t.Errorf("dead letter %d: reason %q, want %q", i, got, reason)
@@ -148,8 +149,8 @@ func TestRejectedBatchIsSplit(t *testing.T) {
 		t.Errorf("written = %v, want %v", got, want)
 	}
 	sent := h.dlq.messages()
-	if len(sent) != 1 || header(sent[0], HeaderReason) != ReasonWriteRejected || header(sent[0], HeaderSourceOffset) != "1" {
-		t.Errorf("dead letters = %v, want the poison message with reason %s", sent, ReasonWriteRejected)
+	if len(sent) != 1 || header(sent[0], HeaderReason) != process.ReasonWriteRejected || header(sent[0], HeaderSourceOffset) != "1" {
+		t.Errorf("dead letters = %v, want the poison message with reason %s", sent, process.ReasonWriteRejected)
 	}
 	if n := testutil.ToFloat64(h.metrics.retries.WithLabelValues(opWrite)); n != 0 {
 		t.Errorf("write retries = %v, want 0: a rejection is not retried", n)
@@ -165,8 +166,8 @@ func TestInvalidItemFromWriterIsDeadLettered(t *testing.T) {
 	stop := h.start(t)
 	eventually(t, "a commit", func() bool { return len(h.reader.committed()) == 1 })
 	stop()
-	if sent := h.dlq.messages(); len(sent) != 1 || header(sent[0], HeaderReason) != ReasonInvalidLineage {
-		t.Errorf("dead letters = %v, want one with reason %s", sent, ReasonInvalidLineage)
+	if sent := h.dlq.messages(); len(sent) != 1 || header(sent[0], HeaderReason) != process.ReasonInvalidLineage {
+		t.Errorf("dead letters = %v, want one with reason %s", sent, process.ReasonInvalidLineage)
 	}
 }
 
@@ -323,7 +324,7 @@ func TestDeadLetterTooLargeIsSentWithoutValue(t *testing.T) {
 	eventually(t, "a commit", func() bool { return len(h.reader.committed()) == 1 })
 	stop()
 	sent := h.dlq.messages()
-	if len(sent) != 1 || sent[0].Value != nil || header(sent[0], HeaderValueOmitted) != "too_large" || header(sent[0], HeaderReason) != ReasonInvalidJSON {
+	if len(sent) != 1 || sent[0].Value != nil || header(sent[0], HeaderValueOmitted) != "too_large" || header(sent[0], HeaderReason) != process.ReasonInvalidJSON {
 		t.Errorf("dead letters = %+v, want one without value, marked too_large", sent)
 	}
 	if n := testutil.ToFloat64(h.metrics.retries.WithLabelValues(opDeadLetter)); n != 1 {

@@ -8,6 +8,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/process"
 )
 
 // Label values. All labels have small fixed value sets, except class, which is capped.
@@ -15,8 +16,8 @@ const (
 	resultOK         = "ok"
 	resultDeadLetter = "dead_letter"
 
-	stageDecode     = "decode"
-	stageExtract    = "extract"
+	stageDecode     = process.StageDecode
+	stageExtract    = process.StageExtract
 	stageWrite      = "write"
 	stageCommit     = "commit"
 	stageDeadLetter = "dead_letter"
@@ -126,7 +127,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, s := range []string{stageDecode, stageExtract, stageWrite, stageCommit, stageDeadLetter} {
 		m.stage.WithLabelValues(s)
 	}
-	for _, r := range reasons {
+	for _, r := range process.Reasons {
 		m.deadLetters.WithLabelValues(r)
 	}
 	for _, o := range []string{opFetch, opWrite, opCommit, opDeadLetter, opBacklog, opSetup} {

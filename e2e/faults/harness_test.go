@@ -8,8 +8,8 @@
 // Neo4j with dev/services on other ports and another state directory (COLLINE_FAULTS_DEV_DIR,
 // default /tmp/colline-faults) and stops them at the end, because the tests stop, restart and wipe
 // them. The stream is made of the events the real listener captured (plan/testdata/spark-3.5),
-// re-keyed per copy; the expected graph is computed from exactly the bytes sent (events.Decode,
-// plan.Extract, graph.Preview) and compared with what graph.Reader finds.
+// re-keyed per copy; the expected graph is computed from exactly the bytes sent (process.Step,
+// graph.Preview) and compared with what graph.Reader finds.
 //
 //	make faults                                   # all scenarios, 5,000 events in the kill -9 stream
 //	COLLINE_FAULTS_EVENTS=1000 make faults        # smaller: every scenario scales with it
@@ -46,10 +46,9 @@ import (
 	"github.com/segmentio/kafka-go/compress"
 
 	"github.com/colline/colline/e2e/stack"
-	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
-	"github.com/colline/colline/plan"
+	"github.com/colline/colline/process"
 )
 
 // env is the private stack every scenario uses.
@@ -195,7 +194,7 @@ func loadCorpus(dir string) ([]fixture, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := toItem(b); err != nil {
+		if _, err := (process.Step{}).Item(b); err != nil {
 			continue // a fixture the consumer dead-letters is not part of the valid stream
 		}
 		name := filepath.Base(filepath.Dir(f))
@@ -215,20 +214,6 @@ func loadCorpus(dir string) ([]fixture, error) {
 		res[i] = *f
 	}
 	return res, nil
-}
-
-// toItem is what the consumer does with a message, minus the writing.
-func toItem(b []byte) (graph.Item, error) {
-	env, err := events.Decode(b)
-	if err != nil {
-		return graph.Item{}, err
-	}
-	lin, err := plan.Extract(env)
-	if err != nil {
-		return graph.Item{}, err
-	}
-	it := graph.Item{Event: env, Lineage: lin}
-	return it, graph.Check(it)
 }
 
 // message is one message to send, with the item the consumer should make of it (nil for poison).
@@ -258,7 +243,7 @@ func stream(t *testing.T, tag string, n int) ([]message, int) {
 			if err != nil {
 				t.Fatalf("re-keying %s: %v", fx.name, err)
 			}
-			it, err := toItem(b)
+			it, err := process.Step{}.Item(b)
 			if err != nil {
 				t.Fatalf("re-keyed event of %s no longer valid: %v", fx.name, err)
 			}
