@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
 	"github.com/colline/colline/process"
@@ -196,13 +197,10 @@ func replay(ctx context.Context, env *benchEnv, phase string, msgs []message, w 
 	Write(ctx context.Context, items []graph.Item) error
 }) (*tap, *consumer, error) {
 	topic, dlqTopic := topicName(phase), topicName(phase+".dlq")
-	if err := env.admin.createTopic(ctx, topic, 3, 32<<20); err != nil {
+	if err := env.topics(ctx, topic, dlqTopic); err != nil {
 		return nil, nil, err
 	}
-	if err := env.admin.createTopic(ctx, dlqTopic, 1, 32<<20); err != nil {
-		return nil, nil, err
-	}
-	defer env.admin.deleteTopics(context.WithoutCancel(ctx), topic, dlqTopic)
+	defer env.kafka.DeleteTopics(context.WithoutCancel(ctx), topic, dlqTopic)
 	if err := produce(ctx, env, topic, msgs); err != nil {
 		return nil, nil, err
 	}
@@ -262,7 +260,7 @@ func benchE2E(ctx context.Context, r *report, env *benchEnv, evs []event, copies
 	run := func(name string, msgs []message, w interface {
 		Write(ctx context.Context, items []graph.Item) error
 	}) (edgesPerSec, eventsPerSec float64, err error) {
-		d, err := wipeAll(ctx, env.driver)
+		d, err := stack.WipeGraph(ctx, env.driver)
 		if err != nil {
 			return 0, 0, err
 		}

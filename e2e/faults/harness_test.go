@@ -60,7 +60,8 @@ var env struct {
 	brokers   string
 	neo4jURI  string
 	bin       string // the consumer binary
-	events    int    // events of the kill -9 stream; other scenarios scale with it
+	kafka     *stack.Kafka
+	events    int // events of the kill -9 stream; other scenarios scale with it
 	seed      uint64
 	rand      *mrand.Rand
 	work      string // scratch directory: consumer logs, service logs
@@ -123,12 +124,11 @@ func setup(m *testing.M) (int, error) {
 		}()
 	}
 
-	env.bin = filepath.Join(env.work, "colline-consumer")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-X main.version=faults", "-o", env.bin, "./cmd/consumer")
-	build.Dir = env.root
-	if out, err := build.CombinedOutput(); err != nil {
-		return 1, fmt.Errorf("go build ./cmd/consumer: %v\n%s", err, out)
+	if env.bin, err = stack.BuildConsumer(context.Background(), env.root, env.work, "faults"); err != nil {
+		return 1, err
 	}
+	env.kafka = stack.NewKafka(env.brokers)
+	defer env.kafka.Close()
 	if env.corpus, err = loadCorpus(filepath.Join(env.root, "plan", "testdata", "spark-3.5")); err != nil {
 		return 1, err
 	}
@@ -351,38 +351,11 @@ func expected(t *testing.T, msgs []message) (graph.Counts, []graph.EdgeRow) {
 
 // --- Kafka ------------------------------------------------------------------------------------
 
-func kafkaClient() (*kafka.Client, func()) {
-	tr := &kafka.Transport{}
-	return &kafka.Client{Addr: kafka.TCP(env.brokers), Timeout: 30 * time.Second, Transport: tr}, tr.CloseIdleConnections
-}
-
 // topics creates a fresh topic with partitions and its dead-letter topic, and returns their names
 // and a fresh group name.
 func topics(t *testing.T, name string, partitions int, maxMessageBytes int) (string, string, string) {
 	t.Helper()
-	suffix := newID()[:8]
-	topic, dlq := "faults."+name+"."+suffix, "faults."+name+"."+suffix+".dlq"
-	group := "faults-" + name + "-" + suffix
-	c, done := kafkaClient()
-	defer done()
-	cfg := func(n int) kafka.TopicConfig {
-		return kafka.TopicConfig{Topic: "", NumPartitions: n, ReplicationFactor: 1, ConfigEntries: []kafka.ConfigEntry{
-			{ConfigName: "max.message.bytes", ConfigValue: strconv.Itoa(maxMessageBytes)}}}
-	}
-	a, b := cfg(partitions), cfg(1)
-	a.Topic, b.Topic = topic, dlq
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	res, err := c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{a, b}})
-	if err != nil {
-		t.Fatalf("create topics: %v", err)
-	}
-	for n, err := range res.Errors {
-		if err != nil {
-			t.Fatalf("create topic %s: %v", n, err)
-		}
-	}
-	return topic, dlq, group
+	return env.kafka.TestTopics(t, "faults-"+name, partitions, maxMessageBytes)
 }
 
 // produce sends msgs in order, retrying each chunk until the broker takes it. Messages of one key
@@ -429,8 +402,7 @@ func lag(ctx context.Context, topic, group string) (int64, error) {
 // committed returns how many records of topic group has committed: the sum of its committed
 // offsets (topics here are never truncated, so offsets count records). -1 when unknown.
 func committed(ctx context.Context, topic, group string) int64 {
-	c, done := kafkaClient()
-	defer done()
+	c := env.kafka.Client
 	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil || len(meta.Topics) != 1 {
 		return -1
@@ -477,13 +449,11 @@ func deadLetters(t *testing.T, dlq string) (map[string]int, []kafka.Message) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, done := kafkaClient()
-	defer done()
-	res, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{dlq: {kafka.LastOffsetOf(0)}}})
+	_, ends, err := env.kafka.Offsets(ctx, dlq)
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := res.Topics[dlq][0].LastOffset
+	end := ends[0]
 	counts := map[string]int{}
 	var msgs []kafka.Message
 	if end <= 0 {
@@ -693,13 +663,7 @@ func wipe(t *testing.T, d neo4j.DriverWithContext) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	s := d.NewSession(ctx, neo4j.SessionConfig{})
-	defer s.Close(ctx)
-	res, err := s.Run(ctx, `MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS`, nil)
-	if err == nil {
-		_, err = res.Consume(ctx)
-	}
-	if err != nil {
+	if _, err := stack.WipeGraph(ctx, d); err != nil {
 		t.Fatalf("wipe the private Neo4j: %v", err)
 	}
 }
