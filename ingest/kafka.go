@@ -27,13 +27,18 @@ func (s Security) transport() *kafka.Transport {
 	return &kafka.Transport{TLS: s.TLS, SASL: s.SASL, DialTimeout: 10 * time.Second}
 }
 
+// DefaultKafkaMaxBytes is the default largest fetch of the reader and largest message of the
+// dead-letter writer: 32 MiB, room for the largest message of a topic with max.message.bytes of
+// 16 MiB (dev/services, the Helm chart) and for an event of process.DefaultMaxBytes.
+const DefaultKafkaMaxBytes = 32 << 20
+
 // ReaderOptions configure the Kafka consumer-group reader.
 type ReaderOptions struct {
 	Brokers []string
 	Topic   string
 	Group   string
 	// MaxBytes is the largest fetch response; it must hold the largest message (the topic's
-	// max.message.bytes). Default: 32 MiB.
+	// max.message.bytes). Default: DefaultKafkaMaxBytes.
 	MaxBytes int
 	// QueueCapacity is the number of messages buffered ahead of the loop (kafka-go holds one more,
 	// waiting to be queued). Plans can be tens of MB each, and this buffer is not bounded by
@@ -54,7 +59,7 @@ type ReaderOptions struct {
 // (errors at Warn, the rest at Debug).
 func NewReader(o ReaderOptions, logger *slog.Logger) *kafka.Reader {
 	if o.MaxBytes <= 0 {
-		o.MaxBytes = 32 << 20
+		o.MaxBytes = DefaultKafkaMaxBytes
 	}
 	if o.QueueCapacity <= 0 {
 		o.QueueCapacity = 1
@@ -96,12 +101,12 @@ func (w *DeadLetterWriter) Close() error {
 }
 
 // NewDeadLetterWriter returns a synchronous producer on the dead-letter topic: every write waits
-// for all in-sync replicas. maxBytes is the largest message it sends (Default: 32 MiB); the topic's
+// for all in-sync replicas. maxBytes is the largest message it sends (Default: DefaultKafkaMaxBytes); the topic's
 // max.message.bytes should match the source topic's, or large dead letters lose their value.
 // sec, at most one, secures its connections (Default: PLAINTEXT).
 func NewDeadLetterWriter(brokers []string, topic string, maxBytes int, logger *slog.Logger, sec ...Security) *DeadLetterWriter {
 	if maxBytes <= 0 {
-		maxBytes = 32 << 20
+		maxBytes = DefaultKafkaMaxBytes
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
