@@ -124,4 +124,3 @@ func (l *Loop) settled(op string) bool {
 	}
 	return false
 }
-
