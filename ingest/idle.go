@@ -73,9 +73,7 @@ func (w *idleWatch) run(ctx context.Context, core func(context.Context) error) e
 	if err != nil { // ctx ended
 		return <-done
 	}
-	w.mu.Lock()
-	w.last = time.Now()
-	w.mu.Unlock()
+	w.touch()
 	w.l.log.Info("exit when idle: consuming the backlog", "partitions", len(targets), "idle", w.idle)
 
 	tick := time.NewTicker(min(w.idle/4, 100*time.Millisecond))
@@ -94,9 +92,13 @@ func (w *idleWatch) run(ctx context.Context, core func(context.Context) error) e
 	}
 }
 
-// drained reports whether every target and every fetched message is committed, and nothing was
-// fetched for idle.
+// drained reports whether the core has started (Setup is done), every target and every fetched
+// message is committed, and nothing was fetched for idle.
 func (w *idleWatch) drained(targets map[int]int64) bool {
+	if !w.l.started.Load() {
+		w.touch() // the idle time counts from the start
+		return false
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if time.Since(w.last) < w.idle {
@@ -110,4 +112,10 @@ func (w *idleWatch) drained(targets map[int]int64) bool {
 		}
 	}
 	return true
+}
+
+func (w *idleWatch) touch() {
+	w.mu.Lock()
+	w.last = time.Now()
+	w.mu.Unlock()
 }

@@ -93,6 +93,31 @@ func TestExitWhenIdle(t *testing.T) {
 			t.Fatal("Run did not exit once the backlog was committed")
 		}
 	})
+	t.Run("an empty topic waits for the setup", func(t *testing.T) {
+		setup := make(chan struct{})
+		h := newHarness(t, func(p *Params) {
+			idle(fakeBacklog{})(p)
+			p.Setup = func(ctx context.Context) error {
+				select {
+				case <-setup:
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+		})
+		done := make(chan error, 1)
+		go func() { done <- h.loop.Run(context.Background()) }()
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned %v before its setup was done", err)
+		case <-time.After(300 * time.Millisecond):
+		}
+		close(setup)
+		if err := <-done; err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+	})
 	t.Run("empty topic", func(t *testing.T) {
 		h := newHarness(t, idle(fakeBacklog{}))
 		if err := h.loop.Run(context.Background()); err != nil {
