@@ -11,6 +11,7 @@ import (
 	"github.com/segmentio/kafka-go/compress"
 
 	"github.com/colline/colline/e2e/stack"
+	"github.com/colline/colline/ingest"
 )
 
 func countFeeds(ctx context.Context, d neo4j.DriverWithContext) (int64, error) {
@@ -23,10 +24,10 @@ func countFeeds(ctx context.Context, d neo4j.DriverWithContext) (int64, error) {
 }
 
 // topics creates the topic of a phase (3 partitions, as the listener's) and its dead-letter topic,
-// both taking messages of up to 32 MiB (compressed batches).
+// both taking messages as large as the consumer fetches by default (compressed batches).
 func (env *benchEnv) topics(ctx context.Context, topic, dlq string) error {
-	return env.kafka.CreateTopics(ctx, stack.Topic{Name: topic, Partitions: 3, MaxMessageBytes: 32 << 20},
-		stack.Topic{Name: dlq, Partitions: 1, MaxMessageBytes: 32 << 20})
+	return env.kafka.CreateTopics(ctx, stack.Topic{Name: topic, Partitions: 3, MaxMessageBytes: ingest.DefaultKafkaMaxBytes},
+		stack.Topic{Name: dlq, Partitions: 1, MaxMessageBytes: ingest.DefaultKafkaMaxBytes})
 }
 
 // newProducer returns a producer like the listener's: zstd, a short linger, acks from all.
