@@ -64,61 +64,66 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	d := define{reg}
 	return &Metrics{
-		messages: d.counters("ingest", "messages_total",
-			"Messages handled and committed, by result: ok (in the graph) or dead_letter (sent to the dead-letter topic).",
+		messages: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "messages_total",
+			Help: "Messages handled and committed, by result: ok (in the graph) or dead_letter (sent to the dead-letter topic)."},
 			"result", resultOK, resultDeadLetter),
-		stage: d.histograms("ingest", "stage_duration_seconds",
-			"Time spent per stage: decode and extract per message; write, dead_letter and commit per batch (retries included).",
-			prometheus.ExponentialBuckets(0.0005, 2, 17), // 0.5ms .. 33s
+		stage: d.histograms(prometheus.HistogramOpts{Namespace: "colline", Subsystem: "ingest", Name: "stage_duration_seconds",
+			Help:    "Time spent per stage: decode and extract per message; write, dead_letter and commit per batch (retries included).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 17)}, // 0.5ms .. 33s
 			"stage", stageDecode, stageExtract, stageWrite, stageCommit, stageDeadLetter),
-		batch: d.histogram("ingest", "batch_messages", "Messages per batch.",
-			[]float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}),
-		edges: d.counter("ingest", "edges_written_total",
-			"Column edges of the events written to the graph (an edge seen again in a later event counts again)."),
-		deadLetters: d.counters("ingest", "dead_letters_total", "Messages sent to the dead-letter topic, by reason.",
+		batch: d.histogram(prometheus.HistogramOpts{Namespace: "colline", Subsystem: "ingest", Name: "batch_messages",
+			Help: "Messages per batch.", Buckets: []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}}),
+		edges: d.counter(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "edges_written_total",
+			Help: "Column edges of the events written to the graph (an edge seen again in a later event counts again)."}),
+		deadLetters: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "dead_letters_total",
+			Help: "Messages sent to the dead-letter topic, by reason."},
 			"reason", process.Reasons...),
-		unknown: d.counters("plan", "unknown_nodes_total",
-			"Plan nodes of a class no specific rule knows, handled by the generic rule, by class (capped; the rest is \"other\").",
+		unknown: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "plan", Name: "unknown_nodes_total",
+			Help: "Plan nodes of a class no specific rule knows, handled by the generic rule, by class (capped; the rest is \"other\")."},
 			"class"),
-		retries: d.counters("ingest", "retries_total",
-			"Retries after transient failures, by operation: write (Neo4j), commit and fetch (Kafka), dead_letter (Kafka), backlog and setup (start-up).",
+		retries: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "retries_total",
+			Help: "Retries after transient failures, by operation: write (Neo4j), commit and fetch (Kafka), dead_letter (Kafka), backlog and setup (start-up)."},
 			"operation", opFetch, opWrite, opCommit, opDeadLetter, opBacklog, opSetup),
-		lastEvent: d.gauge("ingest", "last_event_timestamp_seconds",
-			"Event time (query end) of the newest event committed; time() minus this is the lineage delay."),
-		ready: d.gauge("ingest", "ready",
-			"1 while the loop runs, its setup is done and no operation is being retried, else 0."),
-		nodes: d.counters("ingest", "nodes_written_total",
-			"Graph nodes of the events written, by label: Dataset, Column, Job, Run (a node seen again in a later event counts again).",
+		lastEvent: d.gauge(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "last_event_timestamp_seconds",
+			Help: "Event time (query end) of the newest event committed; time() minus this is the lineage delay."}),
+		ready: d.gauge(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "ready",
+			Help: "1 while the loop runs, its setup is done and no operation is being retried, else 0."}),
+		nodes: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "nodes_written_total",
+			Help: "Graph nodes of the events written, by label: Dataset, Column, Job, Run (a node seen again in a later event counts again)."},
 			"label", nodeLabels...),
-		eventAge: d.histogram("ingest", "event_age_seconds",
-			"Age of each event written, when its batch is committed: now minus the query end time (emittedAt when absent).",
-			[]float64{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600}),
-		lagRecords: d.gauges("ingest", "lag_records",
-			"Records of the source topic not yet committed by the consumer group, by partition (end offset minus committed offset), polled from Kafka. Every consumer of the group reports the whole group: aggregate with max by (partition).",
+		eventAge: d.histogram(prometheus.HistogramOpts{Namespace: "colline", Subsystem: "ingest", Name: "event_age_seconds",
+			Help:    "Age of each event written, when its batch is committed: now minus the query end time (emittedAt when absent).",
+			Buckets: []float64{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600}}),
+		lagRecords: d.gauges(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "lag_records",
+			Help: "Records of the source topic not yet committed by the consumer group, by partition (end offset minus committed offset), polled from Kafka. Every consumer of the group reports the whole group: aggregate with max by (partition)."},
 			"partition"),
-		lagSeconds: d.gauge("ingest", "lag_seconds",
-			"Seconds between the Kafka timestamp of the oldest record of the last committed batch and its commit; 0 once the group has no lag."),
+		lagSeconds: d.gauge(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "lag_seconds",
+			Help: "Seconds between the Kafka timestamp of the oldest record of the last committed batch and its commit; 0 once the group has no lag."}),
 		reader: readerMetrics{
-			messages:   d.counter("kafka_reader", "messages_total", "Messages the Kafka reader fetched (kafka-go ReaderStats.Messages)."),
-			bytes:      d.counter("kafka_reader", "message_bytes_total", "Bytes of the messages the Kafka reader fetched (kafka-go ReaderStats.Bytes)."),
-			fetches:    d.counter("kafka_reader", "fetches_total", "Fetch requests of the Kafka reader (kafka-go ReaderStats.Fetches)."),
-			errors:     d.counter("kafka_reader", "errors_total", "Errors of the Kafka reader (kafka-go ReaderStats.Errors)."),
-			rebalances: d.counter("kafka_reader", "rebalances_total", "Consumer group rebalances the reader took part in (kafka-go ReaderStats.Rebalances)."),
-			timeouts:   d.counter("kafka_reader", "timeouts_total", "Fetch timeouts of the Kafka reader (kafka-go ReaderStats.Timeouts)."),
-			dials:      d.counter("kafka_reader", "dials_total", "Connections the Kafka reader opened (kafka-go ReaderStats.Dials)."),
-			queue:      d.gauge("kafka_reader", "queue_messages", "Messages fetched and waiting for the loop (kafka-go ReaderStats.QueueLength)."),
+			messages:   d.counter(readerOpts("messages_total", "Messages the Kafka reader fetched (kafka-go ReaderStats.Messages).")),
+			bytes:      d.counter(readerOpts("message_bytes_total", "Bytes of the messages the Kafka reader fetched (kafka-go ReaderStats.Bytes).")),
+			fetches:    d.counter(readerOpts("fetches_total", "Fetch requests of the Kafka reader (kafka-go ReaderStats.Fetches).")),
+			errors:     d.counter(readerOpts("errors_total", "Errors of the Kafka reader (kafka-go ReaderStats.Errors).")),
+			rebalances: d.counter(readerOpts("rebalances_total", "Consumer group rebalances the reader took part in (kafka-go ReaderStats.Rebalances).")),
+			timeouts:   d.counter(readerOpts("timeouts_total", "Fetch timeouts of the Kafka reader (kafka-go ReaderStats.Timeouts).")),
+			dials:      d.counter(readerOpts("dials_total", "Connections the Kafka reader opened (kafka-go ReaderStats.Dials).")),
+			queue:      d.gauge(prometheus.GaugeOpts(readerOpts("queue_messages", "Messages fetched and waiting for the loop (kafka-go ReaderStats.QueueLength)."))),
 		},
 		classes: map[string]bool{},
 	}
 }
 
-// define makes the metrics of this package: colline_<subsystem>_<name>, registered on reg (when
-// not nil); a vector with the given label, its listed values created at once.
-type define struct{ reg prometheus.Registerer }
-
-func (d define) opts(subsystem, name, help string) prometheus.Opts {
-	return prometheus.Opts{Namespace: "colline", Subsystem: subsystem, Name: name, Help: help}
+// readerOpts are the options of kafka-go's reader statistics (series with no labels, always
+// present on /metrics).
+func readerOpts(name, help string) prometheus.CounterOpts {
+	return prometheus.CounterOpts{Namespace: "colline", Subsystem: "kafka_reader", Name: name, Help: help}
 }
+
+// define makes and registers the metrics of this package on reg (when not nil): one place for
+// registration, so no metric is defined and forgotten, and for the series of a vector's label
+// that exist from the start. Each definition is a prometheus.*Opts literal, which
+// deploy/metrics_test.go reads from the source.
+type define struct{ reg prometheus.Registerer }
 
 func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	if reg != nil {
@@ -127,36 +132,32 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	return c
 }
 
-func (d define) counter(subsystem, name, help string) prometheus.Counter {
-	return register(d.reg, prometheus.NewCounter(prometheus.CounterOpts(d.opts(subsystem, name, help))))
+func (d define) counter(o prometheus.CounterOpts) prometheus.Counter {
+	return register(d.reg, prometheus.NewCounter(o))
 }
 
-func (d define) counters(subsystem, name, help, label string, values ...string) *prometheus.CounterVec {
-	v := register(d.reg, prometheus.NewCounterVec(prometheus.CounterOpts(d.opts(subsystem, name, help)), []string{label}))
+func (d define) counters(o prometheus.CounterOpts, label string, values ...string) *prometheus.CounterVec {
+	v := register(d.reg, prometheus.NewCounterVec(o, []string{label}))
 	for _, x := range values {
 		v.WithLabelValues(x)
 	}
 	return v
 }
 
-func (d define) gauge(subsystem, name, help string) prometheus.Gauge {
-	return register(d.reg, prometheus.NewGauge(prometheus.GaugeOpts(d.opts(subsystem, name, help))))
+func (d define) gauge(o prometheus.GaugeOpts) prometheus.Gauge {
+	return register(d.reg, prometheus.NewGauge(o))
 }
 
-func (d define) gauges(subsystem, name, help, label string) *prometheus.GaugeVec {
-	return register(d.reg, prometheus.NewGaugeVec(prometheus.GaugeOpts(d.opts(subsystem, name, help)), []string{label}))
+func (d define) gauges(o prometheus.GaugeOpts, label string) *prometheus.GaugeVec {
+	return register(d.reg, prometheus.NewGaugeVec(o, []string{label}))
 }
 
-func (d define) histogramOpts(subsystem, name, help string, buckets []float64) prometheus.HistogramOpts {
-	return prometheus.HistogramOpts{Namespace: "colline", Subsystem: subsystem, Name: name, Help: help, Buckets: buckets}
+func (d define) histogram(o prometheus.HistogramOpts) prometheus.Histogram {
+	return register(d.reg, prometheus.NewHistogram(o))
 }
 
-func (d define) histogram(subsystem, name, help string, buckets []float64) prometheus.Histogram {
-	return register(d.reg, prometheus.NewHistogram(d.histogramOpts(subsystem, name, help, buckets)))
-}
-
-func (d define) histograms(subsystem, name, help string, buckets []float64, label string, values ...string) *prometheus.HistogramVec {
-	v := register(d.reg, prometheus.NewHistogramVec(d.histogramOpts(subsystem, name, help, buckets), []string{label}))
+func (d define) histograms(o prometheus.HistogramOpts, label string, values ...string) *prometheus.HistogramVec {
+	v := register(d.reg, prometheus.NewHistogramVec(o, []string{label}))
 	for _, x := range values {
 		v.WithLabelValues(x)
 	}
