@@ -59,8 +59,10 @@ func (s Step) Item(value []byte) (graph.Item, error) {
 	}
 	start := time.Now()
 	var env *events.Envelope
-	err := fmt.Errorf("%w: more than %d levels of arrays and objects", ErrTooDeep, MaxNesting)
-	if nesting(value, MaxNesting) <= MaxNesting {
+	var err error
+	if nesting(value, MaxNesting) > MaxNesting {
+		err = fmt.Errorf("%w: more than %d levels of arrays and objects", ErrTooDeep, MaxNesting)
+	} else {
 		env, err = events.Decode(value)
 	}
 	s.observe(StageDecode, start)

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -50,7 +51,7 @@ func (k *Kafka) CreateTopics(ctx context.Context, topics ...Topic) error {
 	for _, t := range topics {
 		req.Topics = append(req.Topics, kafka.TopicConfig{
 			Topic: t.Name, NumPartitions: max(t.Partitions, 1), ReplicationFactor: 1,
-			ConfigEntries: []kafka.ConfigEntry{{ConfigName: "max.message.bytes", ConfigValue: strconv.Itoa(cmpOr(t.MaxMessageBytes, 16<<20))}},
+			ConfigEntries: []kafka.ConfigEntry{{ConfigName: "max.message.bytes", ConfigValue: strconv.Itoa(cmp.Or(t.MaxMessageBytes, 16<<20))}},
 		})
 	}
 	res, err := k.Client.CreateTopics(ctx, req)
@@ -228,13 +229,6 @@ func NewID() string {
 	b := make([]byte, 4)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func cmpOr(v, def int) int {
-	if v <= 0 {
-		return def
-	}
-	return v
 }
 
 // TestBrokers returns the brokers of COLLINE_TEST_KAFKA_BROKERS (comma-separated), or skips t
