@@ -13,7 +13,7 @@ import (
 
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
-	"github.com/colline/colline/plan"
+	"github.com/colline/colline/process"
 )
 
 // event is a hand-built event (a unit-test input, not what Spark emits): INSERT INTO db.out
@@ -75,46 +75,6 @@ func TestExtractor(t *testing.T) {
 	}
 }
 
-func TestExtractorReasons(t *testing.T) {
-	for _, tc := range []struct {
-		name, value, reason string
-	}{
-		{"empty", "", ReasonInvalidJSON},
-		{"not json", "{nope", ReasonInvalidJSON},
-		{"future major", `{"schemaVersion":"2.0","eventId":"x"}`, ReasonUnsupportedVersion},
-		{"no event id", `{"schemaVersion":"1.0"}`, ReasonInvalidEvent},
-		{"wrong type", `{"schemaVersion":"1.0","eventId":7}`, ReasonInvalidEvent},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Extractor{}.Process(kafka.Message{Value: []byte(tc.value)})
-			if err == nil {
-				t.Fatal("Process = nil error")
-			}
-			if got := reason(err); got != tc.reason {
-				t.Errorf("reason(%v) = %s, want %s", err, got, tc.reason)
-			}
-		})
-	}
-}
-
-func TestReason(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{fmt.Errorf("x: %w", events.ErrInvalidJSON), ReasonInvalidJSON},
-		{fmt.Errorf("x: %w", events.ErrUnsupportedVersion), ReasonUnsupportedVersion},
-		{fmt.Errorf("x: %w", events.ErrInvalid), ReasonInvalidEvent},
-		{fmt.Errorf("x: %w", plan.ErrUnsupported), ReasonUnsupportedPlan},
-		{fmt.Errorf("x: %w", graph.ErrInvalidItem), ReasonInvalidLineage},
-		{errors.New("x"), ReasonOther},
-	} {
-		if got := reason(tc.err); got != tc.want {
-			t.Errorf("reason(%v) = %s, want %s", tc.err, got, tc.want)
-		}
-	}
-}
-
 func TestMetricsLint(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := NewMetrics(reg)
@@ -153,7 +113,7 @@ func TestUnknownClassesAreCapped(t *testing.T) {
 
 func TestDeadLetterMessage(t *testing.T) {
 	long := strings.Repeat("x", maxErrorHeader+10)
-	d := deadLetter{msg: kafka.Message{Topic: "t", Partition: 2, Offset: 42, Key: []byte("k"), Value: []byte("v")}, reason: ReasonOther, err: errors.New(long)}
+	d := deadLetter{msg: kafka.Message{Topic: "t", Partition: 2, Offset: 42, Key: []byte("k"), Value: []byte("v")}, reason: process.ReasonOther, err: errors.New(long)}
 	m := d.message("v1")
 	if got := header(m, HeaderError); len(got) != maxErrorHeader {
 		t.Errorf("error header is %d bytes, want it cut at %d", len(got), maxErrorHeader)
@@ -164,30 +124,5 @@ func TestDeadLetterMessage(t *testing.T) {
 	small := withoutValue(m)
 	if small.Value != nil || header(small, HeaderValueOmitted) != "too_large" || header(m, HeaderValueOmitted) != "" {
 		t.Error("withoutValue must drop the value, mark it, and leave the original alone")
-	}
-}
-
-func TestExtractorLimits(t *testing.T) {
-	x := Extractor{MaxBytes: 1 << 20}
-	for _, tc := range []struct {
-		name  string
-		value []byte
-		want  string
-	}{
-		{"too large", append(event(t), make([]byte, 1<<20)...), ReasonTooLarge},
-		{"too deep", []byte(`{"a":` + strings.Repeat("[", MaxNesting) + strings.Repeat("]", MaxNesting) + `}`), ReasonTooDeep},
-		{"deep but allowed", []byte(strings.Repeat("[", MaxNesting) + strings.Repeat("]", MaxNesting)), ReasonInvalidEvent},
-		{"brackets in strings do not count", []byte(`{"a":"` + strings.Repeat("[", MaxNesting+1) + `"}`), ReasonInvalidEvent},
-		{"empty", nil, ReasonInvalidJSON},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := x.Process(kafka.Message{Value: tc.value})
-			if got := reason(err); got != tc.want {
-				t.Errorf("reason = %s (%v), want %s", got, err, tc.want)
-			}
-		})
-	}
-	if got := nesting([]byte(`{"a":[1,{"b":"]]]"}],"c":"\"["}`), 10); got != 3 {
-		t.Errorf("nesting = %d, want 3", got)
 	}
 }
