@@ -26,10 +26,14 @@ class CollineStreamingListener private[listener] (fixedSession: Option[SparkSess
   def this(conf: SparkConf) = this(None, conf)
   def this() = this(None, Option(SparkEnv.get).map(_.conf).getOrElse(new SparkConf()))
 
-  private lazy val publisher: Option[Publisher] = Try {
+  private lazy val publisher: Option[Publisher] = try {
     val cfg = Config.from(conf)
     if (cfg.enabled && cfg.streaming) Some(Colline.publisher(cfg)) else None
-  }.toOption.flatten
+  } catch {
+    case t: Throwable =>
+      WarnOnce("the streaming listener failed to start and is off (no streaming lineage is published)", t)
+      None
+  }
 
   // Spark calls onQueryStarted synchronously on the query's thread, while the query is active:
   // take references only. Progress and termination are fallbacks (asynchronous: the query may be gone).
