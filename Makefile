@@ -122,8 +122,8 @@ screenshot: services colline ## load the captured skeleton run into Neo4j and sc
 	deploy/browser/screenshot.sh docs/img/browser-upstream.png
 
 # --- Listener version matrix (listener/README.md) ----------------------------------------------
-# One jar per Spark/Scala line the Maven mirror serves; 3.4/Scala 2.13 is not (no spark-parent_2.13:3.4.4).
-LISTENER_LINES ?= spark33-2.12 spark33-2.13 spark34-2.12 spark35-2.12 spark35-2.13 spark40-2.13 spark41-2.13
+# One jar per line of dev/spark/lines (the Spark/Scala lines the Maven mirror serves).
+LISTENER_LINES ?= $(shell dev/spark-lines profiles)
 
 .PHONY: listener-matrix
 listener-matrix: ## build the listener jar of every Spark/Scala line into listener/target
