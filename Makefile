@@ -125,6 +125,10 @@ screenshot: services colline ## load the captured skeleton run into Neo4j and sc
 # One jar per line of dev/spark/lines (the Spark/Scala lines the Maven mirror serves).
 LISTENER_LINES ?= $(shell dev/spark-lines profiles)
 
+.PHONY: lines
+lines: services ## run every line of dev/spark/lines: unit tests, the skeleton end to end, golden scenarios (LINES="3.3_2.12 4.0_2.13" for some)
+	dev/lines $(LINES)
+
 .PHONY: listener-matrix
 listener-matrix: ## build the listener jar of every Spark/Scala line into listener/target
 	@set -e; for p in $(LISTENER_LINES); do \
