@@ -41,17 +41,8 @@ var skeletonEdges = []string{
 	"shop.country_revenue#revenue => shop.top_countries INDIRECT/FILTER",
 }
 
-// sparkLines are the Spark lines the end-to-end test runs on: COLLINE_E2E_SPARK_LINES, default
-// the oldest and the newest line CI covers.
-func sparkLines() []string {
-	if v := os.Getenv("COLLINE_E2E_SPARK_LINES"); v != "" {
-		return strings.Fields(v)
-	}
-	return []string{"3.5_2.12", "4.1_2.13"}
-}
-
 func TestSkeletonEndToEnd(t *testing.T) {
-	for _, line := range sparkLines() {
+	for _, line := range sparkLines(t) {
 		t.Run("spark-"+line, func(t *testing.T) { testSkeleton(t, line) })
 	}
 }
