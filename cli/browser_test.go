@@ -280,6 +280,15 @@ func TestImpactQueries(t *testing.T) {
 	tables := map[string][]string{"u": {"s"}, "a": {"k", "v"}, "b": {"k", "v", "w"}, "c": {"x"}, "d": {"z"}, "e": {"q", "r"}}
 	feeds := [][3]string{{"u.s", "a.v", "a"}, {"a.v", "b.v", "b"}, {"b.w", "c.x", "c"}, {"a.k", "c.x", "c"}, {"b.v", "d.z", "d"}}
 	decides := [][3]string{{"a.k", "b", "b"}, {"d.z", "e", "e"}}
+	// n.k feeds near.x (1 relationship) and decides the rows of big (2 relationships: DECIDES_ROWS,
+	// HAS_COLUMN), whose 1200 columns exceed the query's LIMIT 1000: the nearest are kept.
+	bigCols := make([]string, 1200)
+	for i := range bigCols {
+		bigCols[i] = fmt.Sprintf("c%04d", i)
+	}
+	tables["n"], tables["near"], tables["big"] = []string{"k"}, []string{"x"}, bigCols
+	feeds = append(feeds, [3]string{"n.k", "near.x", "near"})
+	decides = append(decides, [3]string{"n.k", "big", "big"})
 	col := func(s string) string { return p + strings.Replace(s, ".", "#", 1) }
 	run := func(q string, params map[string]any) {
 		t.Helper()
@@ -358,5 +367,18 @@ WITH d UNWIND $cols AS c CREATE (d)-[:HAS_COLUMN]->(:Column {key: $ds + '#' + c,
 				t.Errorf("Reader.Downstream(%s, 4):\n got %q\nwant %q", tc.start, down, tc.down)
 			}
 		})
+	}
+
+	res, err := neo4j.ExecuteQuery(ctx, driver, queries["04-downstream-impact"], map[string]any{"column": col("n.k")}, neo4j.EagerResultTransformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rec := range res.Records {
+		cols, _ := rec.Values[1].([]any)
+		got = append(got, fmt.Sprintf("%s|%d columns|%v", cell(rec.Values[0], p), len(cols), rec.Values[2]))
+	}
+	if want := []string{"big|999 columns|1", "near|1 columns|1"}; !slices.Equal(got, want) {
+		t.Errorf("query 4 past its LIMIT:\n got %q\nwant %q", got, want)
 	}
 }
