@@ -159,7 +159,7 @@ func dedupe(rows []map[string]any) []map[string]any {
 const (
 	qOneHop = `MATCH (s:Column)-[:FEEDS]->(c:Column {key: $key}) RETURN s.key AS key`
 	// browser.md query 4 as graph model 2 shipped it (426cfc9), timed in the same run as the
-	// shipped one.
+	// shipped one, from the same start columns.
 	qImpactMerged = `MATCH p = ANY SHORTEST (:Column {key: $key})-[:FEEDS|DECIDES_ROWS|HAS_COLUMN]->{1,20}(d:Column)
 WITH d, size([r IN relationships(p) WHERE type(r) <> 'HAS_COLUMN']) AS hops
 ORDER BY hops LIMIT 1000
@@ -168,6 +168,9 @@ WITH ds, collect(DISTINCT d.name) AS columns, min(hops) AS hops
 RETURN ds.key AS dataset, columns, hops,
        COLLECT { MATCH (j:Job)-[:HAS_RUN]->(:Run)-[:WROTE]->(ds) RETURN DISTINCT j.key } AS viaJobs
 ORDER BY hops, dataset`
+	// browser.md query 5 as merged in 426cfc9: every path, not one per node.
+	qGraphMerged = `MATCH p = (:Column {key: $key})-[:FEEDS|DECIDES_ROWS|HAS_COLUMN*1..10]->(:Column)
+RETURN p`
 )
 
 // generatedTables returns the tables per layer of a graph generateGraph left, 0 if there is none.
@@ -253,6 +256,7 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 		{"upstream to depth 10, table (browser.md 3)", last, cypher(qUpstreamTable)},
 		{"impact as merged in 426cfc9 (before)", first, cypher(qImpactMerged)},
 		{"downstream impact (browser.md 4)", first, cypher(qDownstreamImpact)},
+		{"graph as merged in 426cfc9 (before)", first, cypher(qGraphMerged)},
 		{"downstream graph (browser.md 5)", first, cypher(qDownstreamGraph)},
 		{"graph.Reader.Upstream(key, 5)", last, keys(reader.Upstream)},
 		{"graph.Reader.Downstream(key, 5)", first, keys(reader.Downstream)},
