@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -380,5 +381,19 @@ WITH d UNWIND $cols AS c CREATE (d)-[:HAS_COLUMN]->(:Column {key: $ds + '#' + c,
 	}
 	if want := []string{"big|999 columns|1", "near|1 columns|1"}; !slices.Equal(got, want) {
 		t.Errorf("query 4 past its LIMIT:\n got %q\nwant %q", got, want)
+	}
+	// query 5: near.x (1 relationship), big (1), then 998 of big's columns (2)
+	res, err = neo4j.ExecuteQuery(ctx, driver, queries["05-downstream-graph"], map[string]any{"column": col("n.k")}, neo4j.EagerResultTransformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := map[string]int{}
+	for _, rec := range res.Records {
+		nodes := rec.Values[0].(dbtype.Path).Nodes
+		ds, _, _ := strings.Cut(strings.TrimPrefix(nodes[len(nodes)-1].Props["key"].(string), p), "#")
+		ends[ds]++
+	}
+	if want := map[string]int{"near": 1, "big": 999}; !maps.Equal(ends, want) {
+		t.Errorf("query 5 past its LIMIT: paths ending in %v, want %v", ends, want)
 	}
 }
