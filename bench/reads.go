@@ -296,10 +296,16 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 			q.name, p50*1000, p99*1000, lat[len(lat)-1]*1000, len(lat), rowsMax, msg)
 	}
 	base := p99s[queries[0].name]
+	before := ""
 	for _, q := range queries[1:] {
 		p99 := p99s[q.name]
+		if strings.HasSuffix(q.name, "(before)") { // the next query's same-run baseline
+			before = fmt.Sprintf("; %.0f ms %s", p99*1000, q.name)
+			continue
+		}
 		r.add(row{part: "e", metric: "p99 " + q.name, value: fmt.Sprintf("%.0f ms", p99*1000),
-			baseline: fmt.Sprintf("%.0f ms one-hop lookup", base*1000), target: "≤ 200 ms", met: p99 <= 0.2})
+			baseline: fmt.Sprintf("%.0f ms one-hop lookup%s", base*1000, before), target: "≤ 200 ms", met: p99 <= 0.2})
+		before = ""
 	}
 	return nil
 }
