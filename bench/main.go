@@ -48,6 +48,7 @@ func main() {
 		readTO     = flag.Duration("reads-timeout", 10*time.Second, "reads: timeout of one query")
 		readBudget = flag.Duration("reads-budget", 90*time.Second, "reads: most time spent sampling one query kind")
 		keepGraph  = flag.Bool("keep-graph", false, "do not wipe the graph at the end")
+		readReuse  = flag.Bool("reads-reuse", false, "reads: time the queries on the graph a previous -keep-graph run generated, if any, instead of generating one")
 	)
 	flag.Parse()
 	// The first interrupt stops the part running (the graph is still wiped at the end); a second
@@ -70,7 +71,7 @@ func main() {
 		case "rss":
 			return benchRSS(ctx, r, env, evs, *rssMB, *rssEvents, *rssLog, *rssEnv)
 		case "reads":
-			return benchReads(ctx, r, env, *readEdges, *readN, *readTO, *readBudget)
+			return benchReads(ctx, r, env, *readEdges, *readN, *readTO, *readBudget, *readReuse)
 		}
 		return fmt.Errorf("unknown part %q", part)
 	}, *keepGraph); err != nil {

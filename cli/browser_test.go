@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -250,4 +251,149 @@ func cell(v any, prefix string) string {
 		return "null"
 	}
 	return fmt.Sprint(v)
+}
+
+// TestImpactQueries: browser.md queries 4 and 5 and graph.Reader.Downstream on a small graph built
+// by hand, whose answers are known: a column's values (FEEDS) and the rows it decides (DECIDES_ROWS,
+// reaching every column of the dataset), the nearest distance in lineage steps when two paths
+// reach a column, the jobs that write, and nothing upstream.
+func TestImpactQueries(t *testing.T) {
+	uri := os.Getenv("COLLINE_TEST_NEO4J_URI")
+	if uri == "" {
+		t.Skip("COLLINE_TEST_NEO4J_URI is not set; run `dev/services start neo4j` and set it to bolt://127.0.0.1:17687")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	driver, err := graph.NewDriver(uri, os.Getenv("COLLINE_TEST_NEO4J_USER"), os.Getenv("COLLINE_TEST_NEO4J_PASSWORD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer driver.Close(context.Background())
+	b := make([]byte, 4)
+	rand.Read(b)
+	p := "test-" + hex.EncodeToString(b) + "/"
+	t.Cleanup(func() {
+		neo4j.ExecuteQuery(context.Background(), driver, `MATCH (n) WHERE n.key STARTS WITH $p DETACH DELETE n`,
+			map[string]any{"p": p}, neo4j.EagerResultTransformer)
+	})
+	// u.s -> a.v -> b.v -> d.z, d.z decides e's rows; a.k decides b's rows and feeds c.x directly
+	// (and b.w feeds c.x: a.k reaches c.x in 1 step, not 2); job j<x> writes dataset x.
+	tables := map[string][]string{"u": {"s"}, "a": {"k", "v"}, "b": {"k", "v", "w"}, "c": {"x"}, "d": {"z"}, "e": {"q", "r"}}
+	feeds := [][3]string{{"u.s", "a.v", "a"}, {"a.v", "b.v", "b"}, {"b.w", "c.x", "c"}, {"a.k", "c.x", "c"}, {"b.v", "d.z", "d"}}
+	decides := [][3]string{{"a.k", "b", "b"}, {"d.z", "e", "e"}}
+	// n.k feeds near.x (1 relationship) and decides the rows of big (2 relationships: DECIDES_ROWS,
+	// HAS_COLUMN), whose 1200 columns exceed the query's LIMIT 1000: the nearest are kept.
+	bigCols := make([]string, 1200)
+	for i := range bigCols {
+		bigCols[i] = fmt.Sprintf("c%04d", i)
+	}
+	tables["n"], tables["near"], tables["big"] = []string{"k"}, []string{"x"}, bigCols
+	feeds = append(feeds, [3]string{"n.k", "near.x", "near"})
+	decides = append(decides, [3]string{"n.k", "big", "big"})
+	col := func(s string) string { return p + strings.Replace(s, ".", "#", 1) }
+	run := func(q string, params map[string]any) {
+		t.Helper()
+		if _, err := neo4j.ExecuteQuery(ctx, driver, q, params, neo4j.EagerResultTransformer); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for ds, cols := range tables {
+		run(`CREATE (:Job {key: $ds + 'job'})-[:HAS_RUN]->(:Run {key: $ds + 'run'})-[:WROTE]->(d:Dataset {key: $ds})
+WITH d UNWIND $cols AS c CREATE (d)-[:HAS_COLUMN]->(:Column {key: $ds + '#' + c, name: c})`, map[string]any{"ds": p + ds, "cols": cols})
+	}
+	for _, f := range feeds {
+		run(`MATCH (s:Column {key: $s}), (t:Column {key: $t}) CREATE (s)-[:FEEDS {job: $j}]->(t)`, map[string]any{"s": col(f[0]), "t": col(f[1]), "j": p + f[2] + "job"})
+	}
+	for _, f := range decides {
+		run(`MATCH (s:Column {key: $s}), (t:Dataset {key: $t}) CREATE (s)-[:DECIDES_ROWS {job: $j}]->(t)`, map[string]any{"s": col(f[0]), "t": p + f[1], "j": p + f[2] + "job"})
+	}
+
+	queries := browserQueries(t)
+	for _, tc := range []struct {
+		start string
+		want  []string // query 4: dataset|columns|hops|viaJobs
+		paths []string // query 5: the nodes on the returned paths
+		down  []string // Reader.Downstream(start, 4)
+	}{
+		{"a.k",
+			[]string{"b|[k v w]|1|[bjob]", "c|[x]|1|[cjob]", "d|[z]|2|[djob]", "e|[q r]|3|[ejob]"},
+			[]string{"a#k", "b", "b#k", "b#v", "b#w", "c#x", "d#z", "e", "e#q", "e#r"},
+			[]string{"b#k", "b#v", "b#w", "c#x", "d#z"}}, // e's columns are 5 relationships away
+		{"a.v",
+			[]string{"b|[v]|1|[bjob]", "d|[z]|2|[djob]", "e|[q r]|3|[ejob]"},
+			[]string{"a#v", "b#v", "d#z", "e", "e#q", "e#r"},
+			[]string{"b#v", "d#z", "e#q", "e#r"}},
+		{"c.x", nil, nil, nil},
+	} {
+		t.Run(tc.start, func(t *testing.T) {
+			params := map[string]any{"column": col(tc.start)}
+			res, err := neo4j.ExecuteQuery(ctx, driver, queries["04-downstream-impact"], params, neo4j.EagerResultTransformer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, rec := range res.Records {
+				cells := make([]string, len(rec.Values))
+				for i, v := range rec.Values {
+					cells[i] = cell(v, p)
+				}
+				got = append(got, strings.Join(cells, "|"))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("query 4 rows:\n got %q\nwant %q", got, tc.want)
+			}
+
+			res, err = neo4j.ExecuteQuery(ctx, driver, queries["05-downstream-graph"], params, neo4j.EagerResultTransformer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := map[string]bool{}
+			for _, rec := range res.Records {
+				for _, n := range rec.Values[0].(dbtype.Path).Nodes {
+					keys[strings.TrimPrefix(n.Props["key"].(string), p)] = true
+				}
+			}
+			if got := sortedKeys(keys); !slices.Equal(got, tc.paths) {
+				t.Errorf("query 5 nodes on the paths:\n got %q\nwant %q", got, tc.paths)
+			}
+
+			down, err := graph.NewReader(driver, "").Downstream(ctx, col(tc.start), 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range down {
+				down[i] = strings.TrimPrefix(down[i], p)
+			}
+			if !slices.Equal(down, tc.down) && len(down)+len(tc.down) > 0 {
+				t.Errorf("Reader.Downstream(%s, 4):\n got %q\nwant %q", tc.start, down, tc.down)
+			}
+		})
+	}
+
+	res, err := neo4j.ExecuteQuery(ctx, driver, queries["04-downstream-impact"], map[string]any{"column": col("n.k")}, neo4j.EagerResultTransformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rec := range res.Records {
+		cols, _ := rec.Values[1].([]any)
+		got = append(got, fmt.Sprintf("%s|%d columns|%v", cell(rec.Values[0], p), len(cols), rec.Values[2]))
+	}
+	if want := []string{"big|999 columns|1", "near|1 columns|1"}; !slices.Equal(got, want) {
+		t.Errorf("query 4 past its LIMIT:\n got %q\nwant %q", got, want)
+	}
+	// query 5: near.x (1 relationship), big (1), then 998 of big's columns (2)
+	res, err = neo4j.ExecuteQuery(ctx, driver, queries["05-downstream-graph"], map[string]any{"column": col("n.k")}, neo4j.EagerResultTransformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := map[string]int{}
+	for _, rec := range res.Records {
+		nodes := rec.Values[0].(dbtype.Path).Nodes
+		ds, _, _ := strings.Cut(strings.TrimPrefix(nodes[len(nodes)-1].Props["key"].(string), p), "#")
+		ends[ds]++
+	}
+	if want := map[string]int{"near": 1, "big": 999}; !maps.Equal(ends, want) {
+		t.Errorf("query 5 past its LIMIT: paths ending in %v, want %v", ends, want)
+	}
 }

@@ -2,7 +2,7 @@
 // :param column => 'spark_catalog/shop.orders#amount'
 MATCH p = ANY SHORTEST (:Column {key: $column})-[:FEEDS|DECIDES_ROWS|HAS_COLUMN]->{1,20}(d:Column)
 WITH d, size([r IN relationships(p) WHERE type(r) <> 'HAS_COLUMN']) AS hops
-ORDER BY hops LIMIT 1000
+LIMIT 1000
 MATCH (ds:Dataset)-[:HAS_COLUMN]->(d)
 WITH ds, collect(DISTINCT d.name) AS columns, min(hops) AS hops
 RETURN ds.key AS dataset, columns, hops,
