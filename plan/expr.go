@@ -38,7 +38,7 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
 	case x.Class == "AttributeReference" || (x.Class == "OuterReference" && len(x.Children) == 0):
 		// an outer reference inside a subquery's plan names the outer attribute by exprId
 		if x.ExprID != nil {
-			out.addAll(through(r.lookup(i, *x.ExprID), c))
+			r.addAll(out, r.through(r.lookup(i, *x.ExprID), c))
 		}
 		return
 	case x.Class == "Literal":
@@ -54,7 +54,7 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
 		// so it stands for every child column: exact for serializers, whose child has one
 		for _, ch := range r.nodes[i].Children {
 			for _, d := range sortedScope(r.outputs(ch)) {
-				out.addAll(through(d, ectx{kind: max(c.kind, kindTransformation), indirect: c.indirect, masking: c.masking, expr: c.expr}))
+				r.addAll(out, r.through(d, ectx{kind: max(c.kind, kindTransformation), indirect: c.indirect, masking: c.masking, expr: c.expr}))
 			}
 		}
 		return
@@ -97,7 +97,7 @@ func (r *resolver) subquery(i int, x *events.Expr, c ectx, out deps) {
 	p := *x.Plan
 	value := ectx{kind: max(c.kind, kindTransformation), indirect: c.indirect, masking: c.masking, expr: c.expr}
 	for _, d := range sortedScope(r.outputs(p)) {
-		out.addAll(through(d, value))
+		r.addAll(out, r.through(d, value))
 	}
 	key := c
 	if key.indirect == "" {
