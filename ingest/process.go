@@ -31,6 +31,9 @@ type Extractor struct {
 	// MaxBytes is the largest message value decoded; a larger one fails with ErrTooLarge before
 	// any parsing, which bounds the memory one message can take. Default: DefaultMaxEventBytes.
 	MaxBytes int
+	// Budget bounds the work of extracting one event (plan.Budget; zero fields: plan.DefaultBudget).
+	// A plan over budget fails with plan.ErrTooComplex.
+	Budget plan.Budget
 }
 
 // DefaultMaxEventBytes is the default of Extractor.MaxBytes: 32 MiB, so that plans of 20 MB and
@@ -69,7 +72,7 @@ func (x Extractor) Process(msg kafka.Message) (graph.Item, error) {
 		return graph.Item{}, err
 	}
 	start = time.Now()
-	lin, err := plan.Extract(env)
+	lin, err := plan.ExtractWithin(env, x.Budget)
 	if err == nil {
 		err = graph.Check(graph.Item{Event: env, Lineage: lin})
 	}
@@ -92,6 +95,7 @@ const (
 	ReasonInvalidJSON        = "invalid_json"        // not JSON (including an empty message)
 	ReasonUnsupportedVersion = "unsupported_version" // a schema major version this consumer does not read
 	ReasonInvalidEvent       = "invalid_event"       // JSON, but not a valid event
+	ReasonTooComplex         = "too_complex"         // the plan is over a budget of plan.Budget (COLLINE_MAX_PLAN_*)
 	ReasonUnsupportedPlan    = "unsupported_plan"    // plan.Extract failed
 	ReasonInvalidLineage     = "invalid_lineage"     // the lineage cannot be stored as it is (graph.ErrInvalidItem)
 	ReasonWriteRejected      = "write_rejected"      // Neo4j rejected the event's data
@@ -99,7 +103,7 @@ const (
 )
 
 var reasons = []string{
-	ReasonTooLarge, ReasonTooDeep, ReasonInvalidJSON, ReasonUnsupportedVersion, ReasonInvalidEvent, ReasonUnsupportedPlan,
+	ReasonTooLarge, ReasonTooDeep, ReasonInvalidJSON, ReasonUnsupportedVersion, ReasonInvalidEvent, ReasonTooComplex, ReasonUnsupportedPlan,
 	ReasonInvalidLineage, ReasonWriteRejected, ReasonOther,
 }
 
@@ -116,6 +120,8 @@ func reason(err error) string {
 		return ReasonUnsupportedVersion
 	case errors.Is(err, events.ErrInvalid):
 		return ReasonInvalidEvent
+	case errors.Is(err, plan.ErrTooComplex):
+		return ReasonTooComplex
 	case errors.Is(err, plan.ErrUnsupported):
 		return ReasonUnsupportedPlan
 	case errors.Is(err, graph.ErrInvalidItem):

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/plan/hostile"
 )
 
 // event is a hand-built event (a unit-test input, not what Spark emits): INSERT INTO db.out
@@ -97,6 +100,46 @@ func TestExtractorReasons(t *testing.T) {
 	}
 }
 
+// TestHostilePlans sends the hostile shapes (a MUTATED captured event, see plan/hostile) through
+// the consumer's Processor with small budgets: each fails as too_complex, naming its budget, and
+// the same shape within the budget yields lineage.
+func TestHostilePlans(t *testing.T) {
+	base, err := os.ReadFile(filepath.Join("..", "plan", "testdata", hostile.Base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := plan.Budget{Depth: 50, Nodes: 100, Edges: 1000, Work: 100000}
+	for _, tc := range []struct {
+		shape  string
+		n      int
+		budget string // "" within budget
+	}{
+		{hostile.DeepFilters, 40, ""},
+		{hostile.DeepFilters, 60, plan.BudgetDepth},
+		{hostile.DeepFilters, 150, plan.BudgetNodes},
+		{hostile.WideFilter, 100, ""},
+		{hostile.WideFilter, 300, plan.BudgetEdges},
+		{hostile.Fanout, 300, ""},
+		{hostile.Fanout, 600, plan.BudgetEdges},
+	} {
+		data, err := hostile.Make(base, tc.shape, tc.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		item, err := Extractor{Budget: budget}.Process(kafka.Message{Value: data})
+		if tc.budget == "" {
+			if err != nil || item.Lineage == nil || len(item.Lineage.Edges) == 0 {
+				t.Errorf("%s %d: %v, want lineage", tc.shape, tc.n, err)
+			}
+			continue
+		}
+		var tce *plan.TooComplexError
+		if !errors.As(err, &tce) || tce.Budget != tc.budget || reason(err) != ReasonTooComplex {
+			t.Errorf("%s %d: %v (reason %s), want too_complex on the %s budget", tc.shape, tc.n, err, reason(err), tc.budget)
+		}
+	}
+}
+
 func TestReason(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
@@ -106,6 +149,7 @@ func TestReason(t *testing.T) {
 		{fmt.Errorf("x: %w", events.ErrUnsupportedVersion), ReasonUnsupportedVersion},
 		{fmt.Errorf("x: %w", events.ErrInvalid), ReasonInvalidEvent},
 		{fmt.Errorf("x: %w", plan.ErrUnsupported), ReasonUnsupportedPlan},
+		{fmt.Errorf("x: %w", &plan.TooComplexError{Budget: plan.BudgetDepth, Figure: 9, Limit: 8}), ReasonTooComplex},
 		{fmt.Errorf("x: %w", graph.ErrInvalidItem), ReasonInvalidLineage},
 		{errors.New("x"), ReasonOther},
 	} {

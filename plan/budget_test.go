@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/colline/colline/events"
+	"github.com/colline/colline/plan/hostile"
 )
 
 // TestBudgetHeadroom extracts every captured event (goldens and TPC-DS) and checks that the
@@ -53,5 +54,62 @@ func TestTooComplexError(t *testing.T) {
 	want := "plan too complex: plan nodes is 300000, the nodes budget is 200000 (raise COLLINE_MAX_PLAN_NODES if such plans are legitimate)"
 	if err.Error() != want {
 		t.Errorf("got  %s\nwant %s", err, want)
+	}
+}
+
+// TestHostileShapes extracts the hostile shapes (MUTATIONS of a captured event, see plan/hostile)
+// within and over each budget. A chain of Filters deeper than the depth budget used to overflow
+// the stack (a fatal error, not a panic: the consumer died on it, at 800,000 Filters); it is now
+// refused before resolution starts.
+func TestHostileShapes(t *testing.T) {
+	base, err := readEvent(filepath.Join("testdata", hostile.Base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		shape  string
+		n      int
+		budget Budget
+		over   string // the budget exceeded, "" none
+	}{
+		{hostile.DeepFilters, 3000, DefaultBudget, ""},
+		{hostile.DeepFilters, DefaultBudget.Depth + 10, DefaultBudget, BudgetDepth},
+		{hostile.WideFilter, 500, DefaultBudget, ""},
+		{hostile.WideFilter, 500, Budget{Edges: 1000}, BudgetEdges},
+		{hostile.Fanout, 500, DefaultBudget, ""},
+		{hostile.Fanout, 500, Budget{Work: 200}, BudgetWork},
+		{hostile.Fanout, 500, Budget{Nodes: 4}, BudgetNodes},
+	} {
+		data, err := hostile.Make(base, tc.shape, tc.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := events.Decode(data)
+		if err != nil {
+			t.Fatalf("%s %d: %v", tc.shape, tc.n, err)
+		}
+		lin, err := ExtractWithin(env, tc.budget)
+		var tce *TooComplexError
+		switch {
+		case tc.over == "" && (err != nil || len(lin.Edges) < 2):
+			t.Errorf("%s %d: %v, want lineage", tc.shape, tc.n, err)
+		case tc.over != "" && (!errors.As(err, &tce) || tce.Budget != tc.over):
+			t.Errorf("%s %d: %v, want the %s budget exceeded", tc.shape, tc.n, err, tc.over)
+		}
+	}
+}
+
+// TestDepthGuard checks the guard of resolution's own recursion, which backs the plan depth
+// check up where a lookup outside the children nests deeper.
+func TestDepthGuard(t *testing.T) {
+	r := newResolver(&events.Envelope{}, Budget{Depth: 3})
+	defer func() {
+		tce, ok := recover().(*TooComplexError)
+		if !ok || tce.Budget != BudgetDepth || tce.Figure != 4 {
+			t.Errorf("recovered %v, want the depth budget at 4", tce)
+		}
+	}()
+	for k := 0; k < 4; k++ {
+		r.enter()
 	}
 }
