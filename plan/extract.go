@@ -44,8 +44,8 @@ func Extract(env *events.Envelope) (lin *Lineage, err error) {
 func ExtractWithin(env *events.Envelope, b Budget) (lin *Lineage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			if tc, ok := p.(*TooComplexError); ok {
-				lin, err = nil, fmt.Errorf("event %s: %w", env.EventID, tc)
+			if e, ok := p.(error); ok && (errors.Is(e, ErrTooComplex) || errors.Is(e, ErrUnsupported)) {
+				lin, err = nil, fmt.Errorf("event %s: %w", env.EventID, e)
 				return
 			}
 			lin, err = nil, fmt.Errorf("%w: event %s: %v", ErrUnsupported, env.EventID, p)
@@ -70,6 +70,7 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 		tooComplex(BudgetDepth, d, b.Depth, true)
 	}
 	r := newResolver(env, b)
+	r.checkCTERefs()
 	for i := range env.Nodes {
 		if env.Markers.NestedWrite {
 			break // the outer command's event carries the same lineage with the real target
@@ -134,6 +135,24 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 	lin.Edges = sortedEdges(edges)
 	lin.RowDeps = sortedEdges(rows)
 	return lin, Budget{Depth: max(r.deepest, planDepth(env.Nodes)), Nodes: len(env.Nodes), Edges: r.edges, Work: r.work}
+}
+
+// checkCTERefs refuses a plan with a CTE reference whose definition is not in the event: the
+// reference's columns would have no source, and the lineage would look complete without them.
+func (r *resolver) checkCTERefs() {
+	for i := range r.nodes {
+		n := &r.nodes[i]
+		if shortClass(n.Class) != "CTERelationRef" {
+			continue
+		}
+		id, ok := intArg(n, "cteId")
+		if !ok {
+			panic(fmt.Errorf("%w: node %d (CTERelationRef) has no cteId argument, so its columns have no source; the plan is incomplete: file an issue with the event", ErrUnsupported, i))
+		}
+		if _, ok := r.cteDefs[id]; !ok {
+			panic(fmt.Errorf("%w: node %d (CTERelationRef) reads CTE %d, which no CTERelationDef in the event defines, so its columns have no source; the plan is incomplete: file an issue with the event", ErrUnsupported, i, id))
+		}
+	}
 }
 
 // sortedEdges renders edges sorted by target, then source.

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -50,15 +51,16 @@ func capturedEvents(tb testing.TB) []string {
 	return files
 }
 
-// extractOrBudget is extract, with only a budget's panic recovered.
+// extractOrBudget is extract, with only its explicit refusals recovered (a budget, an incomplete
+// plan).
 func extractOrBudget(env *events.Envelope) (lin *Lineage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			tc, ok := p.(*TooComplexError)
-			if !ok {
-				panic(p)
+			e, ok := p.(error)
+			if !ok || !(errors.Is(e, ErrTooComplex) || errors.Is(e, ErrUnsupported)) {
+				panic(p) // a refusal is no bug, any other panic is
 			}
-			err = tc
+			err = e
 		}
 	}()
 	return extract(env, DefaultBudget), nil
