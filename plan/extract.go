@@ -243,7 +243,7 @@ func (r *resolver) feed(s sink, target *Dataset, edges, rows map[[2]string]dep) 
 		if k < len(inputs) {
 			typ = types[inputs[k]]
 		}
-		target.addColumn(name, typ)
+		r.addColumn(target, name, typ)
 		col := ColumnKey(target.Key, name)
 		targets = append(targets, col)
 		if s.delta {

@@ -21,7 +21,8 @@ type resolver struct {
 	sinks   []sink
 	unknown map[string]int
 	changes []Change
-	rowDeps map[int]deps // memo of indirect
+	rowDeps map[int]deps                 // memo of indirect
+	columns map[*Dataset]map[string]bool // column keys of each dataset, for addColumn
 	budget  Budget
 	depth   int // nesting of outputs and indirect now
 	deepest int // the most depth reached
@@ -78,6 +79,7 @@ func newResolver(env *events.Envelope, b Budget) *resolver {
 		reads:   map[string]*Dataset{},
 		unknown: map[string]int{},
 		rowDeps: map[int]deps{},
+		columns: map[*Dataset]map[string]bool{},
 	}
 	for i := range env.Nodes {
 		n := &env.Nodes[i]
@@ -287,7 +289,7 @@ func (r *resolver) leaf(i int, cls string) (scope, bool) {
 		}
 		for k := range sets {
 			ds := r.read(sets[k])
-			ds.addColumn(a.Name, a.Type)
+			r.addColumn(ds, a.Name, a.Type)
 			d.add(ColumnKey(ds.Key, a.Name), dep{{kind: kindIdentity}})
 		}
 		s[a.ExprID] = d
@@ -379,13 +381,22 @@ func (r *resolver) read(d Dataset) *Dataset {
 	return &ds
 }
 
-func (d *Dataset) addColumn(name, typ string) {
+// addColumn adds a column to d unless d has it, in constant time: the column keys of every
+// dataset are indexed (a linear scan made wide writes quadratic).
+func (r *resolver) addColumn(d *Dataset, name, typ string) {
 	key := ColumnKey(d.Key, name)
-	for _, c := range d.Columns {
-		if c.Key == key {
-			return
+	have := r.columns[d]
+	if have == nil {
+		have = make(map[string]bool, len(d.Columns))
+		for _, c := range d.Columns {
+			have[c.Key] = true
 		}
+		r.columns[d] = have
 	}
+	if have[key] {
+		return
+	}
+	have[key] = true
 	d.Columns = append(d.Columns, Column{Key: key, Name: name, Type: typ})
 }
 
