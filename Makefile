@@ -43,10 +43,11 @@ unit: ## unit tests only (no services)
 	go test -race -count=1 ./...
 
 .PHONY: test
-test: lint services listener ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5 and 4.1), faults, chart
+test: lint services listener ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5 and 4.1), faults, security, chart
 	go test -race -count=1 ./...
 	go test -count=1 -tags e2e -v -timeout 30m ./e2e/
 	COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-3} $(MAKE) faults
+	$(MAKE) secure
 	$(MAKE) chart-test
 
 .PHONY: demo
@@ -60,6 +61,14 @@ clean: ## remove build outputs (keeps downloaded jars in .cache/jars)
 .PHONY: faults
 faults: ## fault tests (kill -9, Neo4j down, broker restart, poison, group) on private Kafka/Neo4j; COLLINE_FAULTS_EVENTS=5000
 	go test -tags e2e -count=1 -v -timeout 30m ./e2e/faults/
+
+.PHONY: secure
+secure: ## security tests: consumer through SASL_SSL/mTLS into Neo4j with auth + Bolt TLS, refusals, no secret logged (dev/secure-services)
+	go test -tags e2e -count=1 -v -timeout 20m ./e2e/secure/
+
+.PHONY: secure-services
+secure-services: ## start the secured Kafka (SASL_SSL, mTLS, ACLs) and Neo4j (auth, Bolt TLS) on 127.0.0.1 (idempotent)
+	dev/secure-services start all
 
 .PHONY: bench
 bench: services ## benchmarks (not a test, not in CI; WIPES the Neo4j graph): docs/benchmarks.md

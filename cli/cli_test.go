@@ -181,6 +181,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"replay"}, 2, "replay: no input files"},
 		{[]string{"replay", "--batch", "0", skeleton}, 2, "--batch 0"},
 		{[]string{"replay", "--neo4j", "http://x", skeleton}, 1, "neo4j driver for http://x"},
+		{[]string{"replay", "--password-file", "/nonexistent/pw", skeleton}, 1, "--password-file: open /nonexistent/pw"},
+		{[]string{"replay", "--ca-file", "/nonexistent/ca.pem", skeleton}, 1, "--ca-file: open /nonexistent/ca.pem"},
 		{[]string{"version"}, 0, "colline test"},
 	}
 	for _, tc := range tests {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/colline/colline/config"
 	"github.com/colline/colline/graph"
 )
 
@@ -18,8 +20,10 @@ const usage = `colline: column-level lineage of captured Spark plan events, offl
 
 usage:
   colline explain [--format table|dot|mermaid|json] FILE|DIR...
-  colline replay  [--neo4j URI] [--user NAME] [--database NAME] [--batch N] FILE|DIR...
-  colline upgrade [--brokers HOST:PORT,...] [--topic NAME] [--neo4j URI] [--user NAME] [--database NAME] [--batch N]
+  colline replay  [--neo4j URI] [--user NAME] [--password-file F] [--ca-file F] [--database NAME]
+                  [--batch N] FILE|DIR...
+  colline upgrade [--brokers HOST:PORT,...] [--topic NAME] [--neo4j URI] [--user NAME]
+                  [--password-file F] [--ca-file F] [--database NAME] [--batch N]
   colline version
 
 FILE is an event captured by the listener (spark.colline.output.dir) or a file of events, one
@@ -32,9 +36,12 @@ mermaid draw the union of all events; json is for scripts. In every format, cont
 characters in names (newlines, ESC, bidirectional overrides) are shown escaped (\n, \x1b, \u202e).
 Ctrl-C stops it, also in the middle of a large plan.
 
-replay writes the events to Neo4j through the consumer's writer (no Kafka needed). The password
-comes from COLLINE_NEO4J_PASSWORD; the other flags default to COLLINE_NEO4J_URI, _USER and
-_DATABASE. Writes are idempotent: replaying twice changes nothing.
+replay writes the events to Neo4j through the consumer's writer (no Kafka needed). The password (of replay and upgrade)
+comes from --password-file (a file, one trailing newline ignored), else COLLINE_NEO4J_PASSWORD_FILE,
+else COLLINE_NEO4J_PASSWORD, never from a flag; --ca-file (default COLLINE_NEO4J_TLS_CA_FILE) is the
+PEM CA bundle that signs the server's certificate, for bolt+s:// and neo4j+s://. The other flags
+default to COLLINE_NEO4J_URI, _USER and _DATABASE. Writes are idempotent: replaying twice changes
+nothing.
 
 upgrade moves a graph written by an older colline to the current graph model (a consumer refuses
 an older graph and names this command): it removes what the older model stored differently,
@@ -112,9 +119,7 @@ func explain(ctx context.Context, args []string, stdout io.Writer) error {
 func replay(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("colline replay", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	uri := fs.String("neo4j", envOr("COLLINE_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (env COLLINE_NEO4J_URI)")
-	user := fs.String("user", os.Getenv("COLLINE_NEO4J_USER"), "Neo4j user; empty: no authentication (env COLLINE_NEO4J_USER)")
-	database := fs.String("database", envOr("COLLINE_NEO4J_DATABASE", "neo4j"), "Neo4j database (env COLLINE_NEO4J_DATABASE)")
+	db := neo4jFlags(fs)
 	batch := fs.Int("batch", 100, "events per write transaction")
 	files, err := parse(fs, args)
 	if err != nil {
@@ -130,13 +135,13 @@ func replay(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w\nnothing written", err)
 	}
-	driver, err := graph.NewDriver(*uri, *user, os.Getenv("COLLINE_NEO4J_PASSWORD"))
+	w, closeDriver, err := db.writer()
 	if err != nil {
 		return err
 	}
-	defer driver.Close(context.WithoutCancel(ctx))
+	defer closeDriver(context.WithoutCancel(ctx))
 	start := time.Now()
-	if err := Replay(ctx, graph.NewWriter(driver, *database), evs, *batch); err != nil {
+	if err := Replay(ctx, w, evs, *batch); err != nil {
 		return err
 	}
 	edges, rows := 0, 0
@@ -145,8 +150,44 @@ func replay(ctx context.Context, args []string, stdout io.Writer) error {
 		rows += len(ev.Lineage.RowDeps)
 	}
 	fmt.Fprintf(stdout, "wrote %d events (%d column edges, %d row-level dependencies) to %s, database %s, in %s\n",
-		len(evs), edges, rows, *uri, *database, time.Since(start).Round(time.Millisecond))
+		len(evs), edges, rows, *db.uri, *db.database, time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// neo4jOpts are the flags of the commands that write to Neo4j (replay, upgrade).
+type neo4jOpts struct{ uri, user, database, passwordFile, caFile *string }
+
+func neo4jFlags(fs *flag.FlagSet) neo4jOpts {
+	return neo4jOpts{
+		uri:          fs.String("neo4j", envOr("COLLINE_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (env COLLINE_NEO4J_URI)"),
+		user:         fs.String("user", os.Getenv("COLLINE_NEO4J_USER"), "Neo4j user; empty: no authentication (env COLLINE_NEO4J_USER)"),
+		database:     fs.String("database", envOr("COLLINE_NEO4J_DATABASE", "neo4j"), "Neo4j database (env COLLINE_NEO4J_DATABASE)"),
+		passwordFile: fs.String("password-file", os.Getenv("COLLINE_NEO4J_PASSWORD_FILE"), "file holding the Neo4j password (env COLLINE_NEO4J_PASSWORD_FILE)"),
+		caFile:       fs.String("ca-file", os.Getenv("COLLINE_NEO4J_TLS_CA_FILE"), "PEM CAs of Neo4j's certificate, for +s URIs (env COLLINE_NEO4J_TLS_CA_FILE)"),
+	}
+}
+
+// writer connects to Neo4j: the password from --password-file, else COLLINE_NEO4J_PASSWORD.
+func (o neo4jOpts) writer() (*graph.Writer, func(context.Context) error, error) {
+	password := config.Secret(os.Getenv("COLLINE_NEO4J_PASSWORD"))
+	if *o.passwordFile != "" {
+		var err error
+		if password, err = config.ReadSecretFile(*o.passwordFile); err != nil {
+			return nil, nil, fmt.Errorf("--password-file: %w", err)
+		}
+	}
+	var tlsConfig *tls.Config
+	if *o.caFile != "" {
+		var err error
+		if tlsConfig, err = config.CAConfig(*o.caFile); err != nil {
+			return nil, nil, fmt.Errorf("--ca-file: %w", err)
+		}
+	}
+	driver, err := graph.NewDriver(*o.uri, *o.user, password.Reveal(), tlsConfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	return graph.NewWriter(driver, *o.database), driver.Close, nil
 }
 
 // parse parses flags that may come before, between or after the positional arguments (flag

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -26,9 +25,7 @@ func upgrade(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	brokers := fs.String("brokers", envOr("COLLINE_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka bootstrap servers, comma-separated (env COLLINE_KAFKA_BROKERS)")
 	topic := fs.String("topic", envOr("COLLINE_KAFKA_TOPIC", "colline.plans"), "topic of plan events (env COLLINE_KAFKA_TOPIC)")
-	uri := fs.String("neo4j", envOr("COLLINE_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (env COLLINE_NEO4J_URI)")
-	user := fs.String("user", os.Getenv("COLLINE_NEO4J_USER"), "Neo4j user; empty: no authentication (env COLLINE_NEO4J_USER)")
-	database := fs.String("database", envOr("COLLINE_NEO4J_DATABASE", "neo4j"), "Neo4j database (env COLLINE_NEO4J_DATABASE)")
+	db := neo4jFlags(fs)
 	batch := fs.Int("batch", 100, "events per write transaction")
 	rest, err := parse(fs, args)
 	if err != nil {
@@ -40,12 +37,12 @@ func upgrade(ctx context.Context, args []string, stdout io.Writer) error {
 	if *batch < 1 {
 		return usageError(fmt.Sprintf("--batch %d: must be at least 1", *batch))
 	}
-	driver, err := graph.NewDriver(*uri, *user, os.Getenv("COLLINE_NEO4J_PASSWORD"))
+	w, closeDriver, err := db.writer()
 	if err != nil {
 		return err
 	}
-	defer driver.Close(context.WithoutCancel(ctx))
-	return Upgrade(ctx, graph.NewWriter(driver, *database), strings.Split(*brokers, ","), *topic, *batch, stdout)
+	defer closeDriver(context.WithoutCancel(ctx))
+	return Upgrade(ctx, w, strings.Split(*brokers, ","), *topic, *batch, stdout)
 }
 
 // Upgrade runs the upgrade of w from topic (see upgrade), reporting progress to out.

@@ -44,6 +44,7 @@ type Config struct {
 	KafkaSASLMechanism         string `split_words:"true" desc:"empty (no SASL), PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"`
 	KafkaSASLUsername          string `split_words:"true" desc:"SASL user name"`
 	KafkaSASLPassword          Secret `split_words:"true" desc:"SASL password (never logged)"`
+	KafkaSASLPasswordFile      string `split_words:"true" desc:"file holding the SASL password (a mounted secret), instead of COLLINE_KAFKA_SASL_PASSWORD; one trailing newline is ignored"`
 	MaxEventBytes              int    `split_words:"true" default:"33554432" desc:"largest message value decoded (uncompressed); larger ones go to the dead-letter topic (reason too_large); unset, at most COLLINE_KAFKA_MAX_BYTES"`
 
 	MaxPlanDepth int `split_words:"true" default:"5000" desc:"longest chain of plan nodes extracted; deeper plans go to the dead-letter topic (reason too_complex)"`
@@ -51,11 +52,12 @@ type Config struct {
 	MaxPlanEdges int `split_words:"true" default:"500000" desc:"most lineage edges plus their transformations one event yields; more: dead letter, reason too_complex"`
 	MaxPlanWork  int `split_words:"true" default:"5000000" desc:"most source-column entries resolved for one event (bounds time and memory); more: dead letter, reason too_complex"`
 
-	Neo4jURI       string `split_words:"true" default:"bolt://127.0.0.1:17687" desc:"Neo4j URI: bolt://, neo4j:// (routing), with +s or +ssc for TLS"`
-	Neo4jUser      string `split_words:"true" desc:"Neo4j user; empty: no authentication"`
-	Neo4jPassword  Secret `split_words:"true" desc:"Neo4j password (never logged)"`
-	Neo4jDatabase  string `split_words:"true" default:"neo4j" desc:"Neo4j database"`
-	Neo4jTLSCaFile string `split_words:"true" desc:"PEM file of the CAs that sign Neo4j's certificate, for bolt+s:// and neo4j+s://; empty: the system roots"`
+	Neo4jURI          string `split_words:"true" default:"bolt://127.0.0.1:17687" desc:"Neo4j URI: bolt://, neo4j:// (routing), with +s or +ssc for TLS"`
+	Neo4jUser         string `split_words:"true" desc:"Neo4j user; empty: no authentication"`
+	Neo4jPassword     Secret `split_words:"true" desc:"Neo4j password (never logged)"`
+	Neo4jPasswordFile string `split_words:"true" desc:"file holding the Neo4j password (a mounted secret), instead of COLLINE_NEO4J_PASSWORD; one trailing newline is ignored"`
+	Neo4jDatabase     string `split_words:"true" default:"neo4j" desc:"Neo4j database"`
+	Neo4jTLSCaFile    string `split_words:"true" desc:"PEM file of the CAs that sign Neo4j's certificate, for bolt+s:// and neo4j+s://; empty: the system roots"`
 
 	MetricsInterval time.Duration `split_words:"true" default:"15s" desc:"how often the Kafka reader statistics and the group's lag are polled into the metrics"`
 	HTTPAddr        string        `split_words:"true" default:":9090" desc:"listen address of /metrics, /healthz and /readyz"`
@@ -80,7 +82,45 @@ func Load() (Config, error) {
 	if _, set := os.LookupEnv(Prefix + "_MAX_EVENT_BYTES"); !set && c.KafkaMaxBytes >= 1<<20 {
 		c.MaxEventBytes = min(c.MaxEventBytes, c.KafkaMaxBytes)
 	}
+	if err := errors.Join(
+		readSecret(&c.KafkaSASLPassword, "KAFKA_SASL_PASSWORD", c.KafkaSASLPasswordFile),
+		readSecret(&c.Neo4jPassword, "NEO4J_PASSWORD", c.Neo4jPasswordFile),
+	); err != nil {
+		return c, err
+	}
 	return c, c.Validate()
+}
+
+// readSecret sets *s from file when file is not empty; name is the variable without prefix.
+// Setting both the variable and its _FILE form is an error: which one wins would be a guess.
+func readSecret(s *Secret, name, file string) error {
+	if file == "" {
+		return nil
+	}
+	if *s != "" {
+		return fmt.Errorf("%s_%s and %s_%s_FILE are both set; keep one", Prefix, name, Prefix, name)
+	}
+	v, err := ReadSecretFile(file)
+	if err != nil {
+		return fmt.Errorf("%s_%s_FILE: %w", Prefix, name, err)
+	}
+	*s = v
+	return nil
+}
+
+// ReadSecretFile reads a secret from a file (a Kubernetes secret volume, a Docker secret): the
+// whole file without one trailing newline. An empty file is an error. Errors name the file, never
+// its content.
+func ReadSecretFile(file string) (Secret, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	v := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	if v == "" {
+		return "", fmt.Errorf("%s is empty", file)
+	}
+	return Secret(v), nil
 }
 
 // Usage writes the table of variables with their defaults and descriptions.
@@ -279,9 +319,18 @@ func (c Config) Neo4jTLSConfig() (*tls.Config, error) {
 	if c.Neo4jTLSCaFile == "" {
 		return nil, nil
 	}
-	pool, err := certPool(c.Neo4jTLSCaFile)
+	t, err := CAConfig(c.Neo4jTLSCaFile)
 	if err != nil {
 		return nil, fmt.Errorf("%s_NEO4J_TLS_CA_FILE: %w", Prefix, err)
+	}
+	return t, nil
+}
+
+// CAConfig returns a TLS configuration (TLS 1.2 or later) that trusts the CAs of a PEM file only.
+func CAConfig(file string) (*tls.Config, error) {
+	pool, err := certPool(file)
+	if err != nil {
+		return nil, err
 	}
 	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}, nil
 }
@@ -345,6 +394,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("kafka_sasl_mechanism", c.KafkaSASLMechanism),
 		slog.String("kafka_sasl_username", c.KafkaSASLUsername),
 		slog.String("kafka_sasl_password", c.KafkaSASLPassword.String()),
+		slog.String("kafka_sasl_password_file", c.KafkaSASLPasswordFile),
 		slog.Int("max_event_bytes", c.MaxEventBytes),
 		slog.Int("max_plan_depth", c.MaxPlanDepth),
 		slog.Int("max_plan_nodes", c.MaxPlanNodes),
@@ -353,6 +403,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("neo4j_uri", c.Neo4jURI),
 		slog.String("neo4j_user", c.Neo4jUser),
 		slog.String("neo4j_password", c.Neo4jPassword.String()),
+		slog.String("neo4j_password_file", c.Neo4jPasswordFile),
 		slog.String("neo4j_database", c.Neo4jDatabase),
 		slog.String("neo4j_tls_ca_file", c.Neo4jTLSCaFile),
 		slog.String("http_addr", c.HTTPAddr),

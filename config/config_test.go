@@ -278,3 +278,59 @@ func TestKafkaSecurity(t *testing.T) {
 		t.Errorf("Load with a CA and bolt:// = %v", err)
 	}
 }
+
+// TestPasswordFiles reads both passwords from files (one trailing newline dropped), and rejects
+// a variable set both ways, a missing file and an empty one without showing any content.
+func TestPasswordFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	kafkaFile, neo4jFile := write("kafka", "k4fka pw\n"), write("neo4j", "n3o\r\n")
+	base := func() {
+		clearEnv(t)
+		t.Setenv("COLLINE_KAFKA_SASL_MECHANISM", "SCRAM-SHA-512")
+		t.Setenv("COLLINE_KAFKA_SASL_USERNAME", "colline")
+		t.Setenv("COLLINE_NEO4J_USER", "neo4j")
+	}
+	base()
+	t.Setenv("COLLINE_KAFKA_SASL_PASSWORD_FILE", kafkaFile)
+	t.Setenv("COLLINE_NEO4J_PASSWORD_FILE", neo4jFile)
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.KafkaSASLPassword.Reveal() != "k4fka pw" || c.Neo4jPassword.Reveal() != "n3o" {
+		t.Errorf("passwords = %q, %q", c.KafkaSASLPassword.Reveal(), c.Neo4jPassword.Reveal())
+	}
+
+	for name, tc := range map[string]struct {
+		env  map[string]string
+		want string
+	}{
+		"both": {map[string]string{"COLLINE_KAFKA_SASL_PASSWORD_FILE": kafkaFile, "COLLINE_KAFKA_SASL_PASSWORD": "inline-pw"},
+			"COLLINE_KAFKA_SASL_PASSWORD and COLLINE_KAFKA_SASL_PASSWORD_FILE are both set"},
+		"missing": {map[string]string{"COLLINE_KAFKA_SASL_PASSWORD_FILE": filepath.Join(dir, "nope")},
+			"COLLINE_KAFKA_SASL_PASSWORD_FILE: open " + filepath.Join(dir, "nope")},
+		"empty": {map[string]string{"COLLINE_KAFKA_SASL_PASSWORD": "x", "COLLINE_NEO4J_PASSWORD_FILE": write("empty", "\n")},
+			"COLLINE_NEO4J_PASSWORD_FILE: " + filepath.Join(dir, "empty") + " is empty"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			base()
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			_, err := Load()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Load = %v, want an error with %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "inline-pw") || strings.Contains(err.Error(), "k4fka") {
+				t.Errorf("the error shows a password: %v", err)
+			}
+		})
+	}
+}

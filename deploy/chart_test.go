@@ -3,6 +3,7 @@ package deploy
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -105,11 +106,18 @@ func checkDeployment(t *testing.T, objs []object, vars []string) {
 			t.Errorf("Deployment %s: got %v, want %v", k, want[k], v)
 		}
 	}
-	// The Secret in envFrom is the rendered one, or the existing one, or none.
+	// The Secret in envFrom is the rendered one, or the existing one, or none (with
+	// secret.asFiles it is mounted instead: checkSecretFiles).
 	secretRef, _ := get(c, "envFrom", 1, "secretRef", "name").(string)
-	if s := find(objs, "Secret"); s != nil && secretRef != s.Name {
+	data := get(find(objs, "ConfigMap").Doc, "data").(map[string]any)
+	_, asFiles := data["COLLINE_NEO4J_PASSWORD_FILE"]
+	if _, kafka := data["COLLINE_KAFKA_SASL_PASSWORD_FILE"]; kafka {
+		asFiles = true
+	}
+	if s := find(objs, "Secret"); s != nil && secretRef != s.Name && !asFiles {
 		t.Errorf("envFrom secretRef %q, rendered Secret %q", secretRef, s.Name)
 	}
+	checkSecretFiles(t, objs)
 	// Every variable the ConfigMap sets is one the consumer reads (extraEnv may add others: they
 	// are marked in the CI values by names the consumer does not know, and skipped here).
 	for k := range get(find(objs, "ConfigMap").Doc, "data").(map[string]any) {
@@ -117,6 +125,82 @@ func checkDeployment(t *testing.T, objs []object, vars []string) {
 			t.Errorf("ConfigMap sets %s, which the consumer does not read (its variables: %v)", k, vars)
 		}
 	}
+}
+
+// checkSecretFiles: each *_PASSWORD_FILE the ConfigMap sets names a key of the Secret, mounted
+// read-only from a secret volume; and then no Secret is in envFrom (no password in the environment).
+func checkSecretFiles(t *testing.T, objs []object) {
+	t.Helper()
+	d := find(objs, "Deployment")
+	pod := get(d.Doc, "spec", "template", "spec")
+	c := get(pod, "containers", 0)
+	data := get(find(objs, "ConfigMap").Doc, "data").(map[string]any)
+	for _, k := range []string{"COLLINE_NEO4J_PASSWORD_FILE", "COLLINE_KAFKA_SASL_PASSWORD_FILE"} {
+		p, ok := data[k].(string)
+		if !ok {
+			continue
+		}
+		if ref := get(c, "envFrom", 1, "secretRef", "name"); ref != nil {
+			t.Errorf("%s is set, yet the Secret %v is also passed as variables", k, ref)
+		}
+		dir, key := path.Dir(p), path.Base(p)
+		var volume string
+		for i := 0; get(c, "volumeMounts", i) != nil; i++ {
+			if get(c, "volumeMounts", i, "mountPath") == dir && get(c, "volumeMounts", i, "readOnly") == true {
+				volume, _ = get(c, "volumeMounts", i, "name").(string)
+			}
+		}
+		var secretName any
+		for i := 0; get(pod, "volumes", i) != nil; i++ {
+			if get(pod, "volumes", i, "name") == volume {
+				secretName = get(pod, "volumes", i, "secret", "secretName")
+			}
+		}
+		if volume == "" || secretName == nil {
+			t.Errorf("%s=%s: no read-only secret volume mounted at %s", k, p, dir)
+			continue
+		}
+		if s := find(objs, "Secret"); s != nil {
+			if s.Name != secretName {
+				t.Errorf("%s: volume of Secret %v, rendered Secret %s", k, secretName, s.Name)
+			}
+			if get(s.Doc, "data", key) == nil {
+				t.Errorf("%s=%s: the Secret has no key %s", k, p, key)
+			}
+		}
+	}
+}
+
+// TestChartSecretFiles: with secret.asFiles (ci/secure-files-values.yaml) both passwords come from
+// files and neither is in the environment; the CA and client certificate paths are set.
+func TestChartSecretFiles(t *testing.T) {
+	m, err := render(t, kubeVersions[0], "-f", filepath.Join(chart, "ci", "secure-files-values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := split(t, m)
+	data := get(find(objs, "ConfigMap").Doc, "data").(map[string]any)
+	for k, want := range map[string]string{
+		"COLLINE_NEO4J_PASSWORD_FILE":      "/etc/colline/secrets/COLLINE_NEO4J_PASSWORD",
+		"COLLINE_KAFKA_SASL_PASSWORD_FILE": "/etc/colline/secrets/COLLINE_KAFKA_SASL_PASSWORD",
+		"COLLINE_KAFKA_TLS_CA_FILE":        "/etc/colline/tls/ca.pem",
+		"COLLINE_KAFKA_TLS_CERT_FILE":      "/etc/colline/tls/client.pem",
+		"COLLINE_NEO4J_TLS_CA_FILE":        "/etc/colline/tls/ca.pem",
+		"COLLINE_KAFKA_SASL_MECHANISM":     "SCRAM-SHA-512",
+	} {
+		if data[k] != want {
+			t.Errorf("ConfigMap %s = %v, want %s", k, data[k], want)
+		}
+	}
+	for _, k := range []string{"COLLINE_NEO4J_PASSWORD", "COLLINE_KAFKA_SASL_PASSWORD"} {
+		if _, ok := data[k]; ok {
+			t.Errorf("ConfigMap sets %s", k)
+		}
+	}
+	if strings.Count(m, "secretRef:") != 0 {
+		t.Errorf("a Secret is passed with envFrom:\n%s", m)
+	}
+	checkSecretFiles(t, objs)
 }
 
 // TestChartRejects: contradictory or missing values fail with a message that says what to do.
@@ -133,6 +217,7 @@ func TestChartRejects(t *testing.T) {
 		{"password and existing Secret", append(slices.Clone(base), "--set", "secret.existingSecret=s"), "only one of secret.existingSecret and secret.neo4jPassword"},
 		{"password without user", append(slices.Clone(base), "--set", "config.neo4j.user="), "config.neo4j.user is empty"},
 		{"password with create=false", append(slices.Clone(base), "--set", "secret.create=false"), "secret.create is false"},
+		{"secret files with secret variables", append(slices.Clone(base), "--set", "secret.asFiles=true", "--set", "secret.extraEnv.COLLINE_X=y"), "secret.asFiles turns off"},
 		{"both PDB bounds", append(slices.Clone(base), "--set", "podDisruptionBudget.enabled=true", "--set", "podDisruptionBudget.minAvailable=1"), "only one of minAvailable and maxUnavailable"},
 		{"schema: bad log level", append(slices.Clone(base), "--set", "config.logLevel=verbose"), "logLevel"},
 		{"schema: misspelt key", append(slices.Clone(base), "--set", "topologySpreadContraints[0].maxSkew=1"), "topologySpreadContraints"},

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -256,7 +257,12 @@ func topicError(meta *kafka.MetadataResponse) error {
 	if len(meta.Topics) == 0 {
 		return fmt.Errorf("no such topic")
 	}
-	return meta.Topics[0].Error
+	err := meta.Topics[0].Error
+	if errors.Is(err, kafka.UnknownTopicOrPartition) {
+		// A broker with ACLs answers so for a topic the principal may not Describe, too.
+		return fmt.Errorf("%w (or this user may not Describe it: check the topic name and the ACLs)", err)
+	}
+	return err
 }
 
 // Ping checks that a Kafka broker answers a metadata request for topic. sec, at most one, secures

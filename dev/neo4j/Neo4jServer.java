@@ -1,11 +1,16 @@
 // Local Neo4j 5.26 (Community) for colline development and tests: Bolt + HTTP + Neo4j Browser,
-// auth off, listening on 127.0.0.1 only. Started by `dev/services start neo4j`; run by hand with
+// listening on 127.0.0.1 only; auth off and no TLS unless asked (dev/secure-services asks). Started by `dev/services start neo4j`; run by hand with
 //
 //   java -Xmx1g --add-opens=... -cp '.cache/jars/neo4j/*' dev/neo4j/Neo4jServer.java <work-dir>
 //
 // (single-file source launch, no javac step). Settings come from system properties:
 //   -Dcolline.neo4j.bolt.port=17687  -Dcolline.neo4j.http.port=17474
 //   -Dcolline.neo4j.host=127.0.0.1   -Dcolline.neo4j.pagecache.mb=64
+//   -Dcolline.neo4j.password.file=F  auth on; the user neo4j gets the password in F (first line)
+//                                    at every start, before READY (the file, not the command line,
+//                                    so that the password shows in no process list)
+//   -Dcolline.neo4j.tls.dir=D        Bolt requires TLS and the HTTP port serves HTTPS only, with
+//                                    D/private.key (PKCS#8 PEM) and D/public.crt (PEM chain)
 //
 // Layout under <work-dir>:
 //   data/   the store (databases + transaction logs); survives restarts, delete it to reset
@@ -22,6 +27,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.stream.Stream;
 import org.neo4j.configuration.GraphDatabaseSettings;
@@ -30,7 +36,11 @@ import org.neo4j.configuration.connectors.BoltConnectorInternalSettings;
 import org.neo4j.configuration.connectors.HttpConnector;
 import org.neo4j.configuration.connectors.HttpsConnector;
 import org.neo4j.configuration.helpers.SocketAddress;
+import org.neo4j.configuration.ssl.ClientAuth;
+import org.neo4j.configuration.ssl.SslPolicyConfig;
+import org.neo4j.configuration.ssl.SslPolicyScope;
 import org.neo4j.harness.Neo4j;
+import org.neo4j.harness.Neo4jBuilder;
 import org.neo4j.harness.Neo4jBuilders;
 import org.neo4j.io.ByteUnit;
 import org.neo4j.server.configuration.ServerSettings;
@@ -46,6 +56,8 @@ public class Neo4jServer {
         int boltPort = Integer.getInteger("colline.neo4j.bolt.port", 17687);
         int httpPort = Integer.getInteger("colline.neo4j.http.port", 17474);
         long pageCacheMb = Long.getLong("colline.neo4j.pagecache.mb", 64L);
+        String passwordFile = System.getProperty("colline.neo4j.password.file", "");
+        String tlsDir = System.getProperty("colline.neo4j.tls.dir", "");
 
         Path data = work.resolve("data");
         Path logs = work.resolve("logs");
@@ -58,7 +70,10 @@ public class Neo4jServer {
         long t0 = System.nanoTime();
         Neo4j db;
         try {
-            db = build(home, data, logs, host, boltPort, httpPort, pageCacheMb);
+            db = build(home, data, logs, host, boltPort, httpPort, pageCacheMb, tlsDir, !passwordFile.isEmpty());
+            if (!passwordFile.isEmpty()) {
+                setPassword(db, Path.of(passwordFile));
+            }
         } catch (Throwable t) {
             // Neo4j may leave non-daemon threads behind: exit explicitly so the caller sees it.
             System.out.println("NEO4J_FAILED " + t);
@@ -88,18 +103,21 @@ public class Neo4jServer {
         // that the READY line is a promise a client can rely on.
         awaitPort(host, boltPort);
         awaitPort(host, httpPort);
-        System.out.printf("NEO4J_READY bolt://%s:%d http://%s:%d (harness %s, started in %.1fs, data %s)%n",
-                host, boltPort, host, httpPort, db.boltURI(), (System.nanoTime() - t0) / 1e9, data);
+        boolean tls = !tlsDir.isEmpty();
+        System.out.printf("NEO4J_READY %s://%s:%d %s://%s:%d (harness %s, auth %s, started in %.1fs, data %s)%n",
+                tls ? "bolt+s" : "bolt", host, boltPort, tls ? "https" : "http", host, httpPort, db.boltURI(),
+                passwordFile.isEmpty() ? "off" : "on", (System.nanoTime() - t0) / 1e9, data);
         System.out.flush();
         stopped.await();
     }
 
     private static Neo4j build(Path home, Path data, Path logs, String host, int boltPort, int httpPort,
-            long pageCacheMb) {
-        return Neo4jBuilders.newInProcessBuilder(home)
+            long pageCacheMb, String tlsDir, boolean auth) {
+        boolean tls = !tlsDir.isEmpty();
+        Neo4jBuilder b = Neo4jBuilders.newInProcessBuilder(home)
                 .withConfig(GraphDatabaseSettings.data_directory, data)
                 .withConfig(GraphDatabaseSettings.logs_directory, logs)
-                .withConfig(GraphDatabaseSettings.auth_enabled, false)
+                .withConfig(GraphDatabaseSettings.auth_enabled, auth)
                 .withConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(pageCacheMb))
                 .withConfig(GraphDatabaseSettings.udc_enabled, false)
                 .withConfig(ServerSettings.allow_telemetry, false) // Neo4j Browser: no usage analytics
@@ -109,14 +127,49 @@ public class Neo4jServer {
                 .withConfig(BoltConnector.enabled, true)
                 .withConfig(BoltConnector.listen_address, new SocketAddress(host, boltPort))
                 .withConfig(BoltConnector.advertised_address, new SocketAddress(host, boltPort))
-                .withConfig(HttpConnector.enabled, true)
-                .withConfig(HttpConnector.listen_address, new SocketAddress(host, httpPort))
-                .withConfig(HttpConnector.advertised_address, new SocketAddress(host, httpPort))
-                .withConfig(HttpsConnector.enabled, false)
                 // Bolt waits 5 s by default for connections and worker threads at shutdown.
                 .withConfig(BoltConnectorInternalSettings.connection_shutdown_wait_time, Duration.ofSeconds(1))
-                .withConfig(BoltConnectorInternalSettings.thread_pool_shutdown_wait_time, Duration.ofSeconds(1))
-                .build();
+                .withConfig(BoltConnectorInternalSettings.thread_pool_shutdown_wait_time, Duration.ofSeconds(1));
+        if (!tls) {
+            return b.withConfig(HttpConnector.enabled, true)
+                    .withConfig(HttpConnector.listen_address, new SocketAddress(host, httpPort))
+                    .withConfig(HttpConnector.advertised_address, new SocketAddress(host, httpPort))
+                    .withConfig(HttpsConnector.enabled, false)
+                    .build();
+        }
+        Path dir = Path.of(tlsDir).toAbsolutePath();
+        b = b.withConfig(BoltConnector.encryption_level, BoltConnector.EncryptionLevel.REQUIRED)
+                .withConfig(HttpConnector.enabled, false)
+                .withConfig(HttpsConnector.enabled, true)
+                .withConfig(HttpsConnector.listen_address, new SocketAddress(host, httpPort))
+                .withConfig(HttpsConnector.advertised_address, new SocketAddress(host, httpPort));
+        for (SslPolicyScope scope : new SslPolicyScope[] {SslPolicyScope.BOLT, SslPolicyScope.HTTPS}) {
+            SslPolicyConfig p = SslPolicyConfig.forScope(scope);
+            b = b.withConfig(p.enabled, true)
+                    .withConfig(p.base_directory, dir)
+                    .withConfig(p.private_key, dir.resolve("private.key"))
+                    .withConfig(p.public_certificate, dir.resolve("public.crt"))
+                    .withConfig(p.trusted_dir, dir.resolve("trusted"))
+                    .withConfig(p.revoked_dir, dir.resolve("revoked"))
+                    .withConfig(p.client_auth, ClientAuth.NONE);
+        }
+        return b.build();
+    }
+
+    // setPassword gives the user neo4j the password in file (first line) and drops the "change
+    // required" flag; run at every start, so that a new password in the file takes effect.
+    private static void setPassword(Neo4j db, Path file) throws IOException {
+        String pw = Files.readAllLines(file).get(0).strip();
+        try {
+            db.databaseManagementService().database("system").executeTransactionally(
+                    "ALTER USER neo4j SET PASSWORD $pw CHANGE NOT REQUIRED", Map.of("pw", pw));
+        } catch (RuntimeException e) {
+            // A restart with the same file: Neo4j refuses to "change" to the current password.
+            if (!String.valueOf(e.getMessage()).contains("cannot be the same")
+                    && !String.valueOf(e.getCause()).contains("cannot be the same")) {
+                throw e;
+            }
+        }
     }
 
     private static void awaitPort(String host, int port) throws InterruptedException {

@@ -93,6 +93,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if and .Values.secret.existingSecret .Values.secret.kafkaSaslPassword }}
 {{- fail "only one of secret.existingSecret and secret.kafkaSaslPassword may be set" }}
 {{- end }}
+{{- if and .Values.secret.asFiles .Values.secret.extraEnv }}
+{{- fail "secret.extraEnv is passed as variables, which secret.asFiles turns off: move those variables to config.extraEnv or a mounted file" }}
+{{- end }}
 {{- if and .Values.config.kafka.sasl.mechanism (not .Values.config.kafka.sasl.username) }}
 {{- fail "config.kafka.sasl.username is required with config.kafka.sasl.mechanism" }}
 {{- end }}
