@@ -22,6 +22,7 @@ var hostileSizes = map[string][]int{
 	hostile.DeepFilters: {2000, 4000, 150000},
 	hostile.WideFilter:  {20000, 40000},
 	hostile.Fanout:      {25000, 50000},
+	hostile.HotAttr:     {4000, 8000},
 }
 
 // benchHostile extracts each hostile shape at its sizes, each in a child process (this binary

@@ -79,6 +79,10 @@ func TestHostileShapes(t *testing.T) {
 		{hostile.Fanout, 500, DefaultBudget, ""},
 		{hostile.Fanout, 500, Budget{Work: 200}, BudgetWork},
 		{hostile.Fanout, 500, Budget{Nodes: 4}, BudgetNodes},
+		// an attribute reading 1,000 columns referenced 1,000 times: its sources are merged once
+		// (about 10,000 entries of work), not once per reference (1,000,000)
+		{hostile.HotAttr, 1000, Budget{Work: 50_000}, ""},
+		{hostile.HotAttr, 1000, Budget{Work: 2_000}, BudgetWork},
 	} {
 		data, err := hostile.Make(base, tc.shape, tc.n)
 		if err != nil {

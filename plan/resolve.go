@@ -545,11 +545,11 @@ func (r *resolver) allRefs(i int) deps {
 }
 
 func (r *resolver) exprDeps(i int, list []events.Expr, c ectx) deps {
-	d := deps{}
+	out := newAcc()
 	for k := range list {
-		r.addAll(d, r.expr(i, &list[k], c))
+		r.walk(i, &list[k], c, out)
 	}
-	return d
+	return out.d
 }
 
 func expandRows(n *events.Node) [][]*events.Expr {

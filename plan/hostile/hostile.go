@@ -19,10 +19,11 @@ const (
 	DeepFilters = "deep-filters" // n Filters chained under the write's query
 	WideFilter  = "wide-filter"  // n more columns, all in the filter condition (df.na.drop()) and all written
 	Fanout      = "fanout"       // one column fanned out to n written columns
+	HotAttr     = "hot-attr"     // an attribute reading n columns, referenced n times by one written column
 )
 
 // Shapes lists every shape.
-var Shapes = []string{DeepFilters, WideFilter, Fanout}
+var Shapes = []string{DeepFilters, WideFilter, Fanout, HotAttr}
 
 // Base is the captured event the shapes start from: INSERT INTO dst SELECT id, name FROM src
 // WHERE amount > 10 AND kind = 'buy' (Spark 3.5, plan/testdata/spark-3.5/filter_where); a write,
@@ -96,6 +97,34 @@ func Make(base []byte, shape string, n int) ([]byte, error) {
 			if w != nil && len(w.Columns) > 0 {
 				w.Columns = append(w.Columns, name)
 			}
+		}
+	case HotAttr:
+		// a Project between the Project and the Filter computes x = concat(n columns); the top
+		// Project writes concat(x, x, ... n times)
+		attrs := widen(&env, f, p, n)
+		shift(&env, f, 1)
+		id := maxExprID(&env) + 1
+		x := events.Attribute{ExprID: id, Name: "x", Type: "string", Nullable: true}
+		var reads, refs []events.Expr
+		for _, a := range attrs {
+			reads = append(reads, ref(a))
+		}
+		for k := 0; k < n; k++ {
+			refs = append(refs, ref(x))
+		}
+		mid := events.Node{ID: f, Class: strings.TrimSuffix(env.Nodes[p].Class, "Project") + "Project", Children: []int{f + 1},
+			Output: append(append([]events.Attribute(nil), env.Nodes[f].Output...), x),
+			Exprs:  map[string][]events.Expr{"projectList": append(append([]events.Expr(nil), reads...), events.Expr{Class: "Alias", ExprID: ptr(id), Name: "x", Type: "string", SQL: "concat(...) AS x", Children: []events.Expr{{Class: "Concat", Type: "string", Children: reads}}})}}
+		env.Nodes = append(env.Nodes[:f], append([]events.Node{mid}, env.Nodes[f:]...)...)
+		for i := f + 1; i < len(env.Nodes); i++ {
+			env.Nodes[i].ID = i
+		}
+		env.Nodes[p].Children = []int{f}
+		y := events.Attribute{ExprID: id + 1, Name: "y", Type: "string", Nullable: true}
+		env.Nodes[p].Exprs["projectList"] = append(env.Nodes[p].Exprs["projectList"], events.Expr{Class: "Alias", ExprID: ptr(y.ExprID), Name: "y", Type: "string", SQL: "concat(x, ...) AS y", Children: []events.Expr{{Class: "Concat", Type: "string", Children: refs}}})
+		env.Nodes[p].Output = append(env.Nodes[p].Output, y)
+		if w := write(&env); w != nil && len(w.Columns) > 0 {
+			w.Columns = append(w.Columns, y.Name)
 		}
 	default:
 		return nil, fmt.Errorf("hostile: unknown shape %q (one of %s)", shape, strings.Join(Shapes, ", "))
