@@ -21,8 +21,9 @@ consumer: ## build bin/colline-consumer (the same flags as the Dockerfile)
 	$(GO_BUILD) -o bin/colline-consumer ./cmd/consumer
 
 .PHONY: listener
-listener: ## build the listener jar for Spark 3.5 / Scala 2.12
-	mvn -B -q -f listener/pom.xml package -DskipTests
+listener: ## build the listener jar for Spark 3.5 / Scala 2.12, running its unit tests (listener/src/test)
+	mvn -B -q -f listener/pom.xml package
+	@listener/unit-summary 3.5_2.12
 
 .PHONY: services
 services: ## start Kafka and Neo4j from Maven jars on 127.0.0.1 (idempotent)
@@ -130,12 +131,16 @@ screenshot: services colline ## load the captured skeleton run into Neo4j and sc
 	deploy/browser/screenshot.sh docs/img/browser-upstream.png
 
 # --- Listener version matrix (listener/README.md) ----------------------------------------------
-# One jar per Spark/Scala line the Maven mirror serves; 3.4/Scala 2.13 is not (no spark-parent_2.13:3.4.4).
-LISTENER_LINES ?= spark33-2.12 spark33-2.13 spark34-2.12 spark35-2.12 spark35-2.13 spark40-2.13 spark41-2.13
+# One jar per line of dev/spark/lines (the Spark/Scala lines the Maven mirror serves).
+LISTENER_LINES ?= $(shell dev/spark-lines profiles)
+
+.PHONY: lines
+lines: services ## run every line of dev/spark/lines: unit tests, the skeleton end to end, golden scenarios (LINES="3.3_2.12 4.0_2.13" for some)
+	dev/lines $(LINES)
 
 .PHONY: listener-matrix
 listener-matrix: ## build the listener jar of every Spark/Scala line into listener/target
 	@set -e; for p in $(LISTENER_LINES); do \
-	  s=$$(date +%s); mvn -B -q -f listener/pom.xml -P$$p package -DskipTests; \
-	  echo "listener-matrix: $$p built in $$(( $$(date +%s) - s ))s"; done
+	  s=$$(date +%s); mvn -B -q -f listener/pom.xml -P$$p package; \
+	  echo "listener-matrix: $$p built and unit-tested in $$(( $$(date +%s) - s ))s"; done
 	@ls -1 listener/target/colline-listener-spark*.jar

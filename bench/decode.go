@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/colline/colline/events"
-	"github.com/colline/colline/plan"
+	"github.com/colline/colline/process"
 )
 
 // rate is one measured pass over the corpus.
@@ -74,12 +74,9 @@ func decodeOnly(b []byte) error {
 	return err
 }
 
+// decodeExtract is the consumer's processing step, without the graph write.
 func decodeExtract(b []byte) error {
-	env, err := events.Decode(b)
-	if err != nil {
-		return err
-	}
-	_, err = plan.Extract(env)
+	_, err := process.Step{}.Item(b)
 	return err
 }
 

@@ -12,10 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/events"
+	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
-	"github.com/colline/colline/plan"
+	"github.com/colline/colline/process"
 )
 
 // message is one Kafka message to replay, with what the consumer should make of it.
@@ -32,16 +32,12 @@ func prepare(evs []event, copies int) ([]message, int, error) {
 	for c := 0; c < copies; c++ {
 		for _, e := range evs {
 			v, id := variant(e.data, c)
-			env, err := events.Decode(v)
+			it, err := process.Step{}.Item(v)
 			if err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", e.name, err)
 			}
-			lin, err := plan.Extract(env)
-			if err != nil {
-				return nil, 0, fmt.Errorf("%s: %w", e.name, err)
-			}
-			n := len(lin.Edges) + len(lin.RowDeps)
-			out = append(out, message{key: []byte(fmt.Sprintf("%s-%d", env.App.ID, c)), value: v, id: id, edges: n})
+			n := len(it.Lineage.Edges) + len(it.Lineage.RowDeps)
+			out = append(out, message{key: []byte(fmt.Sprintf("%s-%d", it.Event.App.ID, c)), value: v, id: id, edges: n})
 			total += n
 		}
 	}
@@ -202,13 +198,10 @@ func replay(ctx context.Context, env *benchEnv, phase string, msgs []message, w 
 	Write(ctx context.Context, items []graph.Item) error
 }) (*tap, *consumer, error) {
 	topic, dlqTopic := topicName(phase), topicName(phase+".dlq")
-	if err := env.admin.createTopic(ctx, topic, 3, 32<<20); err != nil {
+	if err := env.topics(ctx, topic, dlqTopic); err != nil {
 		return nil, nil, err
 	}
-	if err := env.admin.createTopic(ctx, dlqTopic, 1, 32<<20); err != nil {
-		return nil, nil, err
-	}
-	defer env.admin.deleteTopics(context.WithoutCancel(ctx), topic, dlqTopic)
+	defer env.kafka.DeleteTopics(context.WithoutCancel(ctx), topic, dlqTopic)
 	if err := produce(ctx, env, topic, msgs); err != nil {
 		return nil, nil, err
 	}
@@ -273,7 +266,7 @@ func benchE2E(ctx context.Context, r *report, env *benchEnv, evs []event, copies
 	run := func(name string, msgs []message, w interface {
 		Write(ctx context.Context, items []graph.Item) error
 	}) (edgesPerSec, eventsPerSec float64, err error) {
-		d, err := wipeAll(ctx, env.driver)
+		d, err := stack.WipeGraph(ctx, env.driver)
 		if err != nil {
 			return 0, 0, err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 )
 
@@ -20,7 +21,7 @@ const idHeader = "colline-bench-id"
 // visible to every reader). The baseline is the transport alone: from the same start to the
 // loop's fetch of the message.
 func benchFresh(ctx context.Context, r *report, env *benchEnv, evs []event, rate float64, dur time.Duration) error {
-	d, err := wipeAll(ctx, env.driver)
+	d, err := stack.WipeGraph(ctx, env.driver)
 	if err != nil {
 		return err
 	}
@@ -28,13 +29,10 @@ func benchFresh(ctx context.Context, r *report, env *benchEnv, evs []event, rate
 		return err
 	}
 	topic, dlqTopic := topicName("fresh"), topicName("fresh.dlq")
-	if err := env.admin.createTopic(ctx, topic, 3, 32<<20); err != nil {
+	if err := env.topics(ctx, topic, dlqTopic); err != nil {
 		return err
 	}
-	if err := env.admin.createTopic(ctx, dlqTopic, 1, 32<<20); err != nil {
-		return err
-	}
-	defer env.admin.deleteTopics(context.WithoutCancel(ctx), topic, dlqTopic)
+	defer env.kafka.DeleteTopics(context.WithoutCancel(ctx), topic, dlqTopic)
 
 	var mu sync.Mutex
 	sent, fetched, visible := map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 )
 
@@ -21,7 +22,7 @@ type benchEnv struct {
 	neo4jURI string
 	driver   neo4j.DriverWithContext
 	writer   *graph.Writer
-	admin    *kafkaAdmin
+	kafka    *stack.Kafka
 }
 
 func main() {
@@ -112,11 +113,11 @@ func run(ctx context.Context, parts, corpus, kafkaAddr, neo4jURI string, do func
 			return fmt.Errorf("neo4j at %s (dev/services start): %w", neo4jURI, err)
 		}
 		env.driver, env.writer = d, graph.NewWriter(d, "")
-		env.admin = newKafkaAdmin(env.brokers)
-		defer env.admin.close()
+		env.kafka = stack.NewKafka(env.brokers...)
+		defer env.kafka.Close()
 		if !keepGraph {
 			defer func() {
-				if d, err := wipeAll(context.WithoutCancel(ctx), env.driver); err == nil {
+				if d, err := stack.WipeGraph(context.WithoutCancel(ctx), env.driver); err == nil {
 					r.notef("graph wiped at the end in %.1fs", d.Seconds())
 				}
 			}()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 )
 
@@ -164,7 +165,7 @@ const (
 // when a kind's samples exceed budget): upstream queries start in the last layer, downstream ones
 // in the first. A query that fails or times out counts as taking the timeout.
 func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples int, timeout, budget time.Duration) error {
-	d, err := wipeAll(ctx, env.driver)
+	d, err := stack.WipeGraph(ctx, env.driver)
 	if err != nil {
 		return err
 	}

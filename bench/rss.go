@@ -7,14 +7,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/events"
-	"github.com/colline/colline/plan"
+	"github.com/colline/colline/e2e/stack"
+	"github.com/colline/colline/process"
 )
 
 // benchRSS runs the consumer binary (built here, default settings) on a fresh topic holding n
@@ -27,11 +26,13 @@ func benchRSS(ctx context.Context, r *report, env *benchEnv, evs []event, sizeMB
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "colline-consumer")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/consumer")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build the consumer: %v\n%s", err, out)
+	root, err := stack.RepoRoot()
+	if err != nil {
+		return err
+	}
+	bin, err := stack.BuildConsumer(ctx, root, tmp, "")
+	if err != nil {
+		return err
 	}
 
 	// The synthetic events.
@@ -42,14 +43,11 @@ func benchRSS(ctx context.Context, r *report, env *benchEnv, evs []event, sizeMB
 		if err != nil {
 			return err
 		}
-		env, err := events.Decode(b)
+		it, err := process.Step{MaxBytes: len(b)}.Item(b)
 		if err != nil {
 			return fmt.Errorf("synthetic event: %w", err)
 		}
-		lin, err := plan.Extract(env)
-		if err != nil {
-			return fmt.Errorf("synthetic event: %w", err)
-		}
+		env, lin := it.Event, it.Lineage
 		if len(lin.Unknown) > 0 {
 			return fmt.Errorf("synthetic event: unknown classes %v", lin.Unknown)
 		}
@@ -67,24 +65,19 @@ func benchRSS(ctx context.Context, r *report, env *benchEnv, evs []event, sizeMB
 	}
 	sv, sid := variant(small.data, 3000)
 	smallEdges := 0
-	if e, err := events.Decode(sv); err == nil {
-		if lin, err := plan.Extract(e); err == nil {
-			smallEdges = len(lin.Edges)
-		}
+	if it, err := (process.Step{}).Item(sv); err == nil {
+		smallEdges = len(it.Lineage.Edges)
 	}
 
 	run := func(name string, msgs []message) (rssMB float64, secs float64, err error) {
-		if _, err := wipeAll(ctx, env.driver); err != nil {
+		if _, err := stack.WipeGraph(ctx, env.driver); err != nil {
 			return 0, 0, err
 		}
 		topic, dlqTopic := topicName("rss-"+name), topicName("rss-"+name+".dlq")
-		if err := env.admin.createTopic(ctx, topic, 3, 32<<20); err != nil {
+		if err := env.topics(ctx, topic, dlqTopic); err != nil {
 			return 0, 0, err
 		}
-		if err := env.admin.createTopic(ctx, dlqTopic, 1, 32<<20); err != nil {
-			return 0, 0, err
-		}
-		defer env.admin.deleteTopics(context.WithoutCancel(ctx), topic, dlqTopic)
+		defer env.kafka.DeleteTopics(context.WithoutCancel(ctx), topic, dlqTopic)
 		w := newProducer(env.brokers, topic, 20*time.Millisecond)
 		for _, m := range msgs {
 			if err := w.WriteMessages(ctx, kafka.Message{Key: m.key, Value: m.value}); err != nil {

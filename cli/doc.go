@@ -4,6 +4,7 @@
 //
 // Inputs are files or directories (every *.json and *.jsonl below them, in lexical order). A file
 // holds one event or several concatenated JSON values (one per line, as kafka-console-consumer
-// prints them). Every input is decoded with events.Decode and extracted with plan.Extract, exactly
-// as the consumer does, so what explain prints is what the consumer would write.
+// prints them). Every input goes through process.Step, the consumer's own processing step (size
+// and nesting limits, decoding, extraction, graph checks), so what explain prints is what the
+// consumer would write, and an event the consumer would dead-letter is an error naming the reason.
 package cli

@@ -15,6 +15,7 @@ import (
 
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/process"
 )
 
 // Event is one decoded event, its lineage and where it was read from.
@@ -108,7 +109,8 @@ func expand(p string) ([]string, error) {
 	return files, nil
 }
 
-// loadFile decodes the JSON values of one file as events.
+// loadFile reads the JSON values of one file and runs each through process.Step, as the consumer
+// would: the same limits, decoding, extraction and graph checks.
 func loadFile(ctx context.Context, name string) ([]Event, error) {
 	data, err := os.ReadFile(name)
 	if err != nil {
@@ -125,8 +127,11 @@ func loadFile(ctx context.Context, name string) ([]Event, error) {
 		}
 		if err != nil {
 			var syn *json.SyntaxError
-			if errors.As(err, &syn) {
+			switch {
+			case errors.As(err, &syn):
 				return nil, fmt.Errorf("%s: byte %d: %w: %v", name, syn.Offset, events.ErrInvalidJSON, err)
+			case errors.Is(err, io.ErrUnexpectedEOF):
+				return nil, fmt.Errorf("%s: byte %d: %w: the file ends inside the value that follows byte %d; is it cut short?", name, len(data), events.ErrInvalidJSON, start)
 			}
 			return nil, fmt.Errorf("%s: byte %d: %w: %v", name, start, events.ErrInvalidJSON, err)
 		}
@@ -145,17 +150,12 @@ func loadFile(ctx context.Context, name string) ([]Event, error) {
 		if len(raws) > 1 {
 			src = fmt.Sprintf("%s#%d", name, i+1)
 		}
-		env, err := events.Decode(raw)
+		it, err := process.Step{}.Item(raw)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", src, err))
+			errs = append(errs, fmt.Errorf("%s: %w (the consumer would dead-letter it as %s)", src, err, process.Reason(err)))
 			continue
 		}
-		lin, err := plan.Extract(env)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", src, err))
-			continue
-		}
-		out = append(out, Event{Source: src, Env: env, Lineage: lin})
+		out = append(out, Event{Source: src, Env: it.Event, Lineage: it.Lineage})
 	}
 	return out, errors.Join(errs...)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/graph"
-	"github.com/colline/colline/ingest"
+	"github.com/colline/colline/process"
 )
 
 // upgrade moves a graph to graph.ModelVersion: lineage is re-derivable from the raw plans, so it
@@ -79,7 +79,7 @@ func Upgrade(ctx context.Context, w *graph.Writer, brokers []string, topic strin
 		items = items[:0]
 		return nil
 	}
-	x := ingest.Extractor{}
+	var step process.Step // the consumer's limits and checks
 	last := time.Now()
 	for _, p := range parts {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p, MaxBytes: 64 << 20, MaxWait: 250 * time.Millisecond})
@@ -94,7 +94,7 @@ func Upgrade(ctx context.Context, w *graph.Writer, brokers []string, topic strin
 				return fmt.Errorf("upgrade: read %s/%d: %w", topic, p, err)
 			}
 			read++
-			it, err := x.Process(msg)
+			it, err := step.Item(msg.Value)
 			switch {
 			case err != nil:
 				skipped++

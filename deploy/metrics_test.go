@@ -110,17 +110,23 @@ func scanMetrics(root string) (map[string]metric, error) {
 			if !ok {
 				return true
 			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || len(call.Args) == 0 {
-				return true
-			}
-			if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "prometheus" || !strings.HasPrefix(sel.Sel.Name, "New") {
+			// A metric is a call whose first argument is a prometheus.<Kind>Opts literal: a
+			// prometheus.New* constructor, or a helper such as ingest's define.
+			if len(call.Args) == 0 {
 				return true
 			}
 			opts, ok := call.Args[0].(*ast.CompositeLit)
 			if !ok {
 				return true
 			}
+			typ, ok := opts.Type.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := typ.X.(*ast.Ident); !ok || x.Name != "prometheus" || !strings.HasSuffix(typ.Sel.Name, "Opts") {
+				return true
+			}
+			kind := strings.TrimSuffix(typ.Sel.Name, "Opts") // Counter, Gauge, Histogram, Summary
 			parts := map[string]string{}
 			var labels []string
 			for _, e := range opts.Elts {
@@ -148,13 +154,19 @@ func scanMetrics(root string) (map[string]metric, error) {
 			if parts["Name"] == "" {
 				return true
 			}
-			if len(call.Args) > 1 {
-				if list, ok := call.Args[1].(*ast.CompositeLit); ok {
-					for _, e := range list.Elts {
+			if len(call.Args) > 1 { // the label names: []string{...}, or one string
+				switch a := call.Args[1].(type) {
+				case *ast.CompositeLit:
+					for _, e := range a.Elts {
 						if lit, ok := e.(*ast.BasicLit); ok {
 							s, _ := strconv.Unquote(lit.Value)
 							labels = append(labels, s)
 						}
+					}
+				case *ast.BasicLit:
+					if a.Kind == token.STRING {
+						s, _ := strconv.Unquote(a.Value)
+						labels = append(labels, s)
 					}
 				}
 			}
@@ -167,11 +179,11 @@ func scanMetrics(root string) (map[string]metric, error) {
 			full := strings.Join(name, "_")
 			m := metric{labels: labels}
 			out[full] = m
-			if strings.HasPrefix(sel.Sel.Name, "NewHistogram") {
+			if kind == "Histogram" {
 				out[full+"_bucket"] = metric{labels: append(slices.Clone(labels), "le")}
 				out[full+"_sum"], out[full+"_count"] = m, m
 			}
-			if strings.HasPrefix(sel.Sel.Name, "NewSummary") {
+			if kind == "Summary" {
 				out[full+"_sum"], out[full+"_count"] = m, m
 			}
 			return true

@@ -41,17 +41,8 @@ var skeletonEdges = []string{
 	"shop.country_revenue#revenue => shop.top_countries INDIRECT/FILTER",
 }
 
-// sparkLines are the Spark lines the end-to-end test runs on: COLLINE_E2E_SPARK_LINES, default
-// the oldest and the newest line CI covers.
-func sparkLines() []string {
-	if v := os.Getenv("COLLINE_E2E_SPARK_LINES"); v != "" {
-		return strings.Fields(v)
-	}
-	return []string{"3.5_2.12", "4.1_2.13"}
-}
-
 func TestSkeletonEndToEnd(t *testing.T) {
-	for _, line := range sparkLines() {
+	for _, line := range sparkLines(t) {
 		t.Run("spark-"+line, func(t *testing.T) { testSkeleton(t, line) })
 	}
 }
@@ -71,15 +62,12 @@ func testSkeleton(t *testing.T, line string) {
 	if err := driver.VerifyConnectivity(ctx); err != nil {
 		t.Fatalf("Neo4j is not reachable at %s (start it with dev/services start): %v", s.Neo4jURI, err)
 	}
-	run := func(cypher string) {
-		if _, err := neo4j.ExecuteQuery(ctx, driver, cypher, nil, neo4j.EagerResultTransformer); err != nil {
-			t.Fatalf("%s: %v", cypher, err)
-		}
-	}
 	// Other tests may share this Neo4j: this run's job and the shop datasets are its own.
 	app := fmt.Sprintf("colline-e2e-%d", time.Now().UnixNano())
 	job := "default/" + app
-	run("MATCH (n) WHERE n.key STARTS WITH 'spark_catalog/shop.' DETACH DELETE n")
+	if err := stack.WipeKeys(ctx, driver, "spark_catalog/shop."); err != nil {
+		t.Fatal(err)
+	}
 
 	topic := "colline.e2e." + app
 	if err := s.CreateTopics(ctx, 3, topic, topic+".dlq"); err != nil {

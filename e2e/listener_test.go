@@ -293,6 +293,24 @@ func identity(d map[string]any) string {
 	}
 }
 
+// sparkLines are the Spark lines the end-to-end test runs on: COLLINE_E2E_SPARK_LINES, default
+// the lines flagged "ci" in dev/spark/lines (`make lines` runs the others).
+func sparkLines(t *testing.T) []string {
+	t.Helper()
+	if v := os.Getenv("COLLINE_E2E_SPARK_LINES"); v != "" {
+		return strings.Fields(v)
+	}
+	out, err := exec.Command(filepath.Join("..", "dev", "spark-lines"), "ci").Output()
+	if err != nil {
+		t.Fatalf("dev/spark-lines ci: %v", err)
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) == 0 {
+		t.Fatal("dev/spark/lines flags no line ci")
+	}
+	return lines
+}
+
 // runSparkWithJars runs dev/spark/SparkSqlRunner.java like dev/spark-sql does, with the jars of a
 // connectors POM added to the classpath (fetched once into .cache/jars/<name>).
 func runSparkWithJars(ctx context.Context, t *testing.T, s *stack.Stack, name, pom string, env []string, args ...string) (string, error) {
@@ -309,14 +327,10 @@ func runSparkWithJars(ctx context.Context, t *testing.T, s *stack.Stack, name, p
 		return "", fmt.Errorf("dev/spark-sql (to fetch jars and build the listener): %w", err)
 	}
 	extra := filepath.Join(s.Root, ".cache", "jars", name)
-	if _, err := os.Stat(filepath.Join(extra, ".fetched")); err != nil {
-		cmd := exec.CommandContext(ctx, "mvn", "-B", "-q", "-f", filepath.Join(s.Root, pom), "-Djars.dir="+extra,
-			"dependency:copy-dependencies")
-		cmd.Stdout, cmd.Stderr = s.Log, s.Log
-		if err := cmd.Run(); err != nil {
-			return "", fmt.Errorf("fetch %s: %w", pom, err)
-		}
-		_ = os.WriteFile(filepath.Join(extra, ".fetched"), nil, 0o644)
+	fetch := exec.CommandContext(ctx, filepath.Join(s.Root, "dev", "fetch-jars"), filepath.Join(s.Root, pom), extra)
+	fetch.Stdout, fetch.Stderr = s.Log, s.Log
+	if err := fetch.Run(); err != nil {
+		return "", fmt.Errorf("dev/fetch-jars %s: %w", pom, err)
 	}
 	jar := filepath.Join(work, "colline-listener.jar")
 	b, err := os.ReadFile(listener)

@@ -12,7 +12,7 @@ import (
 
 // Headers of a dead-letter message, added to the original message's headers.
 const (
-	HeaderReason          = "colline.reason"           // one of the Reason* values
+	HeaderReason          = "colline.reason"           // one of the process.Reason* values
 	HeaderError           = "colline.error"            // the error text, cut at maxErrorHeader bytes
 	HeaderSourceTopic     = "colline.source.topic"     // where the message came from
 	HeaderSourcePartition = "colline.source.partition" // decimal

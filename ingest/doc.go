@@ -1,37 +1,29 @@
-// Package ingest is the consumer loop: it fetches plan events from Kafka, turns each into lineage
-// (events.Decode, plan.Extract), writes batches to the graph and commits the offsets.
+// Package ingest is the consumer loop: it fetches plan events from Kafka, turns each into a graph
+// item (Processor; by default process.Step), writes batches to the graph and commits the offsets.
 //
-// Delivery is at least once. Offsets are committed only after the batch they belong to is in
-// Neo4j (or, for a message that can never be written, on the dead-letter topic); a crash or a
-// rebalance before the commit redelivers the batch, and the graph writes are idempotent, so a
-// redelivery changes nothing.
-//
-// Ordering: one loop goroutine handles the messages of all its partitions in fetch order, so the
-// order within a partition (events of one Spark application, keyed by app id) is kept. Batches are
-// bounded by a message count, by the bytes of their values and by a time window. While batch n is
-// written, dead-lettered and committed in the background, the loop fetches and decodes batch n+1
-// (a Processor does no I/O); batch n+1 is written only after batch n is committed, so writes and
-// commits keep the fetch order, and no offset is committed before its batch is written. A
-// message's value is dropped once it is decoded; see deadLetter.message for what that means for
-// a dead letter found at write time.
+// Delivery is at least once and keeps the order within a partition; the argument is written once,
+// at the top of loop.go. The files are the layers of the loop:
+//   - loop.go: Params, New and the core Run: batches in order, at most one in flight.
+//   - fetch.go: fetch a batch (count, bytes, time window) and process it into items and dead letters.
+//   - deliver.go: write → dead letters → commit, splitting a batch the graph rejects.
+//   - retry.go: retries with backoff, and readiness (Ready) while anything is being retried.
+//   - idle.go: ExitWhenIdle, a wrapper around the core; backlog.go: what "the backlog" is.
+//   - kafka.go: the kafka-go reader, dead-letter writer and clients; metrics.go, monitor.go: metrics.
 //
 // Errors are either permanent or not:
 //   - Permanent: the message itself is bad (larger than MaxEventBytes, nested deeper than
-//     MaxNesting, invalid JSON, an unsupported schema version, an invalid event, an unsupported
-//     plan, lineage the graph cannot store). The message goes to
-//     the dead-letter topic with the reason in its headers, is counted, and is committed, so one
-//     bad message never blocks a partition. When Neo4j rejects a batch because of its data, the
-//     batch is written again message by message to find the culprit.
+//     process.MaxNesting, invalid JSON, an unsupported schema version, an invalid event, an
+//     unsupported plan, lineage the graph cannot store). The message goes to the dead-letter topic
+//     with the reason in its headers, is counted, and is committed, so one bad message never
+//     blocks a partition. When Neo4j rejects a batch because of its data, the batch is written
+//     again message by message to find the culprit.
 //   - Anything else (Neo4j or Kafka unreachable, timeouts, a failed commit): the operation is
 //     retried in place, with capped exponential backoff and jitter, for as long as it takes.
-//     Meanwhile Ready reports not ready. Nothing is skipped: kafka-go never redelivers a message
-//     the loop has moved past, so the loop never moves past one that is not written.
+//     Meanwhile Ready reports not ready. Nothing is skipped.
+//
+// A message's value is dropped once it is decoded; see deadLetter.message for what that means for
+// a dead letter found at write time.
 //
 // Metrics: Metrics, registered on the caller's registry; Monitor feeds kafka-go's reader
 // statistics (as deltas) and the group's lag per partition. docs/operations.md lists them all.
-//
-// Shutdown: when the context given to Run ends, the loop stops fetching, writes and commits the
-// batches in hand (at most two: the one being written and the one decoded) within the shutdown
-// timeout, and returns. If the timeout expires first, what is not committed is redelivered to the
-// next consumer.
 package ingest

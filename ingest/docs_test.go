@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/colline/colline/admin"
 	"github.com/colline/colline/config"
-	"github.com/colline/colline/metrics"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated sections of docs/operations.md")
@@ -22,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite the generated sections of docs/
 // vector, as cmd/consumer registers them (plus the Go and process collectors, documented apart).
 func registry() *prometheus.Registry {
 	reg := prometheus.NewPedanticRegistry()
-	metrics.RegisterBuildInfo(reg, "doc")
+	admin.RegisterBuildInfo(reg, "doc")
 	m := NewMetrics(reg)
 	m.countUnknown(map[string]int{"com.example.Node": 1})
 	m.setLag(map[int]int64{0: 0})
@@ -82,7 +82,7 @@ func TestOperationsDoc(t *testing.T) {
 	if err := config.Markdown(&env); err != nil {
 		t.Fatal(err)
 	}
-	if err := metrics.Markdown(&mets, registry()); err != nil {
+	if err := admin.Markdown(&mets, registry()); err != nil {
 		t.Fatal(err)
 	}
 	got := string(doc)

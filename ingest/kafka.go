@@ -28,13 +28,18 @@ func (s Security) transport() *kafka.Transport {
 	return &kafka.Transport{TLS: s.TLS, SASL: s.SASL, DialTimeout: 10 * time.Second}
 }
 
+// DefaultKafkaMaxBytes is the default largest fetch of the reader and largest message of the
+// dead-letter writer: 32 MiB, room for the largest message of a topic with max.message.bytes of
+// 16 MiB (dev/services, the Helm chart) and for an event of process.DefaultMaxBytes.
+const DefaultKafkaMaxBytes = 32 << 20
+
 // ReaderOptions configure the Kafka consumer-group reader.
 type ReaderOptions struct {
 	Brokers []string
 	Topic   string
 	Group   string
 	// MaxBytes is the largest fetch response; it must hold the largest message (the topic's
-	// max.message.bytes). Default: 32 MiB.
+	// max.message.bytes). Default: DefaultKafkaMaxBytes.
 	MaxBytes int
 	// QueueCapacity is the number of messages buffered ahead of the loop (kafka-go holds one more,
 	// waiting to be queued). Plans can be tens of MB each, and this buffer is not bounded by
@@ -55,7 +60,7 @@ type ReaderOptions struct {
 // (errors at Warn, the rest at Debug).
 func NewReader(o ReaderOptions, logger *slog.Logger) *kafka.Reader {
 	if o.MaxBytes <= 0 {
-		o.MaxBytes = 32 << 20
+		o.MaxBytes = DefaultKafkaMaxBytes
 	}
 	if o.QueueCapacity <= 0 {
 		o.QueueCapacity = 1
@@ -97,12 +102,12 @@ func (w *DeadLetterWriter) Close() error {
 }
 
 // NewDeadLetterWriter returns a synchronous producer on the dead-letter topic: every write waits
-// for all in-sync replicas. maxBytes is the largest message it sends (Default: 32 MiB); the topic's
+// for all in-sync replicas. maxBytes is the largest message it sends (Default: DefaultKafkaMaxBytes); the topic's
 // max.message.bytes should match the source topic's, or large dead letters lose their value.
 // sec, at most one, secures its connections (Default: PLAINTEXT).
 func NewDeadLetterWriter(brokers []string, topic string, maxBytes int, logger *slog.Logger, sec ...Security) *DeadLetterWriter {
 	if maxBytes <= 0 {
-		maxBytes = 32 << 20
+		maxBytes = DefaultKafkaMaxBytes
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -132,118 +137,6 @@ func kafkaLogger(l *slog.Logger, level slog.Level) kafka.Logger {
 			l.Log(context.Background(), level, fmt.Sprintf(format, args...), "component", "kafka-go")
 		}
 	})
-}
-
-// Backlog reads, from Kafka, how far a group must consume a topic to have caught up with what the
-// topic holds now. It is the backlog of Params.ExitWhenIdle.
-type Backlog struct {
-	Brokers  []string
-	Topic    string
-	Group    string
-	Security Security
-}
-
-// position is where a partition starts and ends, and where the group is.
-type position struct {
-	first, end, committed int64 // committed is -1 when the group has no offset
-}
-
-// Targets returns, for each partition that has messages beyond the group's committed offset, the
-// partition's end offset.
-func (b Backlog) Targets(ctx context.Context) (map[int]int64, error) {
-	pos, err := b.positions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	targets := map[int]int64{}
-	for p, x := range pos {
-		if x.end > 0 && x.committed < x.end {
-			targets[p] = x.end
-		}
-	}
-	return targets, nil
-}
-
-// Lag returns, for every partition of the topic, the records the group has not committed yet:
-// the end offset minus the committed offset (or minus the first offset when there is none).
-func (b Backlog) Lag(ctx context.Context) (map[int]int64, error) {
-	pos, err := b.positions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	lag := make(map[int]int64, len(pos))
-	for p, x := range pos {
-		lag[p] = max(x.end-max(x.committed, x.first), 0)
-	}
-	return lag, nil
-}
-
-func (b Backlog) positions(ctx context.Context) (map[int]position, error) {
-	c, done := client(b.Brokers, b.Security, 10*time.Second)
-	defer done()
-	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{b.Topic}})
-	if err != nil {
-		return nil, fmt.Errorf("metadata of %s: %w", b.Topic, err)
-	}
-	if len(meta.Topics) != 1 || meta.Topics[0].Error != nil {
-		return nil, fmt.Errorf("metadata of %s: %v", b.Topic, topicError(meta))
-	}
-	if len(meta.Topics[0].Partitions) == 0 {
-		return nil, fmt.Errorf("metadata of %s: no partitions", b.Topic)
-	}
-	var parts []int
-	var reqs []kafka.OffsetRequest
-	for _, p := range meta.Topics[0].Partitions {
-		if p.Error != nil {
-			return nil, fmt.Errorf("metadata of %s/%d: %w", b.Topic, p.ID, p.Error)
-		}
-		parts = append(parts, p.ID)
-		reqs = append(reqs, kafka.FirstOffsetOf(p.ID), kafka.LastOffsetOf(p.ID))
-	}
-	ends, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{b.Topic: reqs}})
-	if err != nil {
-		return nil, fmt.Errorf("end offsets of %s: %w", b.Topic, err)
-	}
-	committed, err := c.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: b.Group, Topics: map[string][]int{b.Topic: parts}})
-	if err != nil {
-		return nil, fmt.Errorf("offsets of group %s: %w", b.Group, err)
-	}
-	if committed.Error != nil {
-		return nil, fmt.Errorf("offsets of group %s: %w", b.Group, committed.Error)
-	}
-	have := map[int]int64{}
-	for _, p := range committed.Topics[b.Topic] {
-		if p.Error != nil {
-			return nil, fmt.Errorf("offset of group %s on %s/%d: %w", b.Group, b.Topic, p.Partition, p.Error)
-		}
-		have[p.Partition] = p.CommittedOffset // -1 when none
-	}
-	pos := map[int]position{}
-	for _, p := range ends.Topics[b.Topic] {
-		if p.Error != nil {
-			return nil, fmt.Errorf("offsets of %s/%d: %w", b.Topic, p.Partition, p.Error)
-		}
-		x, ok := pos[p.Partition]
-		if !ok {
-			x = position{first: -1, end: -1, committed: -1}
-			if c, ok := have[p.Partition]; ok {
-				x.committed = c
-			}
-		}
-		// kafka-go answers FirstOffsetOf and LastOffsetOf of one partition in one entry or two.
-		if p.FirstOffset >= 0 && (x.first < 0 || p.FirstOffset < x.first) {
-			x.first = p.FirstOffset
-		}
-		if p.LastOffset > x.end {
-			x.end = p.LastOffset
-		}
-		pos[p.Partition] = x
-	}
-	for p, x := range pos {
-		x.first, x.end = max(x.first, 0), max(x.end, 0)
-		pos[p] = x
-	}
-	return pos, nil
 }
 
 // client returns a Kafka client with its own connections, closed by done: a client on kafka-go's

@@ -2,11 +2,8 @@ package ingest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,42 +12,24 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/process"
 )
 
 // TestLoopAgainstRealKafkaAndNeo4j runs the loop against the services of dev/services: a fresh
 // topic pair, two events and one broken message, consumed with ExitWhenIdle.
 func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
-	brokers, uri := os.Getenv("COLLINE_TEST_KAFKA_BROKERS"), os.Getenv("COLLINE_TEST_NEO4J_URI")
-	if brokers == "" || uri == "" {
-		t.Skip("COLLINE_TEST_KAFKA_BROKERS and COLLINE_TEST_NEO4J_URI are not both set; run `dev/services start` and set them to 127.0.0.1:19092 and bolt://127.0.0.1:17687")
-	}
+	k, uri := stack.TestKafka(t), stack.TestNeo4jURI(t)
+	addrs := k.Brokers
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	suffix, topic, dlqTopic, group := testNames()
-	addrs := strings.Split(brokers, ",")
-
-	c, done := client(addrs, Security{}, 30*time.Second)
-	res, err := c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
-		{Topic: topic, NumPartitions: 2, ReplicationFactor: 1},
-		{Topic: dlqTopic, NumPartitions: 1, ReplicationFactor: 1},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, err := range res.Errors {
-		if err != nil {
-			t.Fatalf("create %s: %v", name, err)
-		}
-	}
-	t.Cleanup(func() {
-		c.DeleteTopics(context.Background(), &kafka.DeleteTopicsRequest{Topics: []string{topic, dlqTopic}})
-		done()
-	})
+	topic, dlqTopic, group := k.TestTopics(t, "ingest", 2, 0)
+	suffix := stack.NewID()
 
 	src, mid, out := "src_"+suffix, "mid_"+suffix, "out_"+suffix
 	w := NewDeadLetterWriter(addrs, topic, 0, nil) // any synchronous producer will do
-	err = w.WriteMessages(ctx,
+	err := w.WriteMessages(ctx,
 		kafka.Message{Key: []byte("app-a"), Value: eventFor(t, "ev-1-"+suffix, src, mid)},
 		kafka.Message{Key: []byte("app-b"), Value: eventFor(t, "ev-2-"+suffix, mid, out)},
 		kafka.Message{Key: []byte("app-a"), Value: []byte("{not json")},
@@ -104,7 +83,7 @@ func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if header(m, HeaderReason) != ReasonInvalidJSON || string(m.Value) != "{not json" || header(m, HeaderSourceTopic) != topic {
+	if header(m, HeaderReason) != process.ReasonInvalidJSON || string(m.Value) != "{not json" || header(m, HeaderSourceTopic) != topic {
 		t.Errorf("dead letter: value %q headers %v", m.Value, m.Headers)
 	}
 
@@ -155,24 +134,12 @@ func (w *blockingWriter) Write(ctx context.Context, items []graph.Item) error {
 // stops accepting writes after the first batch; on shutdown the loop gives up within the deadline
 // and the group's committed offsets stop exactly at the written batch.
 func TestShutdownNeverCommitsPastAnUnwrittenBatch(t *testing.T) {
-	brokers := os.Getenv("COLLINE_TEST_KAFKA_BROKERS")
-	if brokers == "" {
-		t.Skip("COLLINE_TEST_KAFKA_BROKERS is not set; run `dev/services start` and set it to 127.0.0.1:19092")
-	}
+	k := stack.TestKafka(t)
+	addrs := k.Brokers
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	suffix, topic, dlqTopic, group := testNames()
-	addrs := strings.Split(brokers, ",")
-	c, done := client(addrs, Security{}, 30*time.Second)
-	if _, err := c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
-		{Topic: topic, NumPartitions: 1, ReplicationFactor: 1}, {Topic: dlqTopic, NumPartitions: 1, ReplicationFactor: 1},
-	}}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.DeleteTopics(context.Background(), &kafka.DeleteTopicsRequest{Topics: []string{topic, dlqTopic}})
-		done()
-	})
+	topic, dlqTopic, group := k.TestTopics(t, "ingest", 1, 0)
+	suffix := stack.NewID()
 	const total, batch = 30, 10
 	var msgs []kafka.Message
 	for i := range total {
@@ -229,13 +196,4 @@ func TestShutdownNeverCommitsPastAnUnwrittenBatch(t *testing.T) {
 		t.Errorf("written %d, group lag %d: want the first %d written and committed and the other %d not committed", store.written, lag[0], batch, total-batch)
 	}
 	t.Logf("shutdown in %v; written %d events, committed offset %d of %d", took, store.written, total-lag[0], total)
-}
-
-// testNames returns a random suffix with a fresh topic, its dead-letter topic and a consumer group
-// named after it, so tests sharing a broker never see each other's messages.
-func testNames() (suffix, topic, dlq, group string) {
-	b := make([]byte, 4)
-	rand.Read(b)
-	suffix = hex.EncodeToString(b)
-	return suffix, "colline.test." + suffix, "colline.test." + suffix + ".dlq", "colline-test-" + suffix
 }

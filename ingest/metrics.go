@@ -8,6 +8,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/process"
 )
 
 // Label values. All labels have small fixed value sets, except class, which is capped.
@@ -15,8 +16,8 @@ const (
 	resultOK         = "ok"
 	resultDeadLetter = "dead_letter"
 
-	stageDecode     = "decode"
-	stageExtract    = "extract"
+	stageDecode     = process.StageDecode
+	stageExtract    = process.StageExtract
 	stageWrite      = "write"
 	stageCommit     = "commit"
 	stageDeadLetter = "dead_letter"
@@ -58,89 +59,109 @@ type Metrics struct {
 	lagParts map[int]bool // partitions with a lag_records series
 }
 
-// NewMetrics creates the loop metrics and registers them on reg (nil: not registered).
+// NewMetrics creates the loop metrics and registers them on reg (nil: not registered). The fixed
+// series are created at once, so that rates and alerts see zeros instead of absent series.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "colline", Subsystem: "ingest", Name: "messages_total",
-			Help: "Messages handled and committed, by result: ok (in the graph) or dead_letter (sent to the dead-letter topic).",
-		}, []string{"result"}),
-		stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: "colline", Subsystem: "ingest", Name: "stage_duration_seconds",
+	d := define{reg}
+	return &Metrics{
+		messages: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "messages_total",
+			Help: "Messages handled and committed, by result: ok (in the graph) or dead_letter (sent to the dead-letter topic)."},
+			"result", resultOK, resultDeadLetter),
+		stage: d.histograms(prometheus.HistogramOpts{Namespace: "colline", Subsystem: "ingest", Name: "stage_duration_seconds",
 			Help:    "Time spent per stage: decode and extract per message; write, dead_letter and commit per batch (retries included).",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 17), // 0.5ms .. 33s
-		}, []string{"stage"}),
-		batch: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: "colline", Subsystem: "ingest", Name: "batch_messages",
-			Help:    "Messages per batch.",
-			Buckets: []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000},
-		}),
-		edges: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "colline", Subsystem: "ingest", Name: "edges_written_total",
-			Help: "Lineage edges of the events written to the graph: column edges (FEEDS) and row-level dependencies (DECIDES_ROWS); an edge seen again in a later event counts again.",
-		}),
-		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "colline", Subsystem: "ingest", Name: "dead_letters_total",
-			Help: "Messages sent to the dead-letter topic, by reason.",
-		}, []string{"reason"}),
-		unknown: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "colline", Subsystem: "plan", Name: "unknown_nodes_total",
-			Help: "Plan nodes of a class no specific rule knows, handled by the generic rule, by class (capped; the rest is \"other\").",
-		}, []string{"class"}),
-		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "colline", Subsystem: "ingest", Name: "retries_total",
-			Help: "Retries after transient failures, by operation: write (Neo4j), commit and fetch (Kafka), dead_letter (Kafka), backlog and setup (start-up).",
-		}, []string{"operation"}),
-		lastEvent: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "colline", Subsystem: "ingest", Name: "last_event_timestamp_seconds",
-			Help: "Event time (query end) of the newest event committed; time() minus this is the lineage delay.",
-		}),
-		ready: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "colline", Subsystem: "ingest", Name: "ready",
-			Help: "1 while the loop runs, its setup is done and no operation is being retried, else 0.",
-		}),
-		nodes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "colline", Subsystem: "ingest", Name: "nodes_written_total",
-			Help: "Graph nodes of the events written, by label: Dataset, Column, Job, Run (a node seen again in a later event counts again).",
-		}, []string{"label"}),
-		eventAge: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: "colline", Subsystem: "ingest", Name: "event_age_seconds",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 17)}, // 0.5ms .. 33s
+			"stage", stageDecode, stageExtract, stageWrite, stageCommit, stageDeadLetter),
+		batch: d.histogram(prometheus.HistogramOpts{Namespace: "colline", Subsystem: "ingest", Name: "batch_messages",
+			Help: "Messages per batch.", Buckets: []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}}),
+		edges: d.counter(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "edges_written_total",
+			Help: "Lineage edges of the events written to the graph: column edges (FEEDS) and row-level dependencies (DECIDES_ROWS); an edge seen again in a later event counts again."}),
+		deadLetters: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "dead_letters_total",
+			Help: "Messages sent to the dead-letter topic, by reason."},
+			"reason", process.Reasons...),
+		unknown: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "plan", Name: "unknown_nodes_total",
+			Help: "Plan nodes of a class no specific rule knows, handled by the generic rule, by class (capped; the rest is \"other\")."},
+			"class"),
+		retries: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "retries_total",
+			Help: "Retries after transient failures, by operation: write (Neo4j), commit and fetch (Kafka), dead_letter (Kafka), backlog and setup (start-up)."},
+			"operation", opFetch, opWrite, opCommit, opDeadLetter, opBacklog, opSetup),
+		lastEvent: d.gauge(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "last_event_timestamp_seconds",
+			Help: "Event time (query end) of the newest event committed; time() minus this is the lineage delay."}),
+		ready: d.gauge(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "ready",
+			Help: "1 while the loop runs, its setup is done and no operation is being retried, else 0."}),
+		nodes: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "nodes_written_total",
+			Help: "Graph nodes of the events written, by label: Dataset, Column, Job, Run (a node seen again in a later event counts again)."},
+			"label", nodeLabels...),
+		eventAge: d.histogram(prometheus.HistogramOpts{Namespace: "colline", Subsystem: "ingest", Name: "event_age_seconds",
 			Help:    "Age of each event written, when its batch is committed: now minus the query end time (emittedAt when absent).",
-			Buckets: []float64{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600},
-		}),
-		lagRecords: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "colline", Subsystem: "ingest", Name: "lag_records",
-			Help: "Records of the source topic not yet committed by the consumer group, by partition (end offset minus committed offset), polled from Kafka. Every consumer of the group reports the whole group: aggregate with max by (partition).",
-		}, []string{"partition"}),
-		lagSeconds: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "colline", Subsystem: "ingest", Name: "lag_seconds",
-			Help: "Seconds between the Kafka timestamp of the oldest record of the last committed batch and its commit; 0 once the group has no lag.",
-		}),
-		reader:  newReaderMetrics(),
+			Buckets: []float64{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600}}),
+		lagRecords: d.gauges(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "lag_records",
+			Help: "Records of the source topic not yet committed by the consumer group, by partition (end offset minus committed offset), polled from Kafka. Every consumer of the group reports the whole group: aggregate with max by (partition)."},
+			"partition"),
+		lagSeconds: d.gauge(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "lag_seconds",
+			Help: "Seconds between the Kafka timestamp of the oldest record of the last committed batch and its commit; 0 once the group has no lag."}),
+		reader: readerMetrics{
+			messages:   d.counter(readerOpts("messages_total", "Messages the Kafka reader fetched (kafka-go ReaderStats.Messages).")),
+			bytes:      d.counter(readerOpts("message_bytes_total", "Bytes of the messages the Kafka reader fetched (kafka-go ReaderStats.Bytes).")),
+			fetches:    d.counter(readerOpts("fetches_total", "Fetch requests of the Kafka reader (kafka-go ReaderStats.Fetches).")),
+			errors:     d.counter(readerOpts("errors_total", "Errors of the Kafka reader (kafka-go ReaderStats.Errors).")),
+			rebalances: d.counter(readerOpts("rebalances_total", "Consumer group rebalances the reader took part in (kafka-go ReaderStats.Rebalances).")),
+			timeouts:   d.counter(readerOpts("timeouts_total", "Fetch timeouts of the Kafka reader (kafka-go ReaderStats.Timeouts).")),
+			dials:      d.counter(readerOpts("dials_total", "Connections the Kafka reader opened (kafka-go ReaderStats.Dials).")),
+			queue:      d.gauge(prometheus.GaugeOpts(readerOpts("queue_messages", "Messages fetched and waiting for the loop (kafka-go ReaderStats.QueueLength)."))),
+		},
 		classes: map[string]bool{},
 	}
-	// Pre-create the fixed series so that rates and alerts see zeros instead of absent series.
-	for _, r := range []string{resultOK, resultDeadLetter} {
-		m.messages.WithLabelValues(r)
-	}
-	for _, s := range []string{stageDecode, stageExtract, stageWrite, stageCommit, stageDeadLetter} {
-		m.stage.WithLabelValues(s)
-	}
-	for _, r := range reasons {
-		m.deadLetters.WithLabelValues(r)
-	}
-	for _, o := range []string{opFetch, opWrite, opCommit, opDeadLetter, opBacklog, opSetup} {
-		m.retries.WithLabelValues(o)
-	}
-	for _, l := range nodeLabels {
-		m.nodes.WithLabelValues(l)
-	}
+}
+
+// readerOpts are the options of kafka-go's reader statistics (series with no labels, always
+// present on /metrics).
+func readerOpts(name, help string) prometheus.CounterOpts {
+	return prometheus.CounterOpts{Namespace: "colline", Subsystem: "kafka_reader", Name: name, Help: help}
+}
+
+// define makes and registers the metrics of this package on reg (when not nil): one place for
+// registration, so no metric is defined and forgotten, and for the series of a vector's label
+// that exist from the start. Each definition is a prometheus.*Opts literal, which
+// deploy/metrics_test.go reads from the source.
+type define struct{ reg prometheus.Registerer }
+
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	if reg != nil {
-		reg.MustRegister(m.messages, m.stage, m.batch, m.edges, m.deadLetters, m.unknown, m.retries, m.lastEvent, m.ready,
-			m.nodes, m.eventAge, m.lagRecords, m.lagSeconds)
-		m.reader.register(reg)
+		reg.MustRegister(c)
 	}
-	return m
+	return c
+}
+
+func (d define) counter(o prometheus.CounterOpts) prometheus.Counter {
+	return register(d.reg, prometheus.NewCounter(o))
+}
+
+func (d define) counters(o prometheus.CounterOpts, label string, values ...string) *prometheus.CounterVec {
+	v := register(d.reg, prometheus.NewCounterVec(o, []string{label}))
+	for _, x := range values {
+		v.WithLabelValues(x)
+	}
+	return v
+}
+
+func (d define) gauge(o prometheus.GaugeOpts) prometheus.Gauge {
+	return register(d.reg, prometheus.NewGauge(o))
+}
+
+func (d define) gauges(o prometheus.GaugeOpts, label string) *prometheus.GaugeVec {
+	return register(d.reg, prometheus.NewGaugeVec(o, []string{label}))
+}
+
+func (d define) histogram(o prometheus.HistogramOpts) prometheus.Histogram {
+	return register(d.reg, prometheus.NewHistogram(o))
+}
+
+func (d define) histograms(o prometheus.HistogramOpts, label string, values ...string) *prometheus.HistogramVec {
+	v := register(d.reg, prometheus.NewHistogramVec(o, []string{label}))
+	for _, x := range values {
+		v.WithLabelValues(x)
+	}
+	return v
 }
 
 // countUnknown adds the unknown node classes of one event.
@@ -167,29 +188,6 @@ func (m *Metrics) countUnknown(unknown map[string]int) {
 type readerMetrics struct {
 	messages, bytes, fetches, errors, rebalances, timeouts, dials prometheus.Counter
 	queue                                                         prometheus.Gauge
-}
-
-func newReaderMetrics() readerMetrics {
-	c := func(name, help string) prometheus.Counter {
-		return prometheus.NewCounter(prometheus.CounterOpts{Namespace: "colline", Subsystem: "kafka_reader", Name: name, Help: help})
-	}
-	return readerMetrics{
-		messages:   c("messages_total", "Messages the Kafka reader fetched (kafka-go ReaderStats.Messages)."),
-		bytes:      c("message_bytes_total", "Bytes of the messages the Kafka reader fetched (kafka-go ReaderStats.Bytes)."),
-		fetches:    c("fetches_total", "Fetch requests of the Kafka reader (kafka-go ReaderStats.Fetches)."),
-		errors:     c("errors_total", "Errors of the Kafka reader (kafka-go ReaderStats.Errors)."),
-		rebalances: c("rebalances_total", "Consumer group rebalances the reader took part in (kafka-go ReaderStats.Rebalances)."),
-		timeouts:   c("timeouts_total", "Fetch timeouts of the Kafka reader (kafka-go ReaderStats.Timeouts)."),
-		dials:      c("dials_total", "Connections the Kafka reader opened (kafka-go ReaderStats.Dials)."),
-		queue: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "colline", Subsystem: "kafka_reader", Name: "queue_messages",
-			Help: "Messages fetched and waiting for the loop (kafka-go ReaderStats.QueueLength).",
-		}),
-	}
-}
-
-func (r readerMetrics) register(reg prometheus.Registerer) {
-	reg.MustRegister(r.messages, r.bytes, r.fetches, r.errors, r.rebalances, r.timeouts, r.dials, r.queue)
 }
 
 // add feeds one kafka-go statistics snapshot: its counters are deltas since the previous one.

@@ -19,6 +19,9 @@ type (
 	}
 )
 
+// DefaultMonitorInterval is the default of Monitor.Interval.
+const DefaultMonitorInterval = 15 * time.Second
+
 // Monitor polls the reader's statistics and the group's lag into Metrics. It must be the only
 // caller of the reader's Stats: kafka-go resets its counters on each call, and Monitor adds each
 // snapshot as a delta.
@@ -26,14 +29,14 @@ type Monitor struct {
 	Reader   statser       // Required: the *kafka.Reader of the loop.
 	Lag      lagger        // Optional: a Backlog on the loop's topic and group; nil: no lag metrics.
 	Metrics  *Metrics      // Required.
-	Interval time.Duration // Default: 15s.
+	Interval time.Duration // Default: DefaultMonitorInterval.
 	Logger   *slog.Logger  // Default: discard.
 }
 
 // Run polls once at once and then every Interval until ctx ends.
 func (mo Monitor) Run(ctx context.Context) {
 	if mo.Interval <= 0 {
-		mo.Interval = 15 * time.Second
+		mo.Interval = DefaultMonitorInterval
 	}
 	if mo.Logger == nil {
 		mo.Logger = slog.New(slog.DiscardHandler)

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,8 +13,7 @@ import (
 
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
-	"github.com/colline/colline/plan"
-	"github.com/colline/colline/plan/hostile"
+	"github.com/colline/colline/process"
 )
 
 // event is a hand-built event (a unit-test input, not what Spark emits): INSERT INTO db.out
@@ -78,87 +75,6 @@ func TestExtractor(t *testing.T) {
 	}
 }
 
-func TestExtractorReasons(t *testing.T) {
-	for _, tc := range []struct {
-		name, value, reason string
-	}{
-		{"empty", "", ReasonInvalidJSON},
-		{"not json", "{nope", ReasonInvalidJSON},
-		{"future major", `{"schemaVersion":"2.0","eventId":"x"}`, ReasonUnsupportedVersion},
-		{"no event id", `{"schemaVersion":"1.0"}`, ReasonInvalidEvent},
-		{"wrong type", `{"schemaVersion":"1.0","eventId":7}`, ReasonInvalidEvent},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Extractor{}.Process(kafka.Message{Value: []byte(tc.value)})
-			if err == nil {
-				t.Fatal("Process = nil error")
-			}
-			if got := reason(err); got != tc.reason {
-				t.Errorf("reason(%v) = %s, want %s", err, got, tc.reason)
-			}
-		})
-	}
-}
-
-// TestHostilePlans sends the hostile shapes (a MUTATED captured event, see plan/hostile) through
-// the consumer's Processor with small budgets: each fails as too_complex, naming its budget, and
-// the same shape within the budget yields lineage.
-func TestHostilePlans(t *testing.T) {
-	base, err := os.ReadFile(filepath.Join("..", "plan", "testdata", hostile.Base))
-	if err != nil {
-		t.Fatal(err)
-	}
-	budget := plan.Budget{Depth: 50, Nodes: 100, Edges: 1000, Work: 100000}
-	for _, tc := range []struct {
-		shape  string
-		n      int
-		budget string // "" within budget
-	}{
-		{hostile.DeepFilters, 40, ""},
-		{hostile.DeepFilters, 60, plan.BudgetDepth},
-		{hostile.DeepFilters, 150, plan.BudgetNodes},
-		{hostile.WideFilter, 100, ""},
-		{hostile.WideFilter, 300, plan.BudgetEdges},
-		{hostile.Fanout, 300, ""},
-		{hostile.Fanout, 600, plan.BudgetEdges},
-	} {
-		data, err := hostile.Make(base, tc.shape, tc.n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		item, err := Extractor{Budget: budget}.Process(kafka.Message{Value: data})
-		if tc.budget == "" {
-			if err != nil || item.Lineage == nil || len(item.Lineage.Edges) == 0 {
-				t.Errorf("%s %d: %v, want lineage", tc.shape, tc.n, err)
-			}
-			continue
-		}
-		var tce *plan.TooComplexError
-		if !errors.As(err, &tce) || tce.Budget != tc.budget || reason(err) != ReasonTooComplex {
-			t.Errorf("%s %d: %v (reason %s), want too_complex on the %s budget", tc.shape, tc.n, err, reason(err), tc.budget)
-		}
-	}
-}
-
-func TestReason(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{fmt.Errorf("x: %w", events.ErrInvalidJSON), ReasonInvalidJSON},
-		{fmt.Errorf("x: %w", events.ErrUnsupportedVersion), ReasonUnsupportedVersion},
-		{fmt.Errorf("x: %w", events.ErrInvalid), ReasonInvalidEvent},
-		{fmt.Errorf("x: %w", plan.ErrUnsupported), ReasonUnsupportedPlan},
-		{fmt.Errorf("x: %w", &plan.TooComplexError{Budget: plan.BudgetDepth, Figure: 9, Limit: 8}), ReasonTooComplex},
-		{fmt.Errorf("x: %w", graph.ErrInvalidItem), ReasonInvalidLineage},
-		{errors.New("x"), ReasonOther},
-	} {
-		if got := reason(tc.err); got != tc.want {
-			t.Errorf("reason(%v) = %s, want %s", tc.err, got, tc.want)
-		}
-	}
-}
-
 func TestMetricsLint(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := NewMetrics(reg)
@@ -197,7 +113,7 @@ func TestUnknownClassesAreCapped(t *testing.T) {
 
 func TestDeadLetterMessage(t *testing.T) {
 	long := strings.Repeat("x", maxErrorHeader+10)
-	d := deadLetter{msg: kafka.Message{Topic: "t", Partition: 2, Offset: 42, Key: []byte("k"), Value: []byte("v")}, reason: ReasonOther, err: errors.New(long)}
+	d := deadLetter{msg: kafka.Message{Topic: "t", Partition: 2, Offset: 42, Key: []byte("k"), Value: []byte("v")}, reason: process.ReasonOther, err: errors.New(long)}
 	m := d.message("v1")
 	if got := header(m, HeaderError); len(got) != maxErrorHeader {
 		t.Errorf("error header is %d bytes, want it cut at %d", len(got), maxErrorHeader)
@@ -208,30 +124,5 @@ func TestDeadLetterMessage(t *testing.T) {
 	small := withoutValue(m)
 	if small.Value != nil || header(small, HeaderValueOmitted) != "too_large" || header(m, HeaderValueOmitted) != "" {
 		t.Error("withoutValue must drop the value, mark it, and leave the original alone")
-	}
-}
-
-func TestExtractorLimits(t *testing.T) {
-	x := Extractor{MaxBytes: 1 << 20}
-	for _, tc := range []struct {
-		name  string
-		value []byte
-		want  string
-	}{
-		{"too large", append(event(t), make([]byte, 1<<20)...), ReasonTooLarge},
-		{"too deep", []byte(`{"a":` + strings.Repeat("[", MaxNesting) + strings.Repeat("]", MaxNesting) + `}`), ReasonTooDeep},
-		{"deep but allowed", []byte(strings.Repeat("[", MaxNesting) + strings.Repeat("]", MaxNesting)), ReasonInvalidEvent},
-		{"brackets in strings do not count", []byte(`{"a":"` + strings.Repeat("[", MaxNesting+1) + `"}`), ReasonInvalidEvent},
-		{"empty", nil, ReasonInvalidJSON},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := x.Process(kafka.Message{Value: tc.value})
-			if got := reason(err); got != tc.want {
-				t.Errorf("reason = %s (%v), want %s", got, err, tc.want)
-			}
-		})
-	}
-	if got := nesting([]byte(`{"a":[1,{"b":"]]]"}],"c":"\"["}`), 10); got != 3 {
-		t.Errorf("nesting = %d, want 3", got)
 	}
 }

@@ -1,9 +1,17 @@
 package ingest
 
+// Retries and readiness: a transient failure is retried in place with Backoff, and while any
+// operation is being retried the loop is not ready.
+
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/colline/colline/graph"
 )
 
 // Backoff is a capped exponential backoff with jitter: attempt n waits a random duration between
@@ -39,4 +47,80 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+type failure struct {
+	op  string
+	err error
+}
+
+// Ready returns nil while Run is running, Setup is done and no operation is being retried.
+func (l *Loop) Ready() error {
+	if !l.running.Load() {
+		return errors.New("consumer loop is not running")
+	}
+	if f := l.retrying.Load(); f != nil {
+		return fmt.Errorf("retrying %s: %w", f.op, f.err)
+	}
+	if !l.started.Load() {
+		return errors.New("starting")
+	}
+	return nil
+}
+
+func (l *Loop) updateReady() {
+	v := 0.0
+	if l.Ready() == nil {
+		v = 1
+	}
+	l.m.ready.Set(v)
+}
+
+// retry runs f until it succeeds, fails permanently (permanent may be nil: nothing is), or ctx
+// ends. While it retries, the loop is not ready.
+func (l *Loop) retry(ctx context.Context, op string, f func(context.Context) error, permanent func(error) bool) error {
+	for attempt := 0; ; attempt++ {
+		err := f(ctx)
+		if err == nil {
+			l.recovered(op)
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		if permanent != nil && permanent(err) {
+			l.settled(op) // the caller handles it; this operation is no longer being retried
+			return err
+		}
+		l.failing(op, err, attempt)
+		if !sleep(ctx, l.p.Backoff.Delay(attempt)) {
+			return err
+		}
+	}
+}
+
+func (l *Loop) failing(op string, err error, attempt int) {
+	l.m.retries.WithLabelValues(op).Inc()
+	l.retrying.Store(&failure{op: op, err: err})
+	l.updateReady()
+	level := slog.LevelWarn
+	if op == opWrite && !graph.IsTransient(err) {
+		level = slog.LevelError // neither transient nor the data's fault: an operator must act
+	}
+	l.log.Log(context.Background(), level, "retrying", "operation", op, "attempt", attempt+1, "err", err)
+}
+
+func (l *Loop) recovered(op string) {
+	if l.settled(op) {
+		l.log.Info("recovered", "operation", op)
+	}
+}
+
+// settled clears the retry state of op, and reports whether there was one.
+func (l *Loop) settled(op string) bool {
+	if f := l.retrying.Load(); f != nil && f.op == op && l.retrying.CompareAndSwap(f, nil) {
+		l.updateReady()
+		return true
+	}
+	return false
 }

@@ -12,10 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/colline/colline/admin"
 	"github.com/colline/colline/config"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
-	"github.com/colline/colline/metrics"
 	"github.com/colline/colline/plan"
 )
 
@@ -49,7 +49,7 @@ func run() error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	metrics.RegisterBuildInfo(reg, version)
+	admin.RegisterBuildInfo(reg, version)
 	m := ingest.NewMetrics(reg)
 
 	neo4jTLS, err := cfg.Neo4jTLSConfig()
@@ -92,10 +92,10 @@ func run() error {
 		return err
 	}
 
-	srv := metrics.NewServer(cfg.HTTPAddr, metrics.Handler(reg,
-		metrics.Check{Name: "consumer", Fn: func(context.Context) error { return loop.Ready() }},
-		metrics.Check{Name: "neo4j", Fn: store.Ping},
-		metrics.Check{Name: "kafka", Fn: func(ctx context.Context) error { return ingest.Ping(ctx, cfg.KafkaBrokers, cfg.KafkaTopic, sec) }},
+	srv := admin.NewServer(cfg.HTTPAddr, admin.Handler(reg,
+		admin.Check{Name: "consumer", Fn: func(context.Context) error { return loop.Ready() }},
+		admin.Check{Name: "neo4j", Fn: store.Ping},
+		admin.Check{Name: "kafka", Fn: func(ctx context.Context) error { return ingest.Ping(ctx, cfg.KafkaBrokers, cfg.KafkaTopic, sec) }},
 	))
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {

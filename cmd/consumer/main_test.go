@@ -4,15 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,6 +20,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/goleak"
 
+	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/ingest"
 )
 
@@ -45,11 +43,11 @@ func build(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "consumer")
-		out, err := exec.Command("go", "build", "-ldflags", "-X main.version=test-1.2.3", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = errors.New(err.Error() + "\n" + string(out))
+		root, err := stack.RepoRoot()
+		if err == nil {
+			binPath, err = stack.BuildConsumer(context.Background(), root, dir, "test-1.2.3")
 		}
+		buildErr = err
 	})
 	if buildErr != nil {
 		t.Fatalf("go build: %v", buildErr)
@@ -252,27 +250,12 @@ const event = `{"schemaVersion":"1.0","eventId":"EVENT_ID","emittedAt":"2026-11-
 // TestConsumeAndExitWhenIdle runs the binary against dev/services: it consumes a fresh topic, sends
 // the broken message to the dead-letter topic, and exits 0 once idle.
 func TestConsumeAndExitWhenIdle(t *testing.T) {
-	brokers, uri := os.Getenv("COLLINE_TEST_KAFKA_BROKERS"), os.Getenv("COLLINE_TEST_NEO4J_URI")
-	if brokers == "" || uri == "" {
-		t.Skip("COLLINE_TEST_KAFKA_BROKERS and COLLINE_TEST_NEO4J_URI are not both set; run `dev/services start`")
-	}
+	k, uri := stack.TestKafka(t), stack.TestNeo4jURI(t)
+	addrs, brokers := k.Brokers, strings.Join(k.Brokers, ",")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	b := make([]byte, 4)
-	rand.Read(b)
-	suffix := hex.EncodeToString(b)
-	topic := "colline.test." + suffix
-	addrs := strings.Split(brokers, ",")
-
-	tr := &kafka.Transport{}
-	defer tr.CloseIdleConnections()
-	c := &kafka.Client{Addr: kafka.TCP(addrs...), Transport: tr}
-	if _, err := c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
-		{Topic: topic, NumPartitions: 1, ReplicationFactor: 1}, {Topic: topic + ".dlq", NumPartitions: 1, ReplicationFactor: 1},
-	}}); err != nil {
-		t.Fatal(err)
-	}
-	defer c.DeleteTopics(context.Background(), &kafka.DeleteTopicsRequest{Topics: []string{topic, topic + ".dlq"}})
+	topic, _, group := k.TestTopics(t, "consumer", 1, 0)
+	suffix := stack.NewID()
 	value := strings.NewReplacer("EVENT_ID", "ev-"+suffix, "SRC", "src_"+suffix, "OUT", "out_"+suffix).Replace(event)
 	w := ingest.NewDeadLetterWriter(addrs, topic, 0, nil) // a synchronous producer that retries until the new topic has a leader
 	err := w.WriteMessages(ctx, kafka.Message{Value: []byte(value)}, kafka.Message{Value: []byte("{oops")})
@@ -282,7 +265,7 @@ func TestConsumeAndExitWhenIdle(t *testing.T) {
 	}
 
 	p := start(t, command(t, "COLLINE_HTTP_ADDR=127.0.0.1:0", "COLLINE_KAFKA_BROKERS="+brokers, "COLLINE_NEO4J_URI="+uri,
-		"COLLINE_KAFKA_TOPIC="+topic, "COLLINE_KAFKA_DLQ_TOPIC="+topic+".dlq", "COLLINE_KAFKA_GROUP=colline-test-"+suffix,
+		"COLLINE_KAFKA_TOPIC="+topic, "COLLINE_KAFKA_DLQ_TOPIC="+topic+".dlq", "COLLINE_KAFKA_GROUP="+group,
 		"COLLINE_EXIT_WHEN_IDLE=2s", "COLLINE_LOG_LEVEL=debug"))
 	if code := p.exit(t, time.Minute); code != 0 {
 		t.Fatalf("exit code %d, want 0\n%s", code, p.log())

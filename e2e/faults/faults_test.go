@@ -16,6 +16,7 @@ import (
 
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/ingest"
+	"github.com/colline/colline/process"
 )
 
 const topicMax = 16 << 20 // the topics' max.message.bytes, as dev/services creates them
@@ -189,17 +190,17 @@ func testPoison(t *testing.T) {
 		poison = append(poison, message{key: []byte(fmt.Sprintf("poison-%d", len(poison))), value: value, reason: reason})
 	}
 	for i := range 3 {
-		add(ingest.ReasonInvalidJSON, []byte(`{"schemaVersion": "1.1", "eventId": oops`))
-		add(ingest.ReasonInvalidJSON, valid[:len(valid)/2+i])
-		add(ingest.ReasonUnsupportedVersion, withVersion(t, valid, "2.0"))
-		add(ingest.ReasonTooDeep, deep(valid, 10000))
+		add(process.ReasonInvalidJSON, []byte(`{"schemaVersion": "1.1", "eventId": oops`))
+		add(process.ReasonInvalidJSON, valid[:len(valid)/2+i])
+		add(process.ReasonUnsupportedVersion, withVersion(t, valid, "2.0"))
+		add(process.ReasonTooDeep, deep(valid, 10000))
 		garbage := make([]byte, 4096)
 		for j := range garbage {
 			garbage[j] = byte(env.rand.IntN(256))
 		}
 		garbage[0] = 0xff
-		add(ingest.ReasonInvalidJSON, garbage)
-		add(ingest.ReasonInvalidJSON, nil)
+		add(process.ReasonInvalidJSON, garbage)
+		add(process.ReasonInvalidJSON, nil)
 	}
 	huge := large(t, valid, 20<<20)
 	// Mix: each poison message goes to a random position of the stream.
@@ -208,7 +209,7 @@ func testPoison(t *testing.T) {
 		i := env.rand.IntN(len(all) + 1)
 		all = append(all[:i], append([]message{p}, all[i:]...)...)
 	}
-	wantReasons := map[string]int{ingest.ReasonTooLarge: 1}
+	wantReasons := map[string]int{process.ReasonTooLarge: 1}
 	for _, p := range poison {
 		wantReasons[p.reason]++
 	}
@@ -248,7 +249,7 @@ func testPoison(t *testing.T) {
 				t.Errorf("dead letter %s lacks header %s", header(m, ingest.HeaderReason), h)
 			}
 		}
-		if header(m, ingest.HeaderReason) == ingest.ReasonTooLarge {
+		if header(m, ingest.HeaderReason) == process.ReasonTooLarge {
 			hugeNote = fmt.Sprintf("the 20 MB dead letter kept %d bytes of value (omitted: %q)", len(m.Value), header(m, ingest.HeaderValueOmitted))
 		}
 	}

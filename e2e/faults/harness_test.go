@@ -8,8 +8,8 @@
 // Neo4j with dev/services on other ports and another state directory (COLLINE_FAULTS_DEV_DIR,
 // default /tmp/colline-faults) and stops them at the end, because the tests stop, restart and wipe
 // them. The stream is made of the events the real listener captured (plan/testdata/spark-3.5),
-// re-keyed per copy; the expected graph is computed from exactly the bytes sent (events.Decode,
-// plan.Extract, graph.Preview) and compared with what graph.Reader finds.
+// re-keyed per copy; the expected graph is computed from exactly the bytes sent (process.Step,
+// graph.Preview) and compared with what graph.Reader finds.
 //
 //	make faults                                   # all scenarios, 5,000 events in the kill -9 stream
 //	COLLINE_FAULTS_EVENTS=1000 make faults        # smaller: every scenario scales with it
@@ -46,10 +46,9 @@ import (
 	"github.com/segmentio/kafka-go/compress"
 
 	"github.com/colline/colline/e2e/stack"
-	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
-	"github.com/colline/colline/plan"
+	"github.com/colline/colline/process"
 )
 
 // env is the private stack every scenario uses.
@@ -61,7 +60,8 @@ var env struct {
 	brokers   string
 	neo4jURI  string
 	bin       string // the consumer binary
-	events    int    // events of the kill -9 stream; other scenarios scale with it
+	kafka     *stack.Kafka
+	events    int // events of the kill -9 stream; other scenarios scale with it
 	seed      uint64
 	rand      *mrand.Rand
 	work      string // scratch directory: consumer logs, service logs
@@ -124,12 +124,11 @@ func setup(m *testing.M) (int, error) {
 		}()
 	}
 
-	env.bin = filepath.Join(env.work, "colline-consumer")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-X main.version=faults", "-o", env.bin, "./cmd/consumer")
-	build.Dir = env.root
-	if out, err := build.CombinedOutput(); err != nil {
-		return 1, fmt.Errorf("go build ./cmd/consumer: %v\n%s", err, out)
+	if env.bin, err = stack.BuildConsumer(context.Background(), env.root, env.work, "faults"); err != nil {
+		return 1, err
 	}
+	env.kafka = stack.NewKafka(env.brokers)
+	defer env.kafka.Close()
 	if env.corpus, err = loadCorpus(filepath.Join(env.root, "plan", "testdata", "spark-3.5")); err != nil {
 		return 1, err
 	}
@@ -195,7 +194,7 @@ func loadCorpus(dir string) ([]fixture, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := toItem(b); err != nil {
+		if _, err := (process.Step{}).Item(b); err != nil {
 			continue // a fixture the consumer dead-letters is not part of the valid stream
 		}
 		name := filepath.Base(filepath.Dir(f))
@@ -215,20 +214,6 @@ func loadCorpus(dir string) ([]fixture, error) {
 		res[i] = *f
 	}
 	return res, nil
-}
-
-// toItem is what the consumer does with a message, minus the writing.
-func toItem(b []byte) (graph.Item, error) {
-	env, err := events.Decode(b)
-	if err != nil {
-		return graph.Item{}, err
-	}
-	lin, err := plan.Extract(env)
-	if err != nil {
-		return graph.Item{}, err
-	}
-	it := graph.Item{Event: env, Lineage: lin}
-	return it, graph.Check(it)
 }
 
 // message is one message to send, with the item the consumer should make of it (nil for poison).
@@ -258,7 +243,7 @@ func stream(t *testing.T, tag string, n int) ([]message, int) {
 			if err != nil {
 				t.Fatalf("re-keying %s: %v", fx.name, err)
 			}
-			it, err := toItem(b)
+			it, err := process.Step{}.Item(b)
 			if err != nil {
 				t.Fatalf("re-keyed event of %s no longer valid: %v", fx.name, err)
 			}
@@ -366,38 +351,11 @@ func expected(t *testing.T, msgs []message) (graph.Counts, []graph.EdgeRow) {
 
 // --- Kafka ------------------------------------------------------------------------------------
 
-func kafkaClient() (*kafka.Client, func()) {
-	tr := &kafka.Transport{}
-	return &kafka.Client{Addr: kafka.TCP(env.brokers), Timeout: 30 * time.Second, Transport: tr}, tr.CloseIdleConnections
-}
-
 // topics creates a fresh topic with partitions and its dead-letter topic, and returns their names
 // and a fresh group name.
 func topics(t *testing.T, name string, partitions int, maxMessageBytes int) (string, string, string) {
 	t.Helper()
-	suffix := newID()[:8]
-	topic, dlq := "faults."+name+"."+suffix, "faults."+name+"."+suffix+".dlq"
-	group := "faults-" + name + "-" + suffix
-	c, done := kafkaClient()
-	defer done()
-	cfg := func(n int) kafka.TopicConfig {
-		return kafka.TopicConfig{Topic: "", NumPartitions: n, ReplicationFactor: 1, ConfigEntries: []kafka.ConfigEntry{
-			{ConfigName: "max.message.bytes", ConfigValue: strconv.Itoa(maxMessageBytes)}}}
-	}
-	a, b := cfg(partitions), cfg(1)
-	a.Topic, b.Topic = topic, dlq
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	res, err := c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{a, b}})
-	if err != nil {
-		t.Fatalf("create topics: %v", err)
-	}
-	for n, err := range res.Errors {
-		if err != nil {
-			t.Fatalf("create topic %s: %v", n, err)
-		}
-	}
-	return topic, dlq, group
+	return env.kafka.TestTopics(t, "faults-"+name, partitions, maxMessageBytes)
 }
 
 // produce sends msgs in order, retrying each chunk until the broker takes it. Messages of one key
@@ -444,8 +402,7 @@ func lag(ctx context.Context, topic, group string) (int64, error) {
 // committed returns how many records of topic group has committed: the sum of its committed
 // offsets (topics here are never truncated, so offsets count records). -1 when unknown.
 func committed(ctx context.Context, topic, group string) int64 {
-	c, done := kafkaClient()
-	defer done()
+	c := env.kafka.Client
 	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil || len(meta.Topics) != 1 {
 		return -1
@@ -492,13 +449,11 @@ func deadLetters(t *testing.T, dlq string) (map[string]int, []kafka.Message) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, done := kafkaClient()
-	defer done()
-	res, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{dlq: {kafka.LastOffsetOf(0)}}})
+	_, ends, err := env.kafka.Offsets(ctx, dlq)
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := res.Topics[dlq][0].LastOffset
+	end := ends[0]
 	counts := map[string]int{}
 	var msgs []kafka.Message
 	if end <= 0 {
@@ -708,13 +663,7 @@ func wipe(t *testing.T, d neo4j.DriverWithContext) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	s := d.NewSession(ctx, neo4j.SessionConfig{})
-	defer s.Close(ctx)
-	res, err := s.Run(ctx, `MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS`, nil)
-	if err == nil {
-		_, err = res.Consume(ctx)
-	}
-	if err != nil {
+	if _, err := stack.WipeGraph(ctx, d); err != nil {
 		t.Fatalf("wipe the private Neo4j: %v", err)
 	}
 }

@@ -1,7 +1,7 @@
-// Package stack drives the real pipeline for the end-to-end tests and the demo: it runs SQL files
-// in local Spark with the listener (dev/spark-sql), creates Kafka topics, builds and runs the
-// consumer binary, and reads what reached Neo4j. The services themselves are started by
-// dev/services.
+// Package stack is the one test harness of the real pipeline, used by the end-to-end and fault
+// tests, the package integration tests, the benchmarks and the demo: Kafka topics and offsets
+// (an admin client that releases its connections), the consumer binary, graph wipes, and local
+// Spark with the listener (dev/spark-sql). The services themselves are started by dev/services.
 package stack
 
 import (
@@ -13,9 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
-
-	"github.com/segmentio/kafka-go"
 )
 
 // Stack is where the services listen and where the repository is.
@@ -66,54 +63,25 @@ func RepoRoot() (string, error) {
 	}
 }
 
+// Kafka returns an admin client of the stack's brokers; Close it.
+func (s *Stack) Kafka() *Kafka { return NewKafka(strings.Split(s.Brokers, ",")...) }
+
 // CreateTopics creates topics with the given partition count, if they do not exist.
 func (s *Stack) CreateTopics(ctx context.Context, partitions int, topics ...string) error {
-	c := &kafka.Client{Addr: kafka.TCP(s.Brokers), Timeout: 15 * time.Second}
-	req := &kafka.CreateTopicsRequest{}
-	for _, t := range topics {
-		req.Topics = append(req.Topics, kafka.TopicConfig{
-			Topic: t, NumPartitions: partitions, ReplicationFactor: 1,
-			ConfigEntries: []kafka.ConfigEntry{{ConfigName: "max.message.bytes", ConfigValue: "16777216"}},
-		})
+	k := s.Kafka()
+	defer k.Close()
+	ts := make([]Topic, len(topics))
+	for i, t := range topics {
+		ts[i] = Topic{Name: t, Partitions: partitions}
 	}
-	resp, err := c.CreateTopics(ctx, req)
-	if err != nil {
-		return fmt.Errorf("create topics %v on %s: %w", topics, s.Brokers, err)
-	}
-	for t, err := range resp.Errors {
-		if err != nil && !errors.Is(err, kafka.TopicAlreadyExists) {
-			return fmt.Errorf("create topic %s: %w", t, err)
-		}
-	}
-	return nil
+	return k.CreateTopics(ctx, ts...)
 }
 
 // Messages returns the number of messages in a topic (sum of end offsets minus start offsets).
 func (s *Stack) Messages(ctx context.Context, topic string) (int64, error) {
-	c := &kafka.Client{Addr: kafka.TCP(s.Brokers), Timeout: 15 * time.Second}
-	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
-	if err != nil {
-		return 0, err
-	}
-	if len(meta.Topics) != 1 || meta.Topics[0].Error != nil {
-		return 0, fmt.Errorf("topic %s: %v", topic, meta.Topics)
-	}
-	var reqs []kafka.OffsetRequest
-	for _, p := range meta.Topics[0].Partitions {
-		reqs = append(reqs, kafka.FirstOffsetOf(p.ID), kafka.LastOffsetOf(p.ID))
-	}
-	res, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, p := range res.Topics[topic] {
-		if p.Error != nil {
-			return 0, p.Error
-		}
-		n += p.LastOffset - p.FirstOffset
-	}
-	return n, nil
+	k := s.Kafka()
+	defer k.Close()
+	return k.Messages(ctx, topic)
 }
 
 // Spark runs dev/spark-sql in a local Spark with the listener publishing to topic. args are SQL
@@ -140,13 +108,23 @@ func (s *Stack) Spark(ctx context.Context, work, topic string, extra []string, a
 
 // BuildConsumer builds the consumer binary into dir with the flags the Dockerfile uses.
 func (s *Stack) BuildConsumer(ctx context.Context, dir string) (string, error) {
+	return BuildConsumer(ctx, s.Root, dir, "")
+}
+
+// BuildConsumer builds ./cmd/consumer of the repository at root into dir as the Dockerfile does
+// (static, -trimpath), with main.version set to version when it is not empty, and returns the
+// binary's path. Its output goes to the returned error.
+func BuildConsumer(ctx context.Context, root, dir, version string) (string, error) {
 	bin := filepath.Join(dir, "colline-consumer")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/consumer")
-	cmd.Dir = s.Root
+	args := []string{"build", "-trimpath", "-o", bin}
+	if version != "" {
+		args = append(args, "-ldflags", "-X main.version="+version)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/consumer")...)
+	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	cmd.Stdout, cmd.Stderr = s.Log, s.Log
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("build consumer: %w", err)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/consumer: %w\n%s", err, out)
 	}
 	return bin, nil
 }

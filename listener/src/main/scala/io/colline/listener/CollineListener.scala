@@ -28,7 +28,11 @@ class CollineListener(conf: SparkConf) extends QueryExecutionListener {
       if (SparkEnv.get != null) Try(p.attach(SparkContext.getOrCreate()))
       Some(p)
     }
-  } catch { case _: Throwable => None }
+  } catch {
+    case t: Throwable =>
+      WarnOnce("the listener failed to start and is off for this session (no lineage is published)", t)
+      None
+  }
 
   override def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit =
     handle(funcName, qe, None, Some(durationNs))

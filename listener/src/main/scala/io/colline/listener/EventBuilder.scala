@@ -165,7 +165,7 @@ private[listener] object EventBuilder {
       o.put("id", id.toLong)
       o.put("class", p.getClass.getName)
       if (!p.isInstanceOf[Command] &&
-        !p.getClass.getName.startsWith("org.apache.spark.sql.catalyst.analysis.")) hasData = true
+        !p.getClass.getName.startsWith(SparkClasses.AnalysisPackage)) hasData = true
 
       val childIds = p.children.map(visit)
       o.put("children", J.arr(childIds.map(i => J.Num(i.toLong))))

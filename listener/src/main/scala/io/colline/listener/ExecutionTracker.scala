@@ -9,17 +9,14 @@ import org.apache.spark.sql.execution.ui.{SparkListenerSQLExecutionEnd, SparkLis
  * A SparkListener on the same (shared) listener-bus queue as Spark's ExecutionListenerBus. A
  * QueryExecutionListener is not told the SQL execution id, so this one maps `QueryExecution.id`
  * to the execution id and the root execution id, and marks nested writes: an execution that runs
- * while an execution of the same root whose physical plan is a write command is still running
+ * while an execution of the same root whose physical plan is a write command
+ * (SparkClasses.NestingWriteExecs) is still running
  * (`Execute CreateDataSourceTableAsSelectCommand` for the inner insert of a 3.4+ CTAS,
  * `Execute InsertIntoDataSourceDirCommand`, `Execute InsertIntoDataSourceCommand` around a JDBC
  * `SaveIntoDataSourceCommand`, `AtomicCreateTableAsSelect` around a v2 `AppendData`, ...).
  * It also drains the publisher at application end.
  */
 private[listener] final class ExecutionTracker(publisher: Publisher) extends SparkListener {
-  private val WriteExec = ".*(CreateDataSourceTableAsSelectCommand|CreateHiveTableAsSelectCommand|" +
-    "CreateTableAsSelect|ReplaceTableAsSelect|InsertIntoDataSourceDirCommand|InsertIntoHiveDirCommand|" +
-    "InsertIntoDataSourceCommand|SaveIntoDataSourceCommand).*"
-
   /** executionId -> (rootExecutionId, physical root node name) of started, not yet ended executions */
   private val running = new Bounded[Long, (Long, String)](10000)
   /** QueryExecution.id -> execution facts */
@@ -34,7 +31,7 @@ private[listener] final class ExecutionTracker(publisher: Publisher) extends Spa
       case e: SparkListenerSQLExecutionEnd =>
         val mine = running.remove(e.executionId)
         val root = mine.map(_._1).getOrElse(e.executionId)
-        val nested = root != e.executionId && running.values.exists { case (r, n) => r == root && n.matches(WriteExec) }
+        val nested = root != e.executionId && running.values.exists { case (r, n) => r == root && SparkClasses.isNestingWriteExec(n) }
         Reflect.call(e, "qe").flatMap(qe => Reflect.call(qe, "id")).foreach {
           case id: java.lang.Long => byQe.put(id.longValue(), ExecInfo(e.executionId, root, nested))
           case _ =>

@@ -38,8 +38,6 @@ private[listener] final case class NodeInfo(
 
 private[listener] object Nodes {
   val SessionCatalog = "spark_catalog"
-  private val UnionLoopClass = "org.apache.spark.sql.catalyst.plans.logical.UnionLoop"
-  private val UnionLoopRefClass = "org.apache.spark.sql.catalyst.plans.logical.UnionLoopRef"
 
   // ---------------------------------------------------------------- datasets
 
@@ -199,9 +197,9 @@ private[listener] object Nodes {
     case n: MergeIntoTable => mergeInto(n)
     case RowLevel.Described(info) => info // ReplaceData, WriteDelta, MergeRows (RowLevel.scala)
     // recursive CTEs (4.x; absent from 3.x, hence by name): the loop id ties a reference to its loop
-    case n if n.getClass.getName == UnionLoopClass =>
+    case n if SparkClasses.is(n, SparkClasses.UnionLoop) =>
       NodeInfo(exprs = generic(n), args = Reflect.call(n, "id").map(id => "loopId" -> J.Str(id.toString)).toSeq)
-    case n if n.getClass.getName == UnionLoopRefClass =>
+    case n if SparkClasses.is(n, SparkClasses.UnionLoopRef) =>
       NodeInfo(args = Reflect.call(n, "loopId").map(id => "loopId" -> J.Str(id.toString)).toSeq)
 
     // ---- v1 file / catalog writes
@@ -402,8 +400,8 @@ private[listener] object Nodes {
   private def saveIntoDataset(c: SaveIntoDataSourceCommand): J.Obj = {
     val provider = c.dataSource.getClass.getName
     val get = (k: String) => c.options.collectFirst { case (kk, v) if kk.equalsIgnoreCase(k) => v }
-    if (provider == JdbcClasses.Provider) jdbcDataset(get("url"), get("dbtable"), get("query"))
-    else if (provider == KafkaClasses.Provider)
+    if (provider == SparkClasses.JdbcProvider) jdbcDataset(get("url"), get("dbtable"), get("query"))
+    else if (provider == SparkClasses.KafkaProvider)
       kafkaDataset(get("kafka.bootstrap.servers"), get("topic").toSeq, None)
     else get("path").map(p => pathDataset(formatName(c.dataSource), Seq(p)))
       .getOrElse(other(formatName(c.dataSource)))

@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
 /**
  * Reflection over classes that may be absent from the driver's classpath (Hive, Kafka) or that
- * are `private[sql]` (JDBC). Each kind lives in one object; every call is defensive.
+ * are `private[sql]` (JDBC), named in SparkClasses. Each kind lives in one object; every call is defensive.
  */
 private[listener] object Reflect {
   def call(o: AnyRef, method: String): Option[AnyRef] =
@@ -47,15 +47,9 @@ private[listener] object Reflect {
 
 /** spark-hive classes: present only with Hive support. */
 private[listener] object HiveClasses {
-  private val Pkg = "org.apache.spark.sql.hive.execution."
-  val InsertIntoHiveTable: String = Pkg + "InsertIntoHiveTable"
-  val InsertIntoHiveDirCommand: String = Pkg + "InsertIntoHiveDirCommand"
-  val CreateHiveTableAsSelect: Set[String] =
-    Set(Pkg + "CreateHiveTableAsSelectCommand", Pkg + "OptimizedCreateHiveTableAsSelectCommand")
-
-  def isInsert(p: LogicalPlan): Boolean = p.getClass.getName == InsertIntoHiveTable
-  def isCtas(p: LogicalPlan): Boolean = CreateHiveTableAsSelect(p.getClass.getName)
-  def isInsertDir(p: LogicalPlan): Boolean = p.getClass.getName == InsertIntoHiveDirCommand
+  def isInsert(p: LogicalPlan): Boolean = SparkClasses.is(p, SparkClasses.InsertIntoHiveTable)
+  def isCtas(p: LogicalPlan): Boolean = SparkClasses.CreateHiveTableAsSelect(p.getClass.getName)
+  def isInsertDir(p: LogicalPlan): Boolean = SparkClasses.is(p, SparkClasses.InsertIntoHiveDirCommand)
 
   def table(p: LogicalPlan): Option[CatalogTable] =
     Reflect.call(p, "table").orElse(Reflect.call(p, "tableDesc")).collect { case t: CatalogTable => t }
@@ -69,12 +63,9 @@ private[listener] object HiveClasses {
 
 /** JDBC: `JDBCRelation` is private[sql]; `JdbcRelationProvider` writes through options. */
 private[listener] object JdbcClasses {
-  val Relation = "org.apache.spark.sql.execution.datasources.jdbc.JDBCRelation"
-  val Provider = "org.apache.spark.sql.execution.datasources.jdbc.JdbcRelationProvider"
-
   /** (url, table, query) of a JDBCRelation. */
   def relation(r: AnyRef): Option[(Option[String], Option[String], Option[String])] =
-    if (r == null || r.getClass.getName != Relation) None
+    if (!SparkClasses.is(r, SparkClasses.JdbcRelation)) None
     else Try {
       val opts = Reflect.call(r, "jdbcOptions").flatMap(o => Reflect.call(o, "parameters"))
         .flatMap(Reflect.stringMap)
@@ -84,12 +75,9 @@ private[listener] object JdbcClasses {
 
 /** spark-sql-kafka-0-10: present only when the Kafka connector is on the classpath. */
 private[listener] object KafkaClasses {
-  val Relation = "org.apache.spark.sql.kafka010.KafkaRelation"
-  val Provider = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
-
   /** (servers, topics, pattern) of a batch KafkaRelation, read from its private `sourceOptions`. */
   def relation(r: AnyRef): Option[(Option[String], Seq[String], Option[String])] =
-    if (r == null || r.getClass.getName != Relation) None
+    if (!SparkClasses.is(r, SparkClasses.KafkaRelation)) None
     else Try {
       Reflect.field(r, "sourceOptions").flatMap(Reflect.stringMap).map { get =>
         val topics = get("subscribe").map(_.split(",").map(_.trim).filter(_.nonEmpty).toSeq)

@@ -12,13 +12,10 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
  * operations (Iceberg, Delta's v2 path, …). The analyzer rewrites them into `ReplaceData`
  * (copy-on-write) or `WriteDelta` (merge-on-read) over a query that, for MERGE, holds a `MergeRows`.
  * `WriteDelta` is 3.4+ and `MergeRows`' instruction shape (Keep/Split/Discard) 3.5+, so everything
- * here goes by class name and reflection; each method is defensive and falls back to the generic
+ * here goes by class name (SparkClasses) and reflection; each method is defensive and falls back to the generic
  * serialization when a shape is unknown.
  */
 private[listener] object RowLevel {
-  private val Pkg = "org.apache.spark.sql.catalyst.plans.logical."
-  private val Writes = Set(Pkg + "ReplaceData", Pkg + "WriteDelta")
-  private val MergeRowsClass = Pkg + "MergeRows"
   /** Spark's marker of metadata columns (`_file`, `_pos`, `_metadata`, …) in attribute metadata. */
   private val MetadataColKey = "__metadata_col"
 
@@ -26,8 +23,8 @@ private[listener] object RowLevel {
   object Described {
     def unapply(p: LogicalPlan): Option[NodeInfo] = {
       val cls = p.getClass.getName
-      if (cls == MergeRowsClass) Try(mergeRows(p)).toOption.flatten
-      else if (Writes(cls)) p match {
+      if (cls == SparkClasses.MergeRows) Try(mergeRows(p)).toOption.flatten
+      else if (SparkClasses.RowLevelWrites(cls)) p match {
         case c: V2WriteCommand => Try(write(c)).toOption.flatten
         case _ => None
       }

@@ -26,10 +26,14 @@ class CollineStreamingListener private[listener] (fixedSession: Option[SparkSess
   def this(conf: SparkConf) = this(None, conf)
   def this() = this(None, Option(SparkEnv.get).map(_.conf).getOrElse(new SparkConf()))
 
-  private lazy val publisher: Option[Publisher] = Try {
+  private lazy val publisher: Option[Publisher] = try {
     val cfg = Config.from(conf)
     if (cfg.enabled && cfg.streaming) Some(Colline.publisher(cfg)) else None
-  }.toOption.flatten
+  } catch {
+    case t: Throwable =>
+      WarnOnce("the streaming listener failed to start and is off (no streaming lineage is published)", t)
+      None
+  }
 
   // Spark calls onQueryStarted synchronously on the query's thread, while the query is active:
   // take references only. Progress and termination are fallbacks (asynchronous: the query may be gone).
@@ -92,8 +96,6 @@ private[listener] object Streaming {
       Try(session.streams.addListener(new CollineStreamingListener(Some(session), new SparkConf(false))))
     }
 
-  private val StreamSources = Set("StreamingRelation", "StreamingRelationV2", "StreamingExecutionRelation")
-
   /** On the publisher thread: builds the event of one streaming query run and publishes it. */
   def publish(pub: Publisher, session: SparkSession, exec: AnyRef, plan: LogicalPlan, id: java.util.UUID,
       runId: java.util.UUID, appId: String, appName: String, user: String): Unit = {
@@ -108,8 +110,8 @@ private[listener] object Streaming {
         ids.zipWithIndex.foreach { case (node, i) =>
           if (i < nodes.size) nodes(i) match {
             case o: J.Obj =>
-              if (i == 0 && Nodes.shortName(node) == "WriteToStream") o.put("write", sinkWrite(session, node, exec, opts, o))
-              else if (StreamSources(Nodes.shortName(node)) && o.get("dataset").forall(_ == J.Null))
+              if (i == 0 && Nodes.shortName(node) == SparkClasses.WriteToStream) o.put("write", sinkWrite(session, node, exec, opts, o))
+              else if (SparkClasses.StreamSources(Nodes.shortName(node)) && o.get("dataset").forall(_ == J.Null))
                 sourceDataset(session, node).foreach(d => o.put("dataset", d))
             case _ =>
           }
@@ -141,7 +143,7 @@ private[listener] object Streaming {
     val sinkClass = if (sink == null) "" else sink.getClass.getName
     val catalogTable = Reflect.call(root, "catalogTable").collect { case Some(ct: CatalogTable) => ct }
     val catalogAndIdent = Reflect.call(root, "catalogAndIdent").collect { case Some((c: AnyRef, i: AnyRef)) => (c, i) }
-    val foreachBatch = sinkClass.endsWith("ForeachBatchSink")
+    val foreachBatch = sinkClass.endsWith(SparkClasses.ForeachBatchSink)
     val ds: J.Obj = catalogTable.map(ct => Nodes.tableDataset(ct))
       .orElse(catalogAndIdent.map { case (c, i) =>
         J.obj("kind" -> J.Str("table"), "catalog" -> J.opt(Reflect.string(c, "name")),
@@ -149,10 +151,10 @@ private[listener] object Streaming {
           "name" -> J.opt(Reflect.string(i, "name")))
       })
       .getOrElse {
-        if (sinkClass.endsWith("FileStreamSink"))
+        if (sinkClass.endsWith(SparkClasses.FileStreamSink))
           Nodes.pathDataset(Reflect.field(sink, "fileFormat").map(Nodes.formatName).orNull,
             Reflect.field(sink, "path").map(p => qualify(session, String.valueOf(p))).toSeq)
-        else if (sinkClass.contains(".kafka010."))
+        else if (SparkClasses.isKafka(sinkClass))
           Nodes.kafkaDataset(opts("kafka.bootstrap.servers"), opts("topic").toSeq, None)
         else if (foreachBatch) Nodes.other("foreachBatch")
         else Nodes.other(Try(sink.asInstanceOf[org.apache.spark.sql.connector.catalog.Table].name()).getOrElse(sinkClass))

@@ -1,0 +1,96 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/colline/colline/graph"
+	"github.com/colline/colline/process"
+)
+
+// pending is a message that became an item to write. Its value is dropped once decoded: the
+// commit needs only the topic, partition and offset.
+type pending struct {
+	msg  kafka.Message
+	item graph.Item
+}
+
+// batch is a fetched batch once processed: msgs (values dropped, except those of dead letters)
+// to commit, items to write, dead letters to publish.
+type batch struct {
+	msgs  []kafka.Message
+	items []pending
+	dead  []deadLetter
+	bytes int // the values' total size before they were dropped
+}
+
+// collect fetches one batch: it waits for a first message, then takes more for up to BatchWait,
+// BatchSize messages or BatchMaxBytes. stop is true when the loop should end after this batch.
+func (l *Loop) collect(ctx context.Context) (msgs []kafka.Message, stop bool, err error) {
+	for attempt := 0; ; attempt++ {
+		if ctx.Err() != nil { // FetchMessage may still return a buffered message after ctx ended
+			return nil, true, nil
+		}
+		m, err := l.p.Fetcher.FetchMessage(ctx)
+		switch {
+		case err == nil:
+			l.recovered(opFetch)
+			msgs = append(msgs, m)
+		case ctx.Err() != nil:
+			return nil, true, nil
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe):
+			return nil, true, fmt.Errorf("kafka reader closed: %w", err)
+		default:
+			l.failing(opFetch, err, attempt)
+			if !sleep(ctx, l.p.Backoff.Delay(attempt)) {
+				return nil, true, nil
+			}
+			continue
+		}
+		break
+	}
+	deadline := time.Now().Add(l.p.BatchWait)
+	bytes := len(msgs[0].Value)
+	for len(msgs) < l.p.BatchSize && bytes < l.p.BatchMaxBytes && ctx.Err() == nil {
+		fctx, cancel := context.WithDeadline(ctx, deadline)
+		m, err := l.p.Fetcher.FetchMessage(fctx)
+		cancel()
+		if err != nil {
+			break // window over, shutdown, or an error the next collect deals with
+		}
+		msgs = append(msgs, m)
+		bytes += len(m.Value)
+	}
+	return msgs, false, nil
+}
+
+func valueBytes(msgs []kafka.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Value)
+	}
+	return n
+}
+
+// process turns msgs into a batch: items to write and dead letters. It drops the value of every
+// message that became an item, in msgs too, so that only the decoded items stay in memory; a
+// dead letter keeps its value, to be republished.
+func (l *Loop) process(msgs []kafka.Message) *batch {
+	b := &batch{msgs: msgs, bytes: valueBytes(msgs)}
+	for i, m := range msgs {
+		it, err := l.p.Processor.Process(m)
+		if err != nil {
+			b.dead = append(b.dead, deadLetter{msg: m, reason: process.Reason(err), err: err})
+			continue
+		}
+		msgs[i].Value = nil
+		m.Value = nil
+		b.items = append(b.items, pending{msg: m, item: it})
+	}
+	return b
+}

@@ -1,0 +1,47 @@
+package io.colline.listener
+
+import java.nio.charset.StandardCharsets
+
+class JsonTest extends munit.FunSuite {
+  test("compact rendering keeps insertion order; put replaces a key in place") {
+    val o = J.obj("b" -> J.Num(1), "a" -> J.Bool(true), "n" -> J.Null)
+    o.put("c", J.strs(Seq("x", null)))
+    o.put("b", "two")
+    o.put("e", new J.Arr).put("f", new J.Obj)
+    assertEquals(J.render(o), """{"b":"two","a":true,"n":null,"c":["x",null],"e":[],"f":{}}""")
+  }
+
+  test("strings are escaped: quotes, backslash, controls, line separators, lone surrogates") {
+    val s = "q\" b\\ \n\r\t\b\f \u0001 \u2028\u2029 ok\ud83d\ude00 lone\ud800 x\udc00"
+    assertEquals(J.render(J.Str(s)),
+      "\"q\\\" b\\\\ \\n\\r\\t\\b\\f \\u0001 \\u2028\\u2029 ok\ud83d\ude00 lone\\ud800 x\\udc00\"")
+  }
+
+  test("a Ref renders its resolved index, null before it is resolved") {
+    val r = new J.Ref
+    val o = J.obj("query" -> r)
+    assertEquals(J.render(o), """{"query":null}""")
+    r.id = 3
+    assertEquals(J.render(o), """{"query":3}""")
+  }
+
+  test("pretty rendering: two-space indent, scalar arrays on one line, a final newline") {
+    val o = J.obj("a" -> J.strs(Seq("x", "y")), "b" -> J.arr(Seq(J.obj("k" -> J.Num(-1)))), "c" -> J.opt(None))
+    assertEquals(J.render(o, pretty = true),
+      """{
+        |  "a": ["x", "y"],
+        |  "b": [
+        |    {
+        |      "k": -1
+        |    }
+        |  ],
+        |  "c": null
+        |}
+        |""".stripMargin)
+  }
+
+  test("toBytes is UTF-8") {
+    assertEquals(new String(J.toBytes(J.Str("é→")), StandardCharsets.UTF_8), "\"é→\"")
+    assertEquals(J.toBytes(J.Str("é")).length, 4)
+  }
+}

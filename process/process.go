@@ -1,0 +1,134 @@
+// Package process turns one message value (one event as the listener sent it) into a graph item:
+// the size and nesting limits, events.Decode, plan.Extract and graph.Check. It is the one
+// processing step of colline: the consumer, the CLI, the benchmarks and the fault harness all call
+// it, so a value is judged the same way everywhere. It is pure: no I/O, no Kafka.
+//
+// Every error it returns is permanent (the same value fails the same way); Reason names its kind,
+// the value of the consumer's colline.reason dead-letter header.
+package process
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/colline/colline/events"
+	"github.com/colline/colline/graph"
+	"github.com/colline/colline/plan"
+)
+
+// DefaultMaxBytes is the default of Step.MaxBytes: 32 MiB, so that plans of 20 MB and more are
+// decoded. The listener compresses its messages, so a plan above the topic's 16 MiB
+// max.message.bytes still fits the topic.
+const DefaultMaxBytes = 32 << 20
+
+// MaxNesting is the deepest nesting of JSON arrays and objects decoded: encoding/json's own limit.
+// A deeper value fails with ErrTooDeep.
+const MaxNesting = 10000
+
+// Errors of the limits; the others come from events, plan and graph.
+var (
+	ErrTooLarge = errors.New("message too large")
+	ErrTooDeep  = errors.New("message nested too deeply")
+)
+
+// Stages timed by Step.Observe.
+const (
+	StageDecode  = "decode"  // the limits and events.Decode
+	StageExtract = "extract" // plan.Extract and graph.Check
+)
+
+// Step is the processing step. The zero value applies the default limits and times nothing.
+type Step struct {
+	// MaxBytes is the largest value decoded; a larger one fails with ErrTooLarge before any
+	// parsing, which bounds the memory one value can take. Default: DefaultMaxBytes.
+	MaxBytes int
+	// Budget bounds the work of extracting one event (zero fields: plan.DefaultBudget); a plan over
+	// it fails with a *plan.TooComplexError (ReasonTooComplex).
+	Budget plan.Budget
+	// Observe, when set, receives the time each stage took.
+	Observe func(stage string, d time.Duration)
+}
+
+// Item turns value into a graph item. On an error after decoding, the item still holds the event
+// (for logs and dead letters) but no lineage.
+func (s Step) Item(value []byte) (graph.Item, error) {
+	limit := s.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	if len(value) > limit {
+		return graph.Item{}, fmt.Errorf("%w: %d bytes, the limit is %d (COLLINE_MAX_EVENT_BYTES)", ErrTooLarge, len(value), limit)
+	}
+	start := time.Now()
+	var env *events.Envelope
+	var err error
+	if nesting(value, MaxNesting) > MaxNesting {
+		err = fmt.Errorf("%w: more than %d levels of arrays and objects", ErrTooDeep, MaxNesting)
+	} else {
+		env, err = events.Decode(value)
+	}
+	s.observe(StageDecode, start)
+	if err != nil {
+		return graph.Item{}, err
+	}
+	start = time.Now()
+	it, err := lineage(env, s.Budget)
+	s.observe(StageExtract, start)
+	return it, err
+}
+
+// lineage extracts the lineage of env and checks that the graph can store it.
+func lineage(env *events.Envelope, b plan.Budget) (graph.Item, error) {
+	lin, err := plan.ExtractWithin(env, b)
+	if err != nil {
+		return graph.Item{Event: env}, err
+	}
+	it := graph.Item{Event: env, Lineage: lin}
+	if err := graph.Check(it); err != nil {
+		return graph.Item{Event: env}, err
+	}
+	return it, nil
+}
+
+func (s Step) observe(stage string, start time.Time) {
+	if s.Observe != nil {
+		s.Observe(stage, time.Since(start))
+	}
+}
+
+// nesting returns the depth of the deepest array or object in data, scanning no further once it
+// exceeds limit. It does not validate the JSON: events.Decode does. Brackets inside strings do not
+// count.
+func nesting(data []byte, limit int) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > deepest {
+				deepest = depth
+				if deepest > limit {
+					return deepest
+				}
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
+}

@@ -1,0 +1,145 @@
+package process
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colline/colline/events"
+	"github.com/colline/colline/graph"
+	"github.com/colline/colline/plan"
+	"github.com/colline/colline/plan/hostile"
+)
+
+// captured is an event Spark 3.5 emitted through the listener (plan/testdata).
+const captured = "../plan/testdata/spark-3.5/skeleton/0004-8-InsertIntoHadoopFsRelationCommand.json"
+
+func read(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(captured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestItem(t *testing.T) {
+	stages := map[string]int{}
+	it, err := Step{Observe: func(s string, d time.Duration) { stages[s]++ }}.Item(read(t))
+	if err != nil {
+		t.Fatalf("Item = %v", err)
+	}
+	if err := graph.Check(it); err != nil || len(it.Lineage.Edges) == 0 {
+		t.Errorf("item: check %v, %d edges; want a checked item with edges", err, len(it.Lineage.Edges))
+	}
+	if stages[StageDecode] != 1 || stages[StageExtract] != 1 {
+		t.Errorf("stages observed = %v, want decode and extract once", stages)
+	}
+}
+
+func TestLimitsAndReasons(t *testing.T) {
+	ev := read(t)
+	s := Step{MaxBytes: 3 * MaxNesting}
+	exact := Step{MaxBytes: len(ev)}
+	if _, err := exact.Item(ev); err != nil {
+		t.Errorf("a value of exactly MaxBytes: %v", err)
+	}
+	if _, err := exact.Item(append(ev, ' ')); Reason(err) != ReasonTooLarge {
+		t.Errorf("a value of MaxBytes+1: %v, want %s", err, ReasonTooLarge)
+	}
+	for _, tc := range []struct {
+		name  string
+		value []byte
+		want  string
+	}{
+		{"too large", make([]byte, 3*MaxNesting+1), ReasonTooLarge},
+		{"an event", ev, ""},
+		{"too deep", []byte(`{"a":` + strings.Repeat("[", MaxNesting) + strings.Repeat("]", MaxNesting) + `}`), ReasonTooDeep},
+		{"deep but allowed", []byte(strings.Repeat("[", MaxNesting) + strings.Repeat("]", MaxNesting)), ReasonInvalidEvent},
+		{"brackets in strings do not count", []byte(`{"a":"` + strings.Repeat("[", MaxNesting+1) + `"}`), ReasonInvalidEvent},
+		{"empty", nil, ReasonInvalidJSON},
+		{"not json", []byte("{nope"), ReasonInvalidJSON},
+		{"future major", []byte(`{"schemaVersion":"2.0","eventId":"x"}`), ReasonUnsupportedVersion},
+		{"no event id", []byte(`{"schemaVersion":"1.0"}`), ReasonInvalidEvent},
+		{"wrong type", []byte(`{"schemaVersion":"1.0","eventId":7}`), ReasonInvalidEvent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.Item(tc.value)
+			got := ""
+			if err != nil {
+				got = Reason(err)
+			}
+			if got != tc.want {
+				t.Errorf("reason = %q (%v), want %q", got, err, tc.want)
+			}
+		})
+	}
+	if got := nesting([]byte(`{"a":[1,{"b":"]]]"}],"c":"\"["}`), 10); got != 3 {
+		t.Errorf("nesting = %d, want 3", got)
+	}
+}
+
+// TestHostilePlans runs the hostile shapes (a MUTATED captured event, see plan/hostile) through
+// the step with small budgets: each fails as too_complex, naming its budget, and the same shape
+// within the budget yields lineage.
+func TestHostilePlans(t *testing.T) {
+	base, err := os.ReadFile(filepath.Join("..", "plan", "testdata", hostile.Base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := plan.Budget{Depth: 50, Nodes: 100, Edges: 1000, Work: 100000}
+	for _, tc := range []struct {
+		shape  string
+		n      int
+		budget string // "" within budget
+	}{
+		{hostile.DeepFilters, 40, ""},
+		{hostile.DeepFilters, 60, plan.BudgetDepth},
+		{hostile.DeepFilters, 150, plan.BudgetNodes},
+		{hostile.WideFilter, 100, ""},
+		{hostile.WideFilter, 300, plan.BudgetEdges},
+		{hostile.Fanout, 300, ""},
+		{hostile.Fanout, 600, plan.BudgetEdges},
+	} {
+		data, err := hostile.Make(base, tc.shape, tc.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		item, err := Step{Budget: budget}.Item(data)
+		if tc.budget == "" {
+			if err != nil || item.Lineage == nil || len(item.Lineage.Edges) == 0 {
+				t.Errorf("%s %d: %v, want lineage", tc.shape, tc.n, err)
+			}
+			continue
+		}
+		var tce *plan.TooComplexError
+		if !errors.As(err, &tce) || tce.Budget != tc.budget || Reason(err) != ReasonTooComplex {
+			t.Errorf("%s %d: %v (reason %s), want too_complex on the %s budget", tc.shape, tc.n, err, Reason(err), tc.budget)
+		}
+	}
+}
+
+func TestReason(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("x: %w", ErrTooLarge), ReasonTooLarge},
+		{fmt.Errorf("x: %w", ErrTooDeep), ReasonTooDeep},
+		{fmt.Errorf("x: %w", events.ErrInvalidJSON), ReasonInvalidJSON},
+		{fmt.Errorf("x: %w", events.ErrUnsupportedVersion), ReasonUnsupportedVersion},
+		{fmt.Errorf("x: %w", events.ErrInvalid), ReasonInvalidEvent},
+		{fmt.Errorf("x: %w", plan.ErrUnsupported), ReasonUnsupportedPlan},
+		{fmt.Errorf("x: %w", &plan.TooComplexError{Budget: plan.BudgetDepth, Figure: 9, Limit: 8}), ReasonTooComplex},
+		{fmt.Errorf("x: %w", graph.ErrInvalidItem), ReasonInvalidLineage},
+		{errors.New("x"), ReasonOther},
+	} {
+		if got := Reason(tc.err); got != tc.want {
+			t.Errorf("Reason(%v) = %s, want %s", tc.err, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package process
+
+import (
+	"errors"
+
+	"github.com/colline/colline/events"
+	"github.com/colline/colline/graph"
+	"github.com/colline/colline/plan"
+)
+
+// Dead-letter reasons: the value of the consumer's colline.reason header and of its reason label.
+const (
+	ReasonTooLarge           = "too_large"           // larger than Step.MaxBytes (COLLINE_MAX_EVENT_BYTES)
+	ReasonTooDeep            = "too_deep"            // JSON nested deeper than MaxNesting levels
+	ReasonInvalidJSON        = "invalid_json"        // not JSON (including an empty message)
+	ReasonUnsupportedVersion = "unsupported_version" // a schema major version this consumer does not read
+	ReasonInvalidEvent       = "invalid_event"       // JSON, but not a valid event
+	ReasonTooComplex         = "too_complex"         // the plan is over a budget of Step.Budget (COLLINE_MAX_PLAN_*)
+	ReasonUnsupportedPlan    = "unsupported_plan"    // plan.Extract failed
+	ReasonInvalidLineage     = "invalid_lineage"     // the lineage cannot be stored as it is (graph.ErrInvalidItem)
+	ReasonWriteRejected      = "write_rejected"      // Neo4j rejected the event's data (found by the consumer, at write time)
+	ReasonOther              = "other"               // an error of no known kind
+)
+
+// Reasons lists every reason, in the order above.
+var Reasons = []string{
+	ReasonTooLarge, ReasonTooDeep, ReasonInvalidJSON, ReasonUnsupportedVersion, ReasonInvalidEvent, ReasonTooComplex, ReasonUnsupportedPlan,
+	ReasonInvalidLineage, ReasonWriteRejected, ReasonOther,
+}
+
+// Reason classifies an error of Step.Item.
+func Reason(err error) string {
+	switch {
+	case errors.Is(err, ErrTooLarge):
+		return ReasonTooLarge
+	case errors.Is(err, ErrTooDeep):
+		return ReasonTooDeep
+	case errors.Is(err, events.ErrInvalidJSON):
+		return ReasonInvalidJSON
+	case errors.Is(err, events.ErrUnsupportedVersion):
+		return ReasonUnsupportedVersion
+	case errors.Is(err, events.ErrInvalid):
+		return ReasonInvalidEvent
+	case errors.Is(err, plan.ErrTooComplex):
+		return ReasonTooComplex
+	case errors.Is(err, plan.ErrUnsupported):
+		return ReasonUnsupportedPlan
+	case errors.Is(err, graph.ErrInvalidItem):
+		return ReasonInvalidLineage
+	}
+	return ReasonOther
+}
