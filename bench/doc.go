@@ -13,6 +13,9 @@
 //     the same binary consuming one small TPC-DS plan.
 //   - reads: p50/p99 of the lineage queries over a generated graph of ≥1M column edges, vs a
 //     one-hop lookup.
+//   - hostile (not in the default; no services): plan/hostile's shapes (mutations of a captured
+//     event) at two sizes each, extraction time and peak RSS per size in a child process, and the
+//     ratios between the sizes (about 2 for twice the size: linear).
 //
 // It is not a test and not run in CI. The e2e, fresh, rss and reads parts WIPE THE NEO4J GRAPH (batched
 // deletes) before they run and at the end, and create (then delete) their own Kafka topics. Kafka

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
@@ -40,9 +44,9 @@ func writeTable(w io.Writer, evs []Event) error {
 			fmt.Fprintln(w)
 		}
 		env, lin := ev.Env, ev.Lineage
-		fmt.Fprintf(w, "# %s\n", ev.Source)
-		fmt.Fprintf(w, "job     %s  (app %s, query %d, %s, %s)\n", graph.JobKey(env.App), env.App.ID,
-			env.Query.ExecutionID, env.Query.FuncName, env.Query.Status)
+		fmt.Fprintf(w, "# %s\n", visible(ev.Source))
+		fmt.Fprintf(w, "job     %s  (app %s, query %d, %s, %s)\n", visible(graph.JobKey(env.App)), visible(env.App.ID),
+			env.Query.ExecutionID, visible(env.Query.FuncName), visible(env.Query.Status))
 		fmt.Fprintf(w, "reads   %s\n", datasetList(lin.Reads))
 		writes := make([]string, 0, len(lin.Writes))
 		for _, d := range lin.Writes {
@@ -50,7 +54,7 @@ func writeTable(w io.Writer, evs []Event) error {
 			if d.Mode != "" {
 				s += " (" + d.Mode + ")"
 			}
-			writes = append(writes, s)
+			writes = append(writes, visible(s))
 		}
 		fmt.Fprintf(w, "writes  %s\n", orNone(writes))
 		if len(lin.Unknown) > 0 {
@@ -78,7 +82,7 @@ func writeTable(w io.Writer, evs []Event) error {
 					if t.Masking {
 						masking = "yes"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Source, e.Target+set.suffix, t.Type, t.Subtype, masking, oneLine(t.Expr))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", visible(e.Source), visible(e.Target)+set.suffix, t.Type, t.Subtype, masking, oneLine(t.Expr))
 				}
 			}
 		}
@@ -92,7 +96,7 @@ func writeTable(w io.Writer, evs []Event) error {
 func datasetList(ds []plan.Dataset) string {
 	keys := make([]string, 0, len(ds))
 	for _, d := range ds {
-		keys = append(keys, d.Key)
+		keys = append(keys, visible(d.Key))
 	}
 	return orNone(keys)
 }
@@ -100,7 +104,7 @@ func datasetList(ds []plan.Dataset) string {
 func unknownList(m map[string]int) string {
 	var parts []string
 	for _, c := range sortedKeys(m) {
-		parts = append(parts, c+"×"+strconv.Itoa(m[c]))
+		parts = append(parts, visible(c)+"×"+strconv.Itoa(m[c]))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -116,7 +120,39 @@ func oneLine(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return strings.Join(strings.Fields(s), " ")
+	return visible(strings.Join(strings.Fields(s), " "))
+}
+
+// visible escapes what a terminal or a renderer would not show as itself: control characters
+// (newlines, tabs, ESC), format characters (bidirectional overrides) and invalid UTF-8 become
+// \n, \t, \xNN or \uNNNN, so that a name cannot break a table row or a graph's syntax, nor
+// colour, move or hide text. Printable text is unchanged.
+func visible(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == ' ' || unicode.IsPrint(r):
+			b.WriteString(s[i : i+size])
+		default:
+			q := strconv.QuoteRune(r) // '\n', '\x1b', '\u202e'
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // lineageGraph is the union of the lineage of several events: columns grouped by dataset, and
@@ -232,9 +268,9 @@ func writeDOT(w io.Writer, evs []Event) error {
 	b.WriteString("digraph colline {\n  rankdir=LR;\n  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=10];\n")
 	rowsNode := map[string]string{}
 	for i, d := range g.datasets {
-		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n", i, strconv.Quote(d))
+		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n", i, dotText(d))
 		for _, c := range g.columns[d] {
-			fmt.Fprintf(&b, "    %s [label=%s];\n", ids[c], strconv.Quote(g.names[c]))
+			fmt.Fprintf(&b, "    %s [label=%s];\n", ids[c], dotText(g.names[c]))
 		}
 		if decided[d] {
 			rowsNode[d] = "r" + strconv.Itoa(i)
@@ -259,6 +295,11 @@ func writeDOT(w io.Writer, evs []Event) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// dotText quotes a label for DOT: escaped by visible first, so that a newline in a name shows as
+// \n rather than breaking the label into lines (DOT reads \n in a label as a line break), then
+// quoted (a backslash becomes \\, which DOT shows as one backslash).
+func dotText(s string) string { return strconv.Quote(visible(s)) }
 
 // writeMermaid prints a Mermaid flowchart: one subgraph per dataset, solid edges where a source
 // is part of the value, dotted ones where it only decides it, labelled with every role; a
@@ -291,9 +332,10 @@ func writeMermaid(w io.Writer, evs []Event) error {
 	return err
 }
 
-// mermaidText escapes a label for use inside Mermaid quotes.
+// mermaidText escapes a label for use inside Mermaid quotes: visible's escapes, then Mermaid's
+// entity codes for what would end the label or be read as markup (#, ", |, <, >, `).
 func mermaidText(s string) string {
-	return strings.NewReplacer(`"`, "#quot;", "|", "#124;").Replace(s)
+	return strings.NewReplacer("#", "#35;", `"`, "#quot;", "|", "#124;", "<", "#lt;", ">", "#gt;", "`", "#96;").Replace(visible(s))
 }
 
 // jsonEvent is the JSON form of one event's lineage. Each write carries its column lineage in
@@ -417,9 +459,34 @@ func writeJSON(w io.Writer, evs []Event) error {
 		}
 		out = append(out, j)
 	}
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := w.Write(jsonVisible(b.Bytes()))
+	return err
+}
+
+// jsonVisible escapes, as \uXXXX, the characters encoding/json leaves raw that a terminal would
+// not show as themselves (format characters such as bidirectional overrides, U+0085): outside
+// strings JSON only has ASCII, so every such character is inside a string, and the escaped text
+// decodes to the same value.
+func jsonVisible(data []byte) []byte {
+	var b bytes.Buffer
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r < utf8.RuneSelf || unicode.IsPrint(r) || r == utf8.RuneError && size <= 1 {
+			b.Write(data[i : i+size])
+		} else if r1, r2 := utf16.EncodeRune(r); r1 != unicode.ReplacementChar {
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		} else {
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+		i += size
+	}
+	return b.Bytes()
 }
 
 func sortedKeys[V any](m map[string]V) []string {

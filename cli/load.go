@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,19 +29,27 @@ type Event struct {
 // when some fail: it returns the events it could read and one error per bad file or event, each
 // naming the file, the event's position in it, and what was wrong.
 func Load(paths []string) ([]Event, error) {
+	return LoadContext(context.Background(), paths)
+}
+
+// LoadContext is Load that stops between events once ctx ends, returning ctx's error.
+func LoadContext(ctx context.Context, paths []string) ([]Event, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no input: give event files or directories")
 	}
 	var out []Event
 	var errs []error
 	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
 		files, err := expand(p)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		for _, f := range files {
-			evs, err := loadFile(f)
+			evs, err := loadFile(ctx, f)
 			out = append(out, evs...)
 			if err != nil {
 				errs = append(errs, err)
@@ -48,6 +57,27 @@ func Load(paths []string) ([]Event, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// loadUntil is LoadContext, returning as soon as ctx ends (Ctrl-C), even in the middle of one
+// event's extraction, which has no cancellation of its own: the command exits right after, which
+// ends the extraction too.
+func loadUntil(ctx context.Context, paths []string) ([]Event, error) {
+	type result struct {
+		evs []Event
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		evs, err := LoadContext(ctx, paths)
+		done <- result{evs, err}
+	}()
+	select {
+	case r := <-done:
+		return r.evs, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
 }
 
 // expand returns p itself if it is a file, else the event files below the directory p.
@@ -81,7 +111,7 @@ func expand(p string) ([]string, error) {
 
 // loadFile reads the JSON values of one file and runs each through process.Step, as the consumer
 // would: the same limits, decoding, extraction and graph checks.
-func loadFile(name string) ([]Event, error) {
+func loadFile(ctx context.Context, name string) ([]Event, error) {
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return nil, err
@@ -113,6 +143,9 @@ func loadFile(name string) ([]Event, error) {
 	var out []Event
 	var errs []error
 	for i, raw := range raws {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
 		src := name
 		if len(raws) > 1 {
 			src = fmt.Sprintf("%s#%d", name, i+1)

@@ -32,7 +32,9 @@ JSON value after another (e.g. saved from the colline.plans topic); DIR means ev
 
 explain prints the column lineage the consumer would write: per event, its job, reads and writes
 and one row per column edge (source -> target, type/subtype, masking, expression). dot and
-mermaid draw the union of all events; json is for scripts.
+mermaid draw the union of all events; json is for scripts. In every format, control and format
+characters in names (newlines, ESC, bidirectional overrides) are shown escaped (\n, \x1b, \u202e).
+Ctrl-C stops it, also in the middle of a large plan.
 
 replay writes the events to Neo4j through the consumer's writer (no Kafka needed). The password (of replay and upgrade)
 comes from --password-file (a file, one trailing newline ignored), else COLLINE_NEO4J_PASSWORD_FILE,
@@ -59,7 +61,7 @@ func Main(ctx context.Context, version string, args []string, stdout, stderr io.
 	var err error
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "explain":
-		err = explain(rest, stdout)
+		err = explain(ctx, rest, stdout)
 	case "replay":
 		err = replay(ctx, rest, stdout)
 	case "upgrade":
@@ -91,7 +93,7 @@ type usageError string
 
 func (e usageError) Error() string { return string(e) }
 
-func explain(args []string, stdout io.Writer) error {
+func explain(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("colline explain", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	format := fs.String("format", "table", "output format: "+strings.Join(Formats, ", "))
@@ -105,7 +107,7 @@ func explain(args []string, stdout io.Writer) error {
 	if len(files) == 0 {
 		return usageError("explain: no input files")
 	}
-	evs, loadErr := Load(files)
+	evs, loadErr := loadUntil(ctx, files)
 	if len(evs) > 0 {
 		if err := Write(stdout, *format, evs); err != nil {
 			return err
@@ -129,7 +131,7 @@ func replay(ctx context.Context, args []string, stdout io.Writer) error {
 	if *batch < 1 {
 		return usageError(fmt.Sprintf("--batch %d: must be at least 1", *batch))
 	}
-	evs, err := Load(files)
+	evs, err := loadUntil(ctx, files)
 	if err != nil {
 		return fmt.Errorf("%w\nnothing written", err)
 	}

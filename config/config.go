@@ -47,6 +47,11 @@ type Config struct {
 	KafkaSASLPasswordFile      string `split_words:"true" desc:"file holding the SASL password (a mounted secret), instead of COLLINE_KAFKA_SASL_PASSWORD; one trailing newline is ignored"`
 	MaxEventBytes              int    `split_words:"true" default:"33554432" desc:"largest message value decoded (uncompressed); larger ones go to the dead-letter topic (reason too_large); unset, at most COLLINE_KAFKA_MAX_BYTES"`
 
+	MaxPlanDepth int `split_words:"true" default:"5000" desc:"longest chain of plan nodes extracted; deeper plans go to the dead-letter topic (reason too_complex)"`
+	MaxPlanNodes int `split_words:"true" default:"100000" desc:"most plan nodes in one event; more: dead letter, reason too_complex"`
+	MaxPlanEdges int `split_words:"true" default:"500000" desc:"most lineage edges plus their transformations one event yields; more: dead letter, reason too_complex"`
+	MaxPlanWork  int `split_words:"true" default:"5000000" desc:"most source-column entries resolved for one event (bounds time and memory); more: dead letter, reason too_complex"`
+
 	Neo4jURI          string `split_words:"true" default:"bolt://127.0.0.1:17687" desc:"Neo4j URI: bolt://, neo4j:// (routing), with +s or +ssc for TLS"`
 	Neo4jUser         string `split_words:"true" desc:"Neo4j user; empty: no authentication"`
 	Neo4jPassword     Secret `split_words:"true" desc:"Neo4j password (never logged)"`
@@ -200,6 +205,14 @@ func (c Config) Validate() error {
 	}
 	if c.BatchWait <= 0 || c.BatchWait > time.Minute {
 		bad("BATCH_WAIT", "%v is outside (0, 1m]", c.BatchWait)
+	}
+	for name, v := range map[string]int{"MAX_PLAN_DEPTH": c.MaxPlanDepth, "MAX_PLAN_NODES": c.MaxPlanNodes, "MAX_PLAN_EDGES": c.MaxPlanEdges, "MAX_PLAN_WORK": c.MaxPlanWork} {
+		if v < 1 {
+			bad(name, "%d is below 1", v)
+		}
+	}
+	if c.MaxPlanDepth > 20000 {
+		bad("MAX_PLAN_DEPTH", "%d is above 20000: resolution recurses once per level, and deeper stacks risk the process", c.MaxPlanDepth)
 	}
 	if c.BatchMaxBytes < 1<<20 {
 		bad("BATCH_MAX_BYTES", "%d is below 1 MiB", c.BatchMaxBytes)
@@ -383,6 +396,10 @@ func (c Config) LogValue() slog.Value {
 		slog.String("kafka_sasl_password", c.KafkaSASLPassword.String()),
 		slog.String("kafka_sasl_password_file", c.KafkaSASLPasswordFile),
 		slog.Int("max_event_bytes", c.MaxEventBytes),
+		slog.Int("max_plan_depth", c.MaxPlanDepth),
+		slog.Int("max_plan_nodes", c.MaxPlanNodes),
+		slog.Int("max_plan_edges", c.MaxPlanEdges),
+		slog.Int("max_plan_work", c.MaxPlanWork),
 		slog.String("neo4j_uri", c.Neo4jURI),
 		slog.String("neo4j_user", c.Neo4jUser),
 		slog.String("neo4j_password", c.Neo4jPassword.String()),

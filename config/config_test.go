@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/colline/colline/plan"
 )
 
 // clearEnv unsets every COLLINE_ variable for the test.
@@ -44,6 +46,11 @@ func TestDefaults(t *testing.T) {
 		Neo4jURI: "bolt://127.0.0.1:17687", Neo4jDatabase: "neo4j",
 		HTTPAddr: ":9090", BatchSize: 100, BatchWait: 200 * time.Millisecond, BatchMaxBytes: 16 << 20, ShutdownTimeout: 30 * time.Second,
 		LogLevel: slog.LevelInfo, LogFormat: "json", MaxEventBytes: 32 << 20, MetricsInterval: 15 * time.Second,
+		MaxPlanDepth: 5000, MaxPlanNodes: 100000, MaxPlanEdges: 500000, MaxPlanWork: 5000000,
+	}
+	d := plan.DefaultBudget
+	if (plan.Budget{Depth: c.MaxPlanDepth, Nodes: c.MaxPlanNodes, Edges: c.MaxPlanEdges, Work: c.MaxPlanWork}) != d {
+		t.Errorf("the COLLINE_MAX_PLAN_* defaults differ from plan.DefaultBudget %+v", d)
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -59,6 +66,7 @@ func TestVariables(t *testing.T) {
 		"COLLINE_NEO4J_DATABASE": "lineage", "COLLINE_HTTP_ADDR": "127.0.0.1:9191", "COLLINE_BATCH_SIZE": "7",
 		"COLLINE_BATCH_WAIT": "1s", "COLLINE_BATCH_MAX_BYTES": "2097152", "COLLINE_SHUTDOWN_TIMEOUT": "5s", "COLLINE_EXIT_WHEN_IDLE": "3s",
 		"COLLINE_LOG_LEVEL": "debug", "COLLINE_LOG_FORMAT": "text",
+		"COLLINE_MAX_PLAN_DEPTH": "100", "COLLINE_MAX_PLAN_NODES": "200", "COLLINE_MAX_PLAN_EDGES": "300", "COLLINE_MAX_PLAN_WORK": "400",
 		"NEO4J_DATABASE": "bare names are not read",
 	} {
 		t.Setenv(k, v)
@@ -73,6 +81,7 @@ func TestVariables(t *testing.T) {
 		HTTPAddr: "127.0.0.1:9191", BatchSize: 7, BatchWait: time.Second, BatchMaxBytes: 2 << 20, ShutdownTimeout: 5 * time.Second,
 		ExitWhenIdle: 3 * time.Second, LogLevel: slog.LevelDebug, LogFormat: "text",
 		MaxEventBytes: 16 << 20, MetricsInterval: 15 * time.Second,
+		MaxPlanDepth: 100, MaxPlanNodes: 200, MaxPlanEdges: 300, MaxPlanWork: 400,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("\n got %+v\nwant %+v", c, want)
@@ -104,6 +113,7 @@ func TestBadConfigs(t *testing.T) {
 		{"batch size", map[string]string{"COLLINE_BATCH_SIZE": "0"}, []string{"COLLINE_BATCH_SIZE: 0 is outside 1..10000"}},
 		{"batch wait", map[string]string{"COLLINE_BATCH_WAIT": "0s"}, []string{"COLLINE_BATCH_WAIT: 0s is outside (0, 1m]"}},
 		{"batch bytes", map[string]string{"COLLINE_BATCH_MAX_BYTES": "1000"}, []string{"COLLINE_BATCH_MAX_BYTES: 1000 is below 1 MiB"}},
+		{"plan budgets", map[string]string{"COLLINE_MAX_PLAN_NODES": "0", "COLLINE_MAX_PLAN_DEPTH": "100000"}, []string{"COLLINE_MAX_PLAN_NODES: 0 is below 1", "COLLINE_MAX_PLAN_DEPTH: 100000 is above 20000"}},
 		{"shutdown timeout", map[string]string{"COLLINE_SHUTDOWN_TIMEOUT": "-1s"}, []string{"COLLINE_SHUTDOWN_TIMEOUT: -1s must be positive"}},
 		{"exit when idle", map[string]string{"COLLINE_EXIT_WHEN_IDLE": "-1s"}, []string{"COLLINE_EXIT_WHEN_IDLE: -1s must not be negative"}},
 		{"log format", map[string]string{"COLLINE_LOG_FORMAT": "xml"}, []string{`COLLINE_LOG_FORMAT: "xml" is neither json nor text`}},

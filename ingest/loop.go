@@ -29,6 +29,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/plan"
 )
 
 // The seams of the loop, each satisfied by the real thing and by test fakes.
@@ -73,13 +74,14 @@ type Params struct {
 	Writer      writer    // Required: the *graph.Writer.
 	DeadLetters producer  // Required: a *kafka.Writer on the dead-letter topic.
 
-	Processor Processor    // Default: Extractor{Metrics: Metrics, MaxBytes: MaxEventBytes}.
+	Processor Processor    // Default: Extractor{Metrics: Metrics, MaxBytes: MaxEventBytes, Budget: Budget}.
 	Metrics   *Metrics     // Default: NewMetrics(nil), not registered.
 	Logger    *slog.Logger // Default: discard.
 	Version   string       // Consumer version, sent in the colline.consumer.version header.
 
-	MaxEventBytes int // Largest message decoded by the default Processor. Default: process.DefaultMaxBytes.
-	BatchSize     int // Maximum messages per batch. Default: DefaultBatchSize.
+	MaxEventBytes int         // Largest message decoded by the default Processor. Default: process.DefaultMaxBytes.
+	Budget        plan.Budget // Extraction budget of the default Processor. Default: plan.DefaultBudget.
+	BatchSize     int         // Maximum messages per batch. Default: DefaultBatchSize.
 	// BatchMaxBytes closes a batch once the values of its messages add up to this many bytes, so a
 	// batch holds at most BatchMaxBytes plus one message. It bounds the memory of large plans,
 	// which decode to about twice their size. Default: DefaultBatchMaxBytes.
@@ -143,7 +145,7 @@ func New(p Params) (*Loop, error) {
 		p.Metrics = NewMetrics(nil)
 	}
 	if p.Processor == nil {
-		p.Processor = Extractor{Metrics: p.Metrics, MaxBytes: p.MaxEventBytes}
+		p.Processor = Extractor{Metrics: p.Metrics, MaxBytes: p.MaxEventBytes, Budget: p.Budget}
 	}
 	if p.Logger == nil {
 		p.Logger = slog.New(slog.DiscardHandler)

@@ -6,6 +6,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
 )
 
@@ -24,13 +25,14 @@ func (f ProcessorFunc) Process(msg kafka.Message) (graph.Item, error) { return f
 // Extractor is the consumer's Processor: process.Step on the message value, timed in the decode
 // and extract stages, with unknown plan node classes counted.
 type Extractor struct {
-	Metrics  *Metrics // nil: not measured
-	MaxBytes int      // process.Step.MaxBytes. Default: process.DefaultMaxBytes.
+	Metrics  *Metrics    // nil: not measured
+	MaxBytes int         // process.Step.MaxBytes. Default: process.DefaultMaxBytes.
+	Budget   plan.Budget // process.Step.Budget. Default: plan.DefaultBudget.
 }
 
 // Process implements Processor.
 func (x Extractor) Process(msg kafka.Message) (graph.Item, error) {
-	step := process.Step{MaxBytes: x.MaxBytes}
+	step := process.Step{MaxBytes: x.MaxBytes, Budget: x.Budget}
 	if x.Metrics != nil {
 		step.Observe = func(stage string, d time.Duration) { x.Metrics.stage.WithLabelValues(stage).Observe(d.Seconds()) }
 	}

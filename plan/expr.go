@@ -28,17 +28,38 @@ var subqueries = map[string]bool{
 
 // expr returns the source columns expression x of node i reads, seen through context c.
 func (r *resolver) expr(i int, x *events.Expr, c ectx) deps {
-	d := deps{}
-	r.walk(i, x, c, d)
-	return d
+	out := newAcc()
+	r.walk(i, x, c, out)
+	return out.d
 }
 
-func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
+// acc accumulates what an expression reads. Adding the same attribute in the same context twice
+// changes nothing (merging a role is idempotent), so each (attribute, context) is added once: an
+// attribute with many sources referenced many times costs its sources once, not once per reference.
+type acc struct {
+	d    deps
+	seen map[accKey]bool
+}
+
+type accKey struct {
+	node int
+	id   int64
+	c    ectx
+}
+
+func newAcc() *acc { return &acc{d: deps{}, seen: map[accKey]bool{}} }
+
+func (r *resolver) walk(i int, x *events.Expr, c ectx, out *acc) {
 	switch {
 	case x.Class == "AttributeReference" || (x.Class == "OuterReference" && len(x.Children) == 0):
 		// an outer reference inside a subquery's plan names the outer attribute by exprId
 		if x.ExprID != nil {
-			out.addAll(through(r.lookup(i, *x.ExprID), c))
+			k := accKey{i, *x.ExprID, c}
+			if out.seen[k] {
+				return
+			}
+			out.seen[k] = true
+			r.addAll(out.d, r.through(r.lookup(i, *x.ExprID), c))
 		}
 		return
 	case x.Class == "Literal":
@@ -54,7 +75,7 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
 		// so it stands for every child column: exact for serializers, whose child has one
 		for _, ch := range r.nodes[i].Children {
 			for _, d := range sortedScope(r.outputs(ch)) {
-				out.addAll(through(d, ectx{kind: max(c.kind, kindTransformation), indirect: c.indirect, masking: c.masking, expr: c.expr}))
+				r.addAll(out.d, r.through(d, ectx{kind: max(c.kind, kindTransformation), indirect: c.indirect, masking: c.masking, expr: c.expr}))
 			}
 		}
 		return
@@ -93,29 +114,29 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out deps) {
 // once per write. The expression's children are the outer columns the plan refers to: such a
 // column is a correlation key (JOIN) where the plan's rows depend on it, and only a value where
 // they do not (SELECT (SELECT a + b) FROM t: a and b are the value, there is nothing to join).
-func (r *resolver) subquery(i int, x *events.Expr, c ectx, out deps) {
+func (r *resolver) subquery(i int, x *events.Expr, c ectx, out *acc) {
 	p := *x.Plan
 	value := ectx{kind: max(c.kind, kindTransformation), indirect: c.indirect, masking: c.masking, expr: c.expr}
 	for _, d := range sortedScope(r.outputs(p)) {
-		out.addAll(through(d, value))
+		r.addAll(out.d, r.through(d, value))
 	}
 	key := c
 	if key.indirect == "" {
 		key.indirect = JoinSub
 	}
-	outer := deps{}
+	outer := newAcc()
 	for k := range x.Children {
 		r.walk(i, &x.Children[k], key, outer)
 	}
 	for col, d := range r.indirect(p) {
-		if o, ok := outer[col]; ok {
-			out.add(col, o) // the correlation: the outer column decides the subquery's rows
+		if o, ok := outer.d[col]; ok {
+			out.d.add(col, o) // the correlation: the outer column decides the subquery's rows
 			continue
 		}
 		if c.indirect != "" {
 			d = dep{{indirect: c.indirect, expr: c.expr}}
 		}
-		out.add(col, d)
+		out.d.add(col, d)
 	}
 }
 

@@ -36,16 +36,41 @@ type sink struct {
 // error (the event goes to the dead-letter topic). The fuzz test calls extract directly, so that
 // such panics are found rather than hidden.
 func Extract(env *events.Envelope) (lin *Lineage, err error) {
+	return ExtractWithin(env, DefaultBudget)
+}
+
+// ExtractWithin is Extract within budget b (zero fields: DefaultBudget's). A plan over budget
+// yields a *TooComplexError, which names the budget and the figure.
+func ExtractWithin(env *events.Envelope, b Budget) (lin *Lineage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			if e, ok := p.(error); ok && (errors.Is(e, ErrTooComplex) || errors.Is(e, ErrUnsupported)) {
+				lin, err = nil, fmt.Errorf("event %s: %w", env.EventID, e)
+				return
+			}
 			lin, err = nil, fmt.Errorf("%w: event %s: %v", ErrUnsupported, env.EventID, p)
 		}
 	}()
-	return extract(env), nil
+	return extract(env, b), nil
 }
 
-func extract(env *events.Envelope) *Lineage {
-	r := newResolver(env)
+// extract panics with a *TooComplexError when the plan is over budget b.
+func extract(env *events.Envelope, b Budget) *Lineage {
+	lin, _ := extractCost(env, b)
+	return lin
+}
+
+// extractCost is extract, also returning what the event cost against each budget.
+func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
+	b = b.withDefaults()
+	if n := len(env.Nodes); n > b.Nodes {
+		tooComplex(BudgetNodes, n, b.Nodes, true)
+	}
+	if d := planDepth(env.Nodes); d > b.Depth {
+		tooComplex(BudgetDepth, d, b.Depth, true)
+	}
+	r := newResolver(env, b)
+	r.checkCTERefs()
 	for i := range env.Nodes {
 		if env.Markers.NestedWrite {
 			break // the outer command's event carries the same lineage with the real target
@@ -109,7 +134,25 @@ func extract(env *events.Envelope) *Lineage {
 	}
 	lin.Edges = sortedEdges(edges)
 	lin.RowDeps = sortedEdges(rows)
-	return lin
+	return lin, Budget{Depth: max(r.deepest, planDepth(env.Nodes)), Nodes: len(env.Nodes), Edges: r.edges, Work: r.work}
+}
+
+// checkCTERefs refuses a plan with a CTE reference whose definition is not in the event: the
+// reference's columns would have no source, and the lineage would look complete without them.
+func (r *resolver) checkCTERefs() {
+	for i := range r.nodes {
+		n := &r.nodes[i]
+		if shortClass(n.Class) != "CTERelationRef" {
+			continue
+		}
+		id, ok := intArg(n, "cteId")
+		if !ok {
+			panic(fmt.Errorf("%w: node %d (CTERelationRef) has no cteId argument, so its columns have no source; the plan is incomplete: file an issue with the event", ErrUnsupported, i))
+		}
+		if _, ok := r.cteDefs[id]; !ok {
+			panic(fmt.Errorf("%w: node %d (CTERelationRef) reads CTE %d, which no CTERelationDef in the event defines, so its columns have no source; the plan is incomplete: file an issue with the event", ErrUnsupported, i, id))
+		}
+	}
 }
 
 // sortedEdges renders edges sorted by target, then source.
@@ -200,18 +243,18 @@ func (r *resolver) feed(s sink, target *Dataset, edges, rows map[[2]string]dep) 
 		if k < len(inputs) {
 			typ = types[inputs[k]]
 		}
-		target.addColumn(name, typ)
+		r.addColumn(target, name, typ)
 		col := ColumnKey(target.Key, name)
 		targets = append(targets, col)
 		if s.delta {
 			// a delta rewrites some rows; the others keep their values
-			addEdge(edges, col, col, dep{{kind: kindIdentity}})
+			r.addEdge(edges, col, col, dep{{kind: kindIdentity}})
 		}
 		if k >= len(inputs) {
 			continue
 		}
 		for src, d := range out[inputs[k]] {
-			addEdge(edges, src, col, d)
+			r.addEdge(edges, src, col, d)
 		}
 	}
 	for src, d := range r.indirect(s.query) {
@@ -230,11 +273,11 @@ func (r *resolver) feed(s sink, target *Dataset, edges, rows map[[2]string]dep) 
 				if k < len(inputs) && copiesItself(out[inputs[k]], col) {
 					continue
 				}
-				addEdge(edges, src, col, dep{t})
+				r.addEdge(edges, src, col, dep{t})
 			}
 		}
 		if rowLevel != nil {
-			addEdge(rows, src, target.Key, rowLevel)
+			r.addEdge(rows, src, target.Key, rowLevel)
 		}
 	}
 }
@@ -245,16 +288,25 @@ func copiesItself(d deps, col string) bool {
 	return ok && len(d) == 1 && len(x) == 1 && x[0].indirect == "" && x[0].kind == kindIdentity
 }
 
-func addEdge(edges map[[2]string]dep, src, dst string, d dep) {
+// addEdge merges d into the edge src -> dst, charging each new pair and role to the edge budget.
+func (r *resolver) addEdge(edges map[[2]string]dep, src, dst string, d dep) {
 	k := [2]string{src, dst}
-	old := edges[k]
+	old, had := edges[k]
 	if old == nil {
 		old = make(dep, 0, len(d))
 	}
+	before := len(old)
 	for _, t := range d {
 		old = old.merge(t)
 	}
 	edges[k] = old
+	r.edges += len(old) - before
+	if !had {
+		r.edges++
+	}
+	if r.edges > r.budget.Edges {
+		tooComplex(BudgetEdges, r.edges, r.budget.Edges, false)
+	}
 }
 
 // indirect collects the columns that decide which rows reach the root of the plan at q:
@@ -275,13 +327,15 @@ func (r *resolver) indirect(q int) deps {
 			return
 		}
 		seen[i] = true
+		r.enter()
+		defer r.leave()
 		n := &r.nodes[i]
 		if n.Dataset != nil && n.Dataset.Kind == "view" && !n.Dataset.Temporary {
 			return
 		}
 		add := func(role, subtype string) {
 			c := ectx{kind: kindTransformation, indirect: subtype, expr: roleSQL(n.Exprs[role])}
-			out.addAll(r.exprDeps(i, n.Exprs[role], c))
+			r.addAll(out, r.exprDeps(i, n.Exprs[role], c))
 		}
 		switch cls := shortClass(n.Class); cls {
 		case "Filter":
@@ -295,13 +349,13 @@ func (r *resolver) indirect(q int) deps {
 				x := &n.Exprs["expressions"][k]
 				c := ectx{kind: kindTransformation, indirect: JoinSub, expr: x.SQL}
 				if x.Plan == nil {
-					out.addAll(r.expr(i, x, c))
+					r.addAll(out, r.expr(i, x, c))
 					continue
 				}
 				for col, d := range r.indirect(*x.Plan) {
 					out.add(col, dep{{indirect: JoinSub, expr: d[0].expr}})
 				}
-				out.addAll(r.exprDeps(i, x.Children, c))
+				r.addAll(out, r.exprDeps(i, x.Children, c))
 			}
 		case "TypedFilter":
 			add("expressions", FilterSub) // a user function over the row decides which rows stay
@@ -312,7 +366,7 @@ func (r *resolver) indirect(q int) deps {
 		case "Intersect", "Except":
 			if len(n.Children) > 1 {
 				for _, d := range sortedScope(r.outputs(n.Children[1])) {
-					out.addAll(through(d, ectx{indirect: FilterSub, expr: strings.ToUpper(cls)}))
+					r.addAll(out, r.through(d, ectx{indirect: FilterSub, expr: strings.ToUpper(cls)}))
 				}
 			}
 		case "CTERelationRef":

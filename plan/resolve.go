@@ -21,7 +21,44 @@ type resolver struct {
 	sinks   []sink
 	unknown map[string]int
 	changes []Change
-	rowDeps map[int]deps // memo of indirect
+	rowDeps map[int]deps                 // memo of indirect
+	columns map[*Dataset]map[string]bool // column keys of each dataset, for addColumn
+	budget  Budget
+	depth   int // nesting of outputs and indirect now
+	deepest int // the most depth reached
+	work    int // entries copied or merged so far (Budget.Work)
+	edges   int // edge pairs and roles so far (Budget.Edges)
+}
+
+// enter counts one more level of recursion into a node; leave undoes it.
+func (r *resolver) enter() {
+	r.depth++
+	r.deepest = max(r.deepest, r.depth)
+	if r.depth > r.budget.Depth {
+		tooComplex(BudgetDepth, r.depth, r.budget.Depth, false)
+	}
+}
+
+func (r *resolver) leave() { r.depth-- }
+
+// charge counts n entries of work.
+func (r *resolver) charge(n int) {
+	r.work += n
+	if r.work > r.budget.Work {
+		tooComplex(BudgetWork, r.work, r.budget.Work, false)
+	}
+}
+
+// addAll merges o into d, charged to the work budget.
+func (r *resolver) addAll(d, o deps) {
+	r.charge(len(o))
+	d.addAll(o)
+}
+
+// through is the package's through, charged to the work budget.
+func (r *resolver) through(src deps, step ectx) deps {
+	r.charge(len(src))
+	return through(src, step)
 }
 
 const (
@@ -30,8 +67,9 @@ const (
 	stateDone
 )
 
-func newResolver(env *events.Envelope) *resolver {
+func newResolver(env *events.Envelope, b Budget) *resolver {
 	r := &resolver{
+		budget:  b,
 		nodes:   env.Nodes,
 		memo:    make([]scope, len(env.Nodes)),
 		state:   make([]uint8, len(env.Nodes)),
@@ -41,6 +79,7 @@ func newResolver(env *events.Envelope) *resolver {
 		reads:   map[string]*Dataset{},
 		unknown: map[string]int{},
 		rowDeps: map[int]deps{},
+		columns: map[*Dataset]map[string]bool{},
 	}
 	for i := range env.Nodes {
 		n := &env.Nodes[i]
@@ -117,7 +156,9 @@ func (r *resolver) outputs(i int) scope {
 		return scope{} // a cycle through a global lookup: give up on this path
 	}
 	r.state[i] = stateBusy
+	r.enter()
 	s := r.compute(i)
+	r.leave()
 	r.memo[i], r.state[i] = s, stateDone
 	return s
 }
@@ -248,7 +289,7 @@ func (r *resolver) leaf(i int, cls string) (scope, bool) {
 		}
 		for k := range sets {
 			ds := r.read(sets[k])
-			ds.addColumn(a.Name, a.Type)
+			r.addColumn(ds, a.Name, a.Type)
 			d.add(ColumnKey(ds.Key, a.Name), dep{{kind: kindIdentity}})
 		}
 		s[a.ExprID] = d
@@ -287,7 +328,7 @@ func (r *resolver) mergeRows(i int) (scope, bool) {
 				}
 			}
 			cond := n.Exprs[key+".condition"]
-			conds.addAll(r.exprDeps(i, cond, ectx{kind: kindTransformation, indirect: Conditional, expr: roleSQL(cond)}))
+			r.addAll(conds, r.exprDeps(i, cond, ectx{kind: kindTransformation, indirect: Conditional, expr: roleSQL(cond)}))
 		}
 	}
 	if len(rows) == 0 {
@@ -295,7 +336,7 @@ func (r *resolver) mergeRows(i int) (scope, bool) {
 	}
 	s := r.positional(i, rows)
 	for _, a := range n.Output {
-		s[a.ExprID].addAll(conds)
+		r.addAll(s[a.ExprID], conds)
 	}
 	return s, true
 }
@@ -314,7 +355,7 @@ func (r *resolver) generate(i int) scope {
 		for j, g := range outs {
 			d := deps{}
 			for k := j; k < len(args); k += len(outs) {
-				d.addAll(r.expr(i, &args[k], c))
+				r.addAll(d, r.expr(i, &args[k], c))
 			}
 			if g.ExprID != nil {
 				s[*g.ExprID] = d
@@ -340,13 +381,22 @@ func (r *resolver) read(d Dataset) *Dataset {
 	return &ds
 }
 
-func (d *Dataset) addColumn(name, typ string) {
+// addColumn adds a column to d unless d has it, in constant time: the column keys of every
+// dataset are indexed (a linear scan made wide writes quadratic).
+func (r *resolver) addColumn(d *Dataset, name, typ string) {
 	key := ColumnKey(d.Key, name)
-	for _, c := range d.Columns {
-		if c.Key == key {
-			return
+	have := r.columns[d]
+	if have == nil {
+		have = make(map[string]bool, len(d.Columns))
+		for _, c := range d.Columns {
+			have[c.Key] = true
 		}
+		r.columns[d] = have
 	}
+	if have[key] {
+		return
+	}
+	have[key] = true
 	d.Columns = append(d.Columns, Column{Key: key, Name: name, Type: typ})
 }
 
@@ -412,7 +462,7 @@ func (r *resolver) positional(i int, rows [][]*events.Expr) scope {
 		d := deps{}
 		for _, row := range rows {
 			if k < len(row) && row[k] != nil {
-				d.addAll(r.expr(i, row[k], ectx{expr: row[k].SQL}))
+				r.addAll(d, r.expr(i, row[k], ectx{expr: row[k].SQL}))
 			}
 		}
 		s[a.ExprID] = d
@@ -428,7 +478,7 @@ func (r *resolver) positionalFromChildren(i int, rows [][]int64) scope {
 		d := deps{}
 		for j, row := range rows {
 			if k < len(row) && j < len(n.Children) {
-				d.addAll(r.outputs(n.Children[j])[row[k]])
+				r.addAll(d, r.outputs(n.Children[j])[row[k]])
 			}
 		}
 		s[a.ExprID] = d
@@ -482,12 +532,12 @@ func (r *resolver) allRefs(i int) deps {
 	n := &r.nodes[i]
 	d := deps{}
 	for _, role := range sortedRoles(n.Exprs) {
-		d.addAll(r.exprDeps(i, n.Exprs[role], ectx{kind: kindTransformation}))
+		r.addAll(d, r.exprDeps(i, n.Exprs[role], ectx{kind: kindTransformation}))
 	}
 	if len(d) == 0 {
 		for _, c := range n.Children {
 			for _, cd := range sortedScope(r.outputs(c)) {
-				d.addAll(through(cd, ectx{kind: kindTransformation}))
+				r.addAll(d, r.through(cd, ectx{kind: kindTransformation}))
 			}
 		}
 	}
@@ -495,11 +545,11 @@ func (r *resolver) allRefs(i int) deps {
 }
 
 func (r *resolver) exprDeps(i int, list []events.Expr, c ectx) deps {
-	d := deps{}
+	out := newAcc()
 	for k := range list {
-		d.addAll(r.expr(i, &list[k], c))
+		r.walk(i, &list[k], c, out)
 	}
-	return d
+	return out.d
 }
 
 func expandRows(n *events.Node) [][]*events.Expr {

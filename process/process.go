@@ -43,6 +43,9 @@ type Step struct {
 	// MaxBytes is the largest value decoded; a larger one fails with ErrTooLarge before any
 	// parsing, which bounds the memory one value can take. Default: DefaultMaxBytes.
 	MaxBytes int
+	// Budget bounds the work of extracting one event (zero fields: plan.DefaultBudget); a plan over
+	// it fails with a *plan.TooComplexError (ReasonTooComplex).
+	Budget plan.Budget
 	// Observe, when set, receives the time each stage took.
 	Observe func(stage string, d time.Duration)
 }
@@ -70,14 +73,14 @@ func (s Step) Item(value []byte) (graph.Item, error) {
 		return graph.Item{}, err
 	}
 	start = time.Now()
-	it, err := lineage(env)
+	it, err := lineage(env, s.Budget)
 	s.observe(StageExtract, start)
 	return it, err
 }
 
 // lineage extracts the lineage of env and checks that the graph can store it.
-func lineage(env *events.Envelope) (graph.Item, error) {
-	lin, err := plan.Extract(env)
+func lineage(env *events.Envelope, b plan.Budget) (graph.Item, error) {
+	lin, err := plan.ExtractWithin(env, b)
 	if err != nil {
 		return graph.Item{Event: env}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/plan/hostile"
 )
 
 // captured is an event Spark 3.5 emitted through the listener (plan/testdata).
@@ -81,6 +83,46 @@ func TestLimitsAndReasons(t *testing.T) {
 	}
 }
 
+// TestHostilePlans runs the hostile shapes (a MUTATED captured event, see plan/hostile) through
+// the step with small budgets: each fails as too_complex, naming its budget, and the same shape
+// within the budget yields lineage.
+func TestHostilePlans(t *testing.T) {
+	base, err := os.ReadFile(filepath.Join("..", "plan", "testdata", hostile.Base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := plan.Budget{Depth: 50, Nodes: 100, Edges: 1000, Work: 100000}
+	for _, tc := range []struct {
+		shape  string
+		n      int
+		budget string // "" within budget
+	}{
+		{hostile.DeepFilters, 40, ""},
+		{hostile.DeepFilters, 60, plan.BudgetDepth},
+		{hostile.DeepFilters, 150, plan.BudgetNodes},
+		{hostile.WideFilter, 100, ""},
+		{hostile.WideFilter, 300, plan.BudgetEdges},
+		{hostile.Fanout, 300, ""},
+		{hostile.Fanout, 600, plan.BudgetEdges},
+	} {
+		data, err := hostile.Make(base, tc.shape, tc.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		item, err := Step{Budget: budget}.Item(data)
+		if tc.budget == "" {
+			if err != nil || item.Lineage == nil || len(item.Lineage.Edges) == 0 {
+				t.Errorf("%s %d: %v, want lineage", tc.shape, tc.n, err)
+			}
+			continue
+		}
+		var tce *plan.TooComplexError
+		if !errors.As(err, &tce) || tce.Budget != tc.budget || Reason(err) != ReasonTooComplex {
+			t.Errorf("%s %d: %v (reason %s), want too_complex on the %s budget", tc.shape, tc.n, err, Reason(err), tc.budget)
+		}
+	}
+}
+
 func TestReason(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
@@ -92,6 +134,7 @@ func TestReason(t *testing.T) {
 		{fmt.Errorf("x: %w", events.ErrUnsupportedVersion), ReasonUnsupportedVersion},
 		{fmt.Errorf("x: %w", events.ErrInvalid), ReasonInvalidEvent},
 		{fmt.Errorf("x: %w", plan.ErrUnsupported), ReasonUnsupportedPlan},
+		{fmt.Errorf("x: %w", &plan.TooComplexError{Budget: plan.BudgetDepth, Figure: 9, Limit: 8}), ReasonTooComplex},
 		{fmt.Errorf("x: %w", graph.ErrInvalidItem), ReasonInvalidLineage},
 		{errors.New("x"), ReasonOther},
 	} {

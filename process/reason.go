@@ -15,6 +15,7 @@ const (
 	ReasonInvalidJSON        = "invalid_json"        // not JSON (including an empty message)
 	ReasonUnsupportedVersion = "unsupported_version" // a schema major version this consumer does not read
 	ReasonInvalidEvent       = "invalid_event"       // JSON, but not a valid event
+	ReasonTooComplex         = "too_complex"         // the plan is over a budget of Step.Budget (COLLINE_MAX_PLAN_*)
 	ReasonUnsupportedPlan    = "unsupported_plan"    // plan.Extract failed
 	ReasonInvalidLineage     = "invalid_lineage"     // the lineage cannot be stored as it is (graph.ErrInvalidItem)
 	ReasonWriteRejected      = "write_rejected"      // Neo4j rejected the event's data (found by the consumer, at write time)
@@ -23,7 +24,7 @@ const (
 
 // Reasons lists every reason, in the order above.
 var Reasons = []string{
-	ReasonTooLarge, ReasonTooDeep, ReasonInvalidJSON, ReasonUnsupportedVersion, ReasonInvalidEvent, ReasonUnsupportedPlan,
+	ReasonTooLarge, ReasonTooDeep, ReasonInvalidJSON, ReasonUnsupportedVersion, ReasonInvalidEvent, ReasonTooComplex, ReasonUnsupportedPlan,
 	ReasonInvalidLineage, ReasonWriteRejected, ReasonOther,
 }
 
@@ -40,6 +41,8 @@ func Reason(err error) string {
 		return ReasonUnsupportedVersion
 	case errors.Is(err, events.ErrInvalid):
 		return ReasonInvalidEvent
+	case errors.Is(err, plan.ErrTooComplex):
+		return ReasonTooComplex
 	case errors.Is(err, plan.ErrUnsupported):
 		return ReasonUnsupportedPlan
 	case errors.Is(err, graph.ErrInvalidItem):

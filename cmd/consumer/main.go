@@ -16,6 +16,7 @@ import (
 	"github.com/colline/colline/config"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
+	"github.com/colline/colline/plan"
 )
 
 // version is set at build time: -ldflags "-X main.version=1.2.3".
@@ -82,6 +83,7 @@ func run() error {
 		Metrics: m, Logger: log, Version: version,
 		BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait, BatchMaxBytes: cfg.BatchMaxBytes, ShutdownTimeout: cfg.ShutdownTimeout,
 		MaxEventBytes: cfg.MaxEventBytes,
+		Budget:        plan.Budget{Depth: cfg.MaxPlanDepth, Nodes: cfg.MaxPlanNodes, Edges: cfg.MaxPlanEdges, Work: cfg.MaxPlanWork},
 		Setup:         store.Bootstrap,
 		ExitWhenIdle:  cfg.ExitWhenIdle,
 		Backlog:       backlog,

@@ -1,0 +1,182 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/colline/colline/events"
+)
+
+// Budget bounds what extracting one event may cost, whatever the plan's shape: a plan within the
+// event size limit can still be deep enough to overflow the stack, or fan out into more lineage
+// than memory holds. Extraction checks each budget as it goes and stops with a *TooComplexError
+// (errors.Is ErrTooComplex) before the figure is exceeded. Zero fields take the defaults.
+type Budget struct {
+	// Depth is the longest chain of plan nodes (children, subquery plans, a write's query) and the
+	// deepest nesting of node resolution.
+	Depth int
+	// Nodes is the number of plan nodes in the event.
+	Nodes int
+	// Edges is the number of lineage pairs plus their roles (each transformation of a column edge
+	// or row-level dependency) the event yields.
+	Edges int
+	// Work is the number of source-column entries copied or merged while resolving attributes: it
+	// bounds the time and memory of the intermediate lineage, which a plan can make much larger
+	// than its result (an attribute with many sources referenced many times).
+	Work int
+}
+
+// DefaultBudget is the budget of Extract. Each figure is far above what real plans reach (the
+// TPC-DS corpus and the golden captures peak at depth 39, 262 nodes, 442 edges and roles, 3,019
+// entries of work; TestBudgetHeadroom keeps a margin of 20 or more), and low enough that an
+// event within all of them takes seconds and some hundred MB at most.
+var DefaultBudget = Budget{Depth: 5000, Nodes: 100_000, Edges: 500_000, Work: 5_000_000}
+
+// withDefaults fills zero fields from DefaultBudget.
+func (b Budget) withDefaults() Budget {
+	if b.Depth <= 0 {
+		b.Depth = DefaultBudget.Depth
+	}
+	if b.Nodes <= 0 {
+		b.Nodes = DefaultBudget.Nodes
+	}
+	if b.Edges <= 0 {
+		b.Edges = DefaultBudget.Edges
+	}
+	if b.Work <= 0 {
+		b.Work = DefaultBudget.Work
+	}
+	return b
+}
+
+// ErrTooComplex is matched (errors.Is) by every *TooComplexError. It is permanent.
+var ErrTooComplex = errors.New("plan too complex")
+
+// Budget names, the Budget field each error is about.
+const (
+	BudgetDepth = "depth"
+	BudgetNodes = "nodes"
+	BudgetEdges = "edges"
+	BudgetWork  = "work"
+)
+
+// TooComplexError says which budget a plan exceeded, by how much, and how to raise it.
+type TooComplexError struct {
+	Budget string // BudgetDepth, BudgetNodes, BudgetEdges or BudgetWork
+	Figure int    // the plan's figure, or the count when extraction stopped (over Limit)
+	Limit  int
+	Exact  bool // Figure is the plan's own figure, not where extraction stopped
+}
+
+func (e *TooComplexError) Error() string {
+	over := "more than"
+	if e.Exact {
+		over = "is"
+	}
+	what := map[string]string{
+		BudgetDepth: "plan depth (nested nodes)",
+		BudgetNodes: "plan nodes",
+		BudgetEdges: "lineage edges and roles",
+		BudgetWork:  "source-column entries resolved",
+	}[e.Budget]
+	fig := fmt.Sprintf("%s %d", over, e.Figure)
+	if !e.Exact {
+		fig = fmt.Sprintf("%s %d", over, e.Limit)
+	}
+	return fmt.Sprintf("%v: %s %s, the %s budget is %d (raise COLLINE_MAX_PLAN_%s if such plans are legitimate)",
+		ErrTooComplex, what, fig, e.Budget, e.Limit, upper(e.Budget))
+}
+
+// Is makes errors.Is(err, ErrTooComplex) true.
+func (e *TooComplexError) Is(target error) bool { return target == ErrTooComplex }
+
+func upper(s string) string {
+	b := []byte(s)
+	for k, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[k] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
+}
+
+// tooComplex stops extraction: extract's callers recover it (a budget is met deep in a
+// recursion, and unwinding is what frees the stack).
+func tooComplex(budget string, figure, limit int, exact bool) {
+	panic(&TooComplexError{Budget: budget, Figure: figure, Limit: limit, Exact: exact})
+}
+
+// planDepth returns the length of the longest chain of node references from any node (children,
+// subquery plans, named plans, a write's query), computed without recursion. A cycle, impossible
+// in a valid event, is cut where it closes.
+func planDepth(nodes []events.Node) int {
+	refs := func(i int) []int {
+		n := &nodes[i]
+		out := append([]int(nil), n.Children...)
+		for _, p := range n.Plans {
+			out = append(out, p)
+		}
+		if n.Write != nil && n.Write.Query != nil {
+			out = append(out, *n.Write.Query)
+		}
+		for _, list := range n.Exprs {
+			stack := make([]*events.Expr, 0, len(list))
+			for k := range list {
+				stack = append(stack, &list[k])
+			}
+			for len(stack) > 0 {
+				x := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if x.Plan != nil {
+					out = append(out, *x.Plan)
+				}
+				for k := range x.Children {
+					stack = append(stack, &x.Children[k])
+				}
+			}
+		}
+		valid := out[:0]
+		for _, c := range out {
+			if c >= 0 && c < len(nodes) {
+				valid = append(valid, c)
+			}
+		}
+		return valid
+	}
+	depth := make([]int, len(nodes)) // 0: not visited; -1: on the stack; else the depth
+	type frame struct {
+		node int
+		refs []int
+		next int
+	}
+	deepest := 0
+	for root := range nodes {
+		if depth[root] != 0 {
+			continue
+		}
+		stack := []frame{{node: root, refs: refs(root)}}
+		depth[root] = -1
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			if f.next < len(f.refs) {
+				c := f.refs[f.next]
+				f.next++
+				if depth[c] == 0 {
+					depth[c] = -1
+					stack = append(stack, frame{node: c, refs: refs(c)})
+				}
+				continue
+			}
+			d := 1
+			for _, c := range f.refs {
+				if depth[c] > 0 && depth[c]+1 > d {
+					d = depth[c] + 1
+				}
+			}
+			depth[f.node] = d
+			deepest = max(deepest, d)
+			stack = stack[:len(stack)-1]
+		}
+	}
+	return deepest
+}
