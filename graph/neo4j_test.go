@@ -120,6 +120,44 @@ func TestBootstrapIdempotent(t *testing.T) {
 	}
 }
 
+// Writers bootstrapping a graph at the same time (consumers, or test packages run in parallel)
+// all succeed: a schema rule created meanwhile by another one is not an error. The index is
+// dropped first so that the race is on its creation.
+func TestBootstrapConcurrent(t *testing.T) {
+	d := testDriver(t)
+	ctx := context.Background()
+	for round := 0; round < 3; round++ {
+		if _, err := neo4j.ExecuteQuery(ctx, d, `DROP INDEX column_name IF EXISTS`, nil, neo4j.EagerResultTransformer); err != nil {
+			t.Fatal(err)
+		}
+		errs := make(chan error, 4)
+		for range 4 {
+			go func() { errs <- NewWriter(d, "").Bootstrap(ctx) }()
+		}
+		for range 4 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: concurrent bootstrap: %v", round, err)
+			}
+		}
+	}
+}
+
+func TestCreatedMeanwhile(t *testing.T) {
+	for code, want := range map[string]bool{
+		"Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists": true,
+		"Neo.ClientError.Schema.ConstraintWithNameAlreadyExists":   false,
+		"Neo.ClientError.Schema.IndexWithNameAlreadyExists":        false,
+	} {
+		err := fmt.Errorf("wrapped: %w", &neo4j.Neo4jError{Code: code})
+		if got := createdMeanwhile(err); got != want {
+			t.Errorf("createdMeanwhile(%s) = %v, want %v", code, got, want)
+		}
+	}
+	if createdMeanwhile(errors.New("other")) {
+		t.Error("createdMeanwhile(a plain error) = true")
+	}
+}
+
 func TestWriteIdempotent(t *testing.T) {
 	d := testDriver(t)
 	w, r := NewWriter(d, ""), NewReader(d, "")

@@ -96,7 +96,7 @@ func (w *Writer) Bootstrap(ctx context.Context) error {
 func (w *Writer) schema(ctx context.Context) error {
 	for _, q := range schema {
 		if _, err := neo4j.ExecuteQuery(ctx, w.driver, q, nil, neo4j.EagerResultTransformer,
-			neo4j.ExecuteQueryWithDatabase(w.database), neo4j.ExecuteQueryWithWritersRouting()); err != nil {
+			neo4j.ExecuteQueryWithDatabase(w.database), neo4j.ExecuteQueryWithWritersRouting()); err != nil && !createdMeanwhile(err) {
 			return fmt.Errorf("graph bootstrap %q: %w", q, err)
 		}
 	}
@@ -105,6 +105,14 @@ func (w *Writer) schema(ctx context.Context) error {
 		return fmt.Errorf("graph bootstrap: await indexes: %w", err)
 	}
 	return nil
+}
+
+// createdMeanwhile reports the error of an `IF NOT EXISTS` schema statement that lost a race with
+// the same statement from another writer (consumers or tests starting together on a fresh graph):
+// the very rule it asked for now exists. A different rule under the same name is still an error.
+func createdMeanwhile(err error) bool {
+	var ne *neo4j.Neo4jError
+	return errors.As(err, &ne) && ne.Code == "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists"
 }
 
 // Ping checks that Neo4j can be reached.
