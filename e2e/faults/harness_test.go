@@ -17,7 +17,6 @@
 package faults
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -25,10 +24,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	mrand "math/rand/v2"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -483,13 +480,10 @@ func header(m kafka.Message, key string) string {
 
 // --- the consumer process ---------------------------------------------------------------------
 
+// consumer is a consumer process of a scenario, with its peak memory.
 type consumer struct {
+	*stack.Consumer
 	name string
-	cmd  *exec.Cmd
-	addr string
-	logf string
-	done chan struct{}
-	err  error
 	peak int64 // VmHWM in KiB, read just before the process is stopped or killed
 }
 
@@ -497,74 +491,17 @@ type consumer struct {
 // HTTP server.
 func start(t *testing.T, name, topic, dlq, group string, extra ...string) *consumer {
 	t.Helper()
-	c := &consumer{name: name, logf: filepath.Join(env.work, strings.ReplaceAll(t.Name(), "/", "_")+"-"+name+".log"), done: make(chan struct{})}
-	c.cmd = exec.Command(env.bin)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "COLLINE_") {
-			c.cmd.Env = append(c.cmd.Env, kv)
-		}
-	}
-	c.cmd.Env = append(c.cmd.Env,
-		"COLLINE_KAFKA_BROKERS="+env.brokers, "COLLINE_NEO4J_URI="+env.neo4jURI,
-		"COLLINE_KAFKA_TOPIC="+topic, "COLLINE_KAFKA_DLQ_TOPIC="+dlq, "COLLINE_KAFKA_GROUP="+group,
-		"COLLINE_HTTP_ADDR=127.0.0.1:0", "COLLINE_LOG_FORMAT=json", "COLLINE_METRICS_INTERVAL=2s",
-		"COLLINE_SHUTDOWN_TIMEOUT=20s")
-	c.cmd.Env = append(c.cmd.Env, extra...)
-	logFile, err := os.OpenFile(c.logf, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr, err := c.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addrc := make(chan string, 1)
-	go func() {
-		defer logFile.Close()
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(nil, 4<<20)
-		for sc.Scan() {
-			logFile.Write(append(sc.Bytes(), '\n'))
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving" {
-				addrc <- line.Addr
-			}
-		}
-		io.Copy(io.Discard, stderr)
-		c.err = c.cmd.Wait()
-		close(c.done)
-	}()
-	t.Cleanup(func() {
-		if c.running() {
-			c.cmd.Process.Kill()
-		}
-		<-c.done
-	})
-	select {
-	case c.addr = <-addrc:
-	case <-c.done:
-		t.Fatalf("consumer %s exited (%v) before serving; log %s", name, c.err, c.logf)
-	case <-time.After(60 * time.Second):
-		t.Fatalf("consumer %s: no serving line; log %s", name, c.logf)
-	}
-	return c
-}
-
-func (c *consumer) running() bool {
-	select {
-	case <-c.done:
-		return false
-	default:
-		return true
-	}
+	logf := filepath.Join(env.work, strings.ReplaceAll(t.Name(), "/", "_")+"-"+name+".log")
+	vars := append([]string{
+		"COLLINE_KAFKA_BROKERS=" + env.brokers, "COLLINE_NEO4J_URI=" + env.neo4jURI,
+		"COLLINE_KAFKA_TOPIC=" + topic, "COLLINE_KAFKA_DLQ_TOPIC=" + dlq, "COLLINE_KAFKA_GROUP=" + group,
+		"COLLINE_SHUTDOWN_TIMEOUT=20s"}, extra...)
+	return &consumer{Consumer: stack.StartConsumer(t, env.bin, logf, vars...), name: name}
 }
 
 // memory reads the peak resident set size (VmHWM) of the process.
 func (c *consumer) memory() {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Pid()))
 	if err != nil {
 		return
 	}
@@ -577,55 +514,23 @@ func (c *consumer) memory() {
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
-func (c *consumer) kill(t *testing.T) {
-	t.Helper()
+func (c *consumer) kill() {
 	c.memory()
-	c.cmd.Process.Signal(syscall.SIGKILL)
-	<-c.done
+	c.Kill()
 }
 
 // stop sends SIGTERM and returns the exit code.
 func (c *consumer) stop(t *testing.T, within time.Duration) int {
 	t.Helper()
 	c.memory()
-	c.cmd.Process.Signal(syscall.SIGTERM)
-	return c.wait(t, within)
-}
-
-// wait waits for the process to exit and returns its exit code.
-func (c *consumer) wait(t *testing.T, within time.Duration) int {
-	t.Helper()
-	select {
-	case <-c.done:
-	case <-time.After(within):
-		t.Fatalf("consumer %s still running after %v; log %s", c.name, within, c.logf)
-	}
-	var exit *exec.ExitError
-	if errors.As(c.err, &exit) {
-		return exit.ExitCode()
-	}
-	if c.err != nil {
-		return -1
-	}
-	return 0
-}
-
-func (c *consumer) get(path string) (int, string, error) {
-	tr := &http.Transport{DisableKeepAlives: true}
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Timeout: 10 * time.Second, Transport: tr}).Get("http://" + c.addr + path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), nil
+	c.Signal(syscall.SIGTERM)
+	return c.Wait(t, within)
 }
 
 // metric returns the sum of the samples of a metric whose line starts with prefix.
 func (c *consumer) metric(t *testing.T, prefix string) float64 {
 	t.Helper()
-	_, body, err := c.get("/metrics")
+	_, body, err := c.Get("/metrics")
 	if err != nil {
 		t.Fatalf("/metrics: %v", err)
 	}
@@ -638,12 +543,6 @@ func (c *consumer) metric(t *testing.T, prefix string) float64 {
 		}
 	}
 	return sum
-}
-
-// logs returns the consumer's log.
-func (c *consumer) logs() string {
-	b, _ := os.ReadFile(c.logf)
-	return string(b)
 }
 
 // --- Neo4j ----------------------------------------------------------------------------------
