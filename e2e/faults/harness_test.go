@@ -81,7 +81,7 @@ func setup(m *testing.M) (int, error) {
 	if env.root, err = stack.RepoRoot(); err != nil {
 		return 1, err
 	}
-	env.devDir = getenv("COLLINE_FAULTS_DEV_DIR", "/tmp/colline-faults")
+	env.devDir = stack.Getenv("COLLINE_FAULTS_DEV_DIR", "/tmp/colline-faults")
 	env.kafkaPort = getenvInt("COLLINE_FAULTS_KAFKA_PORT", 29092)
 	env.boltPort = getenvInt("COLLINE_FAULTS_NEO4J_BOLT_PORT", 27687)
 	env.brokers = fmt.Sprintf("127.0.0.1:%d", env.kafkaPort)
@@ -650,13 +650,6 @@ func compare(t *testing.T, d neo4j.DriverWithContext, want graph.Counts, wantEdg
 }
 
 // --- helpers ----------------------------------------------------------------------------------
-
-func getenv(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
 
 func getenvInt(k string, def int) int {
 	if v := os.Getenv(k); v != "" {

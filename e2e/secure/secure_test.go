@@ -63,11 +63,11 @@ func setup(m *testing.M) (int, error) {
 	if env.root, err = stack.RepoRoot(); err != nil {
 		return 1, err
 	}
-	env.dir = getenv("COLLINE_SECURE_DIR", filepath.Join(env.root, ".cache", "secure"))
+	env.dir = stack.Getenv("COLLINE_SECURE_DIR", filepath.Join(env.root, ".cache", "secure"))
 	env.pki, env.secrets = filepath.Join(env.dir, "pki"), filepath.Join(env.dir, "secrets")
-	env.saslBroker = "127.0.0.1:" + getenv("COLLINE_SECURE_KAFKA_PORT", "39492")
-	env.mtlsBroker = "127.0.0.1:" + getenv("COLLINE_SECURE_KAFKA_MTLS_PORT", "39493")
-	env.neo4jURI = "bolt+s://127.0.0.1:" + getenv("COLLINE_SECURE_NEO4J_BOLT_PORT", "39487")
+	env.saslBroker = "127.0.0.1:" + stack.Getenv("COLLINE_SECURE_KAFKA_PORT", "39492")
+	env.mtlsBroker = "127.0.0.1:" + stack.Getenv("COLLINE_SECURE_KAFKA_MTLS_PORT", "39493")
+	env.neo4jURI = "bolt+s://127.0.0.1:" + stack.Getenv("COLLINE_SECURE_NEO4J_BOLT_PORT", "39487")
 	if env.work, err = os.MkdirTemp("", "colline-secure-"); err != nil {
 		return 1, err
 	}
@@ -80,11 +80,8 @@ func setup(m *testing.M) (int, error) {
 	if !running && os.Getenv("COLLINE_SECURE_KEEP_SERVICES") == "" {
 		defer services("stop")
 	}
-	env.bin = filepath.Join(env.work, "colline-consumer")
-	build := exec.Command("go", "build", "-trimpath", "-o", env.bin, "./cmd/consumer")
-	build.Dir = env.root
-	if out, err := build.CombinedOutput(); err != nil {
-		return 1, fmt.Errorf("go build ./cmd/consumer: %v\n%s", err, out)
+	if env.bin, err = stack.BuildConsumer(context.Background(), env.root, env.work, ""); err != nil {
+		return 1, err
 	}
 	return m.Run(), nil
 }
@@ -99,13 +96,6 @@ func services(args ...string) error {
 	defer f.Close()
 	cmd.Stdout, cmd.Stderr = f, f
 	return cmd.Run()
-}
-
-func getenv(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }
 
 func pki(name string) string    { return filepath.Join(env.pki, name) }
@@ -275,7 +265,7 @@ func wipe(t *testing.T, d neo4j.DriverWithContext) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := neo4j.ExecuteQuery(ctx, d, `MATCH (n) DETACH DELETE n`, nil, neo4j.EagerResultTransformer); err != nil {
+	if _, err := stack.WipeGraph(ctx, d); err != nil {
 		t.Fatalf("wipe the secured Neo4j: %v", err)
 	}
 }

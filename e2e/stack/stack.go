@@ -32,13 +32,14 @@ func FromEnv() (*Stack, error) {
 	}
 	return &Stack{
 		Root:     root,
-		Brokers:  getenv("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"),
-		Neo4jURI: getenv("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"),
+		Brokers:  Getenv("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"),
+		Neo4jURI: Getenv("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"),
 		Log:      os.Stderr,
 	}, nil
 }
 
-func getenv(k, def string) string {
+// Getenv is the variable k, or def when it is empty.
+func Getenv(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
 	}
