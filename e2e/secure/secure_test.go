@@ -303,7 +303,7 @@ func compare(t *testing.T, d neo4j.DriverWithContext, items []graph.Item) {
 func start(t *testing.T, vars ...string) *stack.Consumer {
 	t.Helper()
 	logf := filepath.Join(env.work, strings.ReplaceAll(t.Name(), "/", "_")+".log")
-	c := stack.StartConsumer(t, env.bin, logf, append([]string{"COLLINE_LOG_LEVEL=debug"}, vars...)...)
+	c := stack.StartConsumer(t, env.bin, logf, append([]string{"COLLINE_METRICS_INTERVAL=2s", "COLLINE_LOG_LEVEL=debug"}, vars...)...)
 	c.Timeout = 20 * time.Second
 	return c
 }

@@ -37,14 +37,14 @@ func Environ() []string {
 	return out
 }
 
-// StartConsumer runs bin with Environ, COLLINE_HTTP_ADDR=127.0.0.1:0, COLLINE_LOG_FORMAT=json,
-// COLLINE_METRICS_INTERVAL=2s and env (later ones win), appends its stderr to logFile, and waits
-// up to a minute for its admin server. The process is killed when t ends.
+// StartConsumer runs bin with Environ, COLLINE_HTTP_ADDR=127.0.0.1:0, COLLINE_LOG_FORMAT=json and
+// env (later ones win), appends its stderr to logFile, and waits up to a minute for its admin
+// server. The process is killed when t ends.
 func StartConsumer(t testing.TB, bin, logFile string, env ...string) *Consumer {
 	t.Helper()
 	c := &Consumer{LogFile: logFile, Timeout: 10 * time.Second, done: make(chan struct{})}
 	c.cmd = exec.Command(bin)
-	c.cmd.Env = append(Environ(), "COLLINE_HTTP_ADDR=127.0.0.1:0", "COLLINE_LOG_FORMAT=json", "COLLINE_METRICS_INTERVAL=2s")
+	c.cmd.Env = append(Environ(), "COLLINE_HTTP_ADDR=127.0.0.1:0", "COLLINE_LOG_FORMAT=json")
 	c.cmd.Env = append(c.cmd.Env, env...)
 	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
