@@ -27,7 +27,6 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -67,14 +66,7 @@ var env struct {
 	mu        sync.Mutex
 }
 
-func TestMain(m *testing.M) {
-	code, err := setup(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "faults:", err)
-		os.Exit(1)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { stack.Main(m, "faults", setup) }
 
 func setup(m *testing.M) (int, error) {
 	var err error
@@ -140,22 +132,13 @@ func setup(m *testing.M) (int, error) {
 
 // services runs dev/services against the private stack.
 func services(args ...string) error {
-	cmd := exec.Command(filepath.Join(env.root, "dev", "services"), args...)
-	cmd.Env = append(os.Environ(),
-		"COLLINE_DEV_DIR="+env.devDir,
-		"COLLINE_KAFKA_PORT="+strconv.Itoa(env.kafkaPort),
-		"COLLINE_KAFKA_CONTROLLER_PORT="+strconv.Itoa(getenvInt("COLLINE_FAULTS_KAFKA_CONTROLLER_PORT", env.kafkaPort+1)),
-		"COLLINE_NEO4J_BOLT_PORT="+strconv.Itoa(env.boltPort),
-		"COLLINE_NEO4J_HTTP_PORT="+strconv.Itoa(getenvInt("COLLINE_FAULTS_NEO4J_HTTP_PORT", 27474)),
-	)
-	f, err := os.OpenFile(filepath.Join(env.work, "services.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fmt.Fprintf(f, "\n$ dev/services %s\n", strings.Join(args, " "))
-	cmd.Stdout, cmd.Stderr = f, f
-	return cmd.Run()
+	return stack.Services(env.root, "services", filepath.Join(env.work, "services.log"), []string{
+		"COLLINE_DEV_DIR=" + env.devDir,
+		"COLLINE_KAFKA_PORT=" + strconv.Itoa(env.kafkaPort),
+		"COLLINE_KAFKA_CONTROLLER_PORT=" + strconv.Itoa(getenvInt("COLLINE_FAULTS_KAFKA_CONTROLLER_PORT", env.kafkaPort+1)),
+		"COLLINE_NEO4J_BOLT_PORT=" + strconv.Itoa(env.boltPort),
+		"COLLINE_NEO4J_HTTP_PORT=" + strconv.Itoa(getenvInt("COLLINE_FAULTS_NEO4J_HTTP_PORT", 27474)),
+	}, args...)
 }
 
 // summarize logs a result line and keeps it for the summary printed at the end.

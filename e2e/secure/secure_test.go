@@ -49,14 +49,7 @@ var env struct {
 	bin, work               string
 }
 
-func TestMain(m *testing.M) {
-	code, err := setup(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "secure:", err)
-		os.Exit(1)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { stack.Main(m, "secure", setup) }
 
 func setup(m *testing.M) (int, error) {
 	var err error
@@ -86,16 +79,10 @@ func setup(m *testing.M) (int, error) {
 	return m.Run(), nil
 }
 
+// services runs dev/secure-services on the state directory.
 func services(args ...string) error {
-	cmd := exec.Command(filepath.Join(env.root, "dev", "secure-services"), args...)
-	cmd.Env = append(os.Environ(), "COLLINE_SECURE_DIR="+env.dir)
-	f, err := os.OpenFile(filepath.Join(env.work, "services.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cmd.Stdout, cmd.Stderr = f, f
-	return cmd.Run()
+	return stack.Services(env.root, "secure-services", filepath.Join(env.work, "services.log"),
+		[]string{"COLLINE_SECURE_DIR=" + env.dir}, args...)
 }
 
 func pki(name string) string    { return filepath.Join(env.pki, name) }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // Stack is where the services listen and where the repository is.
@@ -150,4 +151,30 @@ func (s *Stack) Consume(ctx context.Context, bin, topic, group string, extra ...
 		return fmt.Errorf("consumer on %s (group %s): %w", topic, group, err)
 	}
 	return nil
+}
+
+// Main is the body of a harness's TestMain: it exits with the code of setup (which runs m), or
+// with 1 after printing setup's error prefixed with name.
+func Main(m *testing.M, name string, setup func(*testing.M) (int, error)) {
+	code, err := setup(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+// Services runs the script dev/<script> of root (services, secure-services) with args, env added
+// to this process's environment, and appends a "$ dev/<script> args" line and its output to logFile.
+func Services(root, script, logFile string, env []string, args ...string) error {
+	cmd := exec.Command(filepath.Join(root, "dev", script), args...)
+	cmd.Env = append(os.Environ(), env...)
+	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "\n$ dev/%s %s\n", script, strings.Join(args, " "))
+	cmd.Stdout, cmd.Stderr = f, f
+	return cmd.Run()
 }
