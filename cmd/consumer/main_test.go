@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -58,12 +55,7 @@ func build(t *testing.T) string {
 // command returns the consumer with no COLLINE_ variables but the given ones.
 func command(t *testing.T, env ...string) *exec.Cmd {
 	cmd := exec.Command(build(t))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "COLLINE_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = append(stack.Environ(), env...)
 	return cmd
 }
 
@@ -105,101 +97,41 @@ func TestHelpListsVariables(t *testing.T) {
 	}
 }
 
-// process is a running consumer.
-type process struct {
-	cmd  *exec.Cmd
-	addr string // HTTP address, from the "serving" log line
-	mu   sync.Mutex
-	logs bytes.Buffer
-	done chan struct{} // closed when the process has exited
-	err  error         // its Wait error, set before done is closed
-}
-
-func (p *process) log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.logs.String()
-}
-
-// start runs cmd and waits until it serves HTTP.
-func start(t *testing.T, cmd *exec.Cmd) *process {
+// start runs the consumer with no COLLINE_ variables but env, its log in a temporary file, and
+// waits until it serves HTTP. The log is shown when t fails.
+func start(t *testing.T, env ...string) *stack.Consumer {
 	t.Helper()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &process{cmd: cmd, done: make(chan struct{})}
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.logs.Write(append(sc.Bytes(), '\n'))
-			p.mu.Unlock()
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving" {
-				addrc <- line.Addr
-			}
-		}
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
+	p := stack.StartConsumer(t, build(t), filepath.Join(t.TempDir(), "consumer.log"), env...)
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-p.done
+		if t.Failed() {
+			t.Logf("consumer log:\n%s", p.Logs())
+		}
 	})
-	select {
-	case p.addr = <-addrc:
-	case <-p.done:
-		t.Fatalf("consumer exited (%v) before serving:\n%s", p.err, p.log())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no serving line in the log:\n%s", p.log())
-	}
 	return p
 }
 
-// exit waits for the process to end and returns its exit code.
-func (p *process) exit(t *testing.T, within time.Duration) int {
+func get(t *testing.T, p *stack.Consumer, path string) (int, string) {
 	t.Helper()
-	select {
-	case <-p.done:
-		return exitCode(p.err)
-	case <-time.After(within):
-		t.Fatalf("consumer still running after %v:\n%s", within, p.log())
-		return -1
-	}
-}
-
-func (p *process) get(t *testing.T, path string) (int, string) {
-	t.Helper()
-	tr := &http.Transport{DisableKeepAlives: true}
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Timeout: 10 * time.Second, Transport: tr}).Get("http://" + p.addr + path)
+	code, body, err := p.Get(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return code, body
 }
 
 // TestNotReadyWhileServicesAreDown needs no services: with nothing listening, the consumer is
 // alive, not ready, says why, and still stops cleanly on SIGTERM.
 func TestNotReadyWhileServicesAreDown(t *testing.T) {
 	const neo4jPw, kafkaPw = "n3o-s3cr3t", "k4fka-s3cr3t"
-	p := start(t, command(t, "COLLINE_HTTP_ADDR=127.0.0.1:0", "COLLINE_NEO4J_URI=bolt://127.0.0.1:1", "COLLINE_KAFKA_BROKERS=127.0.0.1:1",
+	p := start(t, "COLLINE_NEO4J_URI=bolt://127.0.0.1:1", "COLLINE_KAFKA_BROKERS=127.0.0.1:1",
 		"COLLINE_NEO4J_USER=neo4j", "COLLINE_NEO4J_PASSWORD="+neo4jPw, "COLLINE_LOG_LEVEL=debug",
-		"COLLINE_KAFKA_SASL_MECHANISM=SCRAM-SHA-512", "COLLINE_KAFKA_SASL_USERNAME=colline", "COLLINE_KAFKA_SASL_PASSWORD="+kafkaPw))
-	if code, _ := p.get(t, "/healthz"); code != 200 {
+		"COLLINE_KAFKA_SASL_MECHANISM=SCRAM-SHA-512", "COLLINE_KAFKA_SASL_USERNAME=colline", "COLLINE_KAFKA_SASL_PASSWORD="+kafkaPw)
+	if code, _ := get(t, p, "/healthz"); code != 200 {
 		t.Errorf("/healthz = %d, want 200", code)
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		code, body := p.get(t, "/readyz")
+		code, body := get(t, p, "/readyz")
 		if code == 503 && (strings.Contains(body, "consumer: starting") || strings.Contains(body, "consumer: retrying setup")) && strings.Contains(body, "neo4j:") && strings.Contains(body, "kafka:") {
 			break
 		}
@@ -208,19 +140,19 @@ func TestNotReadyWhileServicesAreDown(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	code, body := p.get(t, "/metrics")
+	code, body := get(t, p, "/metrics")
 	for _, want := range []string{`colline_build_info{goversion="go`, `version="test-1.2.3"} 1`, `colline_ingest_retries_total{operation="setup"}`, "go_goroutines"} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("/metrics (%d) lacks %q", code, want)
 		}
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if code := p.exit(t, 10*time.Second); code != 0 {
-		t.Errorf("exit code after SIGTERM = %d, want 0\n%s", code, p.log())
+	if code := p.Wait(t, 10*time.Second); code != 0 {
+		t.Errorf("exit code after SIGTERM = %d, want 0\n%s", code, p.Logs())
 	}
-	logs := p.log()
+	logs := p.Logs()
 	for _, pw := range []string{neo4jPw, kafkaPw} {
 		if strings.Contains(logs, pw) || strings.Contains(body, pw) {
 			t.Errorf("a password shows in the debug log or /metrics:\n%s", logs)
@@ -264,13 +196,13 @@ func TestConsumeAndExitWhenIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p := start(t, command(t, "COLLINE_HTTP_ADDR=127.0.0.1:0", "COLLINE_KAFKA_BROKERS="+brokers, "COLLINE_NEO4J_URI="+uri,
+	p := start(t, "COLLINE_KAFKA_BROKERS="+brokers, "COLLINE_NEO4J_URI="+uri,
 		"COLLINE_KAFKA_TOPIC="+topic, "COLLINE_KAFKA_DLQ_TOPIC="+topic+".dlq", "COLLINE_KAFKA_GROUP="+group,
-		"COLLINE_EXIT_WHEN_IDLE=2s", "COLLINE_LOG_LEVEL=debug"))
-	if code := p.exit(t, time.Minute); code != 0 {
-		t.Fatalf("exit code %d, want 0\n%s", code, p.log())
+		"COLLINE_EXIT_WHEN_IDLE=2s", "COLLINE_LOG_LEVEL=debug")
+	if code := p.Wait(t, time.Minute); code != 0 {
+		t.Fatalf("exit code %d, want 0\n%s", code, p.Logs())
 	}
-	logs := p.log()
+	logs := p.Logs()
 	for _, want := range []string{`"msg":"message sent to the dead-letter topic"`, `"reason":"invalid_json"`, `"msg":"event written"`, `"app":"local-1"`, `"query":3`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("log lacks %s:\n%s", want, logs)

@@ -55,7 +55,7 @@ func testKill9(t *testing.T) {
 		waitCommitted(t, topic, group, target, 10*time.Minute)
 		time.Sleep(time.Duration(env.rand.IntN(1500)) * time.Millisecond)
 		before := committed(ctx, topic, group)
-		c.kill(t)
+		c.kill()
 		after := committed(ctx, topic, group)
 		at = append(at, fmt.Sprintf("#%d at %d committed (%d after the kill)", i+1, before, after))
 	}
@@ -65,8 +65,8 @@ func testKill9(t *testing.T) {
 	startFinal := time.Now()
 	before := committed(ctx, topic, group)
 	c := start(t, "final", topic, dlq, group, "COLLINE_EXIT_WHEN_IDLE=5s")
-	if code := c.wait(t, 15*time.Minute); code != 0 {
-		t.Fatalf("final run exit code %d; log %s", code, c.logf)
+	if code := c.Wait(t, 15*time.Minute); code != 0 {
+		t.Fatalf("final run exit code %d; log %s", code, c.LogFile)
 	}
 	final := time.Since(startFinal)
 	if l, err := lag(ctx, topic, group); err != nil || l != 0 {
@@ -116,8 +116,8 @@ func testNeo4jDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitCommitted(t, topic, group, int64(n), 15*time.Minute)
-	if !c.running() {
-		t.Fatalf("the consumer exited; it must recover without a restart; log %s", c.logf)
+	if !c.Running() {
+		t.Fatalf("the consumer exited; it must recover without a restart; log %s", c.LogFile)
 	}
 	retries := c.metric(t, `colline_ingest_retries_total{operation="write"}`)
 	if retries == 0 {
@@ -159,8 +159,8 @@ func testKafkaRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	recovery := waitCommitted(t, topic, group, int64(n), 15*time.Minute)
-	if !c.running() {
-		t.Fatalf("the consumer exited; log %s", c.logf)
+	if !c.Running() {
+		t.Fatalf("the consumer exited; log %s", c.LogFile)
 	}
 	ready, _ := waitReady(t, c, true, 2*time.Minute)
 	fetchRetries := c.metric(t, `colline_ingest_retries_total{operation="fetch"}`) + c.metric(t, `colline_ingest_retries_total{operation="commit"}`)
@@ -235,8 +235,8 @@ func testPoison(t *testing.T) {
 	if code := c.stop(t, time.Minute); code != 0 {
 		t.Errorf("exit code after SIGTERM %d, want 0", code)
 	}
-	if logs := c.logs(); strings.Contains(logs, "panic") || strings.Contains(logs, "goroutine ") {
-		t.Errorf("the consumer log mentions a panic; see %s", c.logf)
+	if logs := c.Logs(); strings.Contains(logs, "panic") || strings.Contains(logs, "goroutine ") {
+		t.Errorf("the consumer log mentions a panic; see %s", c.LogFile)
 	}
 	reasons, dead := deadLetters(t, dlq)
 	if fmt.Sprint(sorted(reasons)) != fmt.Sprint(sorted(wantReasons)) {
@@ -283,7 +283,7 @@ func testGroup(t *testing.T) {
 	waitCommitted(t, topic, group, int64(n/2), 10*time.Minute)
 	victim := cs[env.rand.IntN(len(cs))]
 	atKill := committed(ctx, topic, group)
-	victim.kill(t)
+	victim.kill()
 	if err := <-produced; err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func waitReady(t *testing.T, c *consumer, want bool, within time.Duration) (time
 	t.Helper()
 	start := time.Now()
 	for {
-		code, body, err := c.get("/readyz")
+		code, body, err := c.Get("/readyz")
 		if err == nil && (code == 200) == want {
 			return time.Since(start), body
 		}
@@ -323,7 +323,7 @@ func waitReady(t *testing.T, c *consumer, want bool, within time.Duration) (time
 
 // metricRSS is the process's resident memory now, from its own metrics.
 func (c *consumer) metricRSS() int64 {
-	_, body, err := c.get("/metrics")
+	_, body, err := c.Get("/metrics")
 	if err != nil {
 		return 0
 	}

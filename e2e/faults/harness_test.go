@@ -17,7 +17,6 @@
 package faults
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -25,12 +24,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	mrand "math/rand/v2"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -70,21 +66,14 @@ var env struct {
 	mu        sync.Mutex
 }
 
-func TestMain(m *testing.M) {
-	code, err := setup(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "faults:", err)
-		os.Exit(1)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { stack.Main(m, "faults", setup) }
 
 func setup(m *testing.M) (int, error) {
 	var err error
 	if env.root, err = stack.RepoRoot(); err != nil {
 		return 1, err
 	}
-	env.devDir = getenv("COLLINE_FAULTS_DEV_DIR", "/tmp/colline-faults")
+	env.devDir = stack.Getenv("COLLINE_FAULTS_DEV_DIR", "/tmp/colline-faults")
 	env.kafkaPort = getenvInt("COLLINE_FAULTS_KAFKA_PORT", 29092)
 	env.boltPort = getenvInt("COLLINE_FAULTS_NEO4J_BOLT_PORT", 27687)
 	env.brokers = fmt.Sprintf("127.0.0.1:%d", env.kafkaPort)
@@ -143,22 +132,13 @@ func setup(m *testing.M) (int, error) {
 
 // services runs dev/services against the private stack.
 func services(args ...string) error {
-	cmd := exec.Command(filepath.Join(env.root, "dev", "services"), args...)
-	cmd.Env = append(os.Environ(),
-		"COLLINE_DEV_DIR="+env.devDir,
-		"COLLINE_KAFKA_PORT="+strconv.Itoa(env.kafkaPort),
-		"COLLINE_KAFKA_CONTROLLER_PORT="+strconv.Itoa(getenvInt("COLLINE_FAULTS_KAFKA_CONTROLLER_PORT", env.kafkaPort+1)),
-		"COLLINE_NEO4J_BOLT_PORT="+strconv.Itoa(env.boltPort),
-		"COLLINE_NEO4J_HTTP_PORT="+strconv.Itoa(getenvInt("COLLINE_FAULTS_NEO4J_HTTP_PORT", 27474)),
-	)
-	f, err := os.OpenFile(filepath.Join(env.work, "services.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fmt.Fprintf(f, "\n$ dev/services %s\n", strings.Join(args, " "))
-	cmd.Stdout, cmd.Stderr = f, f
-	return cmd.Run()
+	return stack.Services(env.root, "services", filepath.Join(env.work, "services.log"), []string{
+		"COLLINE_DEV_DIR=" + env.devDir,
+		"COLLINE_KAFKA_PORT=" + strconv.Itoa(env.kafkaPort),
+		"COLLINE_KAFKA_CONTROLLER_PORT=" + strconv.Itoa(getenvInt("COLLINE_FAULTS_KAFKA_CONTROLLER_PORT", env.kafkaPort+1)),
+		"COLLINE_NEO4J_BOLT_PORT=" + strconv.Itoa(env.boltPort),
+		"COLLINE_NEO4J_HTTP_PORT=" + strconv.Itoa(getenvInt("COLLINE_FAULTS_NEO4J_HTTP_PORT", 27474)),
+	}, args...)
 }
 
 // summarize logs a result line and keeps it for the summary printed at the end.
@@ -483,13 +463,10 @@ func header(m kafka.Message, key string) string {
 
 // --- the consumer process ---------------------------------------------------------------------
 
+// consumer is a consumer process of a scenario, with its peak memory.
 type consumer struct {
+	*stack.Consumer
 	name string
-	cmd  *exec.Cmd
-	addr string
-	logf string
-	done chan struct{}
-	err  error
 	peak int64 // VmHWM in KiB, read just before the process is stopped or killed
 }
 
@@ -497,74 +474,17 @@ type consumer struct {
 // HTTP server.
 func start(t *testing.T, name, topic, dlq, group string, extra ...string) *consumer {
 	t.Helper()
-	c := &consumer{name: name, logf: filepath.Join(env.work, strings.ReplaceAll(t.Name(), "/", "_")+"-"+name+".log"), done: make(chan struct{})}
-	c.cmd = exec.Command(env.bin)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "COLLINE_") {
-			c.cmd.Env = append(c.cmd.Env, kv)
-		}
-	}
-	c.cmd.Env = append(c.cmd.Env,
-		"COLLINE_KAFKA_BROKERS="+env.brokers, "COLLINE_NEO4J_URI="+env.neo4jURI,
-		"COLLINE_KAFKA_TOPIC="+topic, "COLLINE_KAFKA_DLQ_TOPIC="+dlq, "COLLINE_KAFKA_GROUP="+group,
-		"COLLINE_HTTP_ADDR=127.0.0.1:0", "COLLINE_LOG_FORMAT=json", "COLLINE_METRICS_INTERVAL=2s",
-		"COLLINE_SHUTDOWN_TIMEOUT=20s")
-	c.cmd.Env = append(c.cmd.Env, extra...)
-	logFile, err := os.OpenFile(c.logf, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr, err := c.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addrc := make(chan string, 1)
-	go func() {
-		defer logFile.Close()
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(nil, 4<<20)
-		for sc.Scan() {
-			logFile.Write(append(sc.Bytes(), '\n'))
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving" {
-				addrc <- line.Addr
-			}
-		}
-		io.Copy(io.Discard, stderr)
-		c.err = c.cmd.Wait()
-		close(c.done)
-	}()
-	t.Cleanup(func() {
-		if c.running() {
-			c.cmd.Process.Kill()
-		}
-		<-c.done
-	})
-	select {
-	case c.addr = <-addrc:
-	case <-c.done:
-		t.Fatalf("consumer %s exited (%v) before serving; log %s", name, c.err, c.logf)
-	case <-time.After(60 * time.Second):
-		t.Fatalf("consumer %s: no serving line; log %s", name, c.logf)
-	}
-	return c
-}
-
-func (c *consumer) running() bool {
-	select {
-	case <-c.done:
-		return false
-	default:
-		return true
-	}
+	logf := filepath.Join(env.work, strings.ReplaceAll(t.Name(), "/", "_")+"-"+name+".log")
+	vars := append([]string{
+		"COLLINE_KAFKA_BROKERS=" + env.brokers, "COLLINE_NEO4J_URI=" + env.neo4jURI,
+		"COLLINE_KAFKA_TOPIC=" + topic, "COLLINE_KAFKA_DLQ_TOPIC=" + dlq, "COLLINE_KAFKA_GROUP=" + group,
+		"COLLINE_METRICS_INTERVAL=2s", "COLLINE_SHUTDOWN_TIMEOUT=20s"}, extra...)
+	return &consumer{Consumer: stack.StartConsumer(t, env.bin, logf, vars...), name: name}
 }
 
 // memory reads the peak resident set size (VmHWM) of the process.
 func (c *consumer) memory() {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Pid()))
 	if err != nil {
 		return
 	}
@@ -577,55 +497,23 @@ func (c *consumer) memory() {
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
-func (c *consumer) kill(t *testing.T) {
-	t.Helper()
+func (c *consumer) kill() {
 	c.memory()
-	c.cmd.Process.Signal(syscall.SIGKILL)
-	<-c.done
+	c.Kill()
 }
 
 // stop sends SIGTERM and returns the exit code.
 func (c *consumer) stop(t *testing.T, within time.Duration) int {
 	t.Helper()
 	c.memory()
-	c.cmd.Process.Signal(syscall.SIGTERM)
-	return c.wait(t, within)
-}
-
-// wait waits for the process to exit and returns its exit code.
-func (c *consumer) wait(t *testing.T, within time.Duration) int {
-	t.Helper()
-	select {
-	case <-c.done:
-	case <-time.After(within):
-		t.Fatalf("consumer %s still running after %v; log %s", c.name, within, c.logf)
-	}
-	var exit *exec.ExitError
-	if errors.As(c.err, &exit) {
-		return exit.ExitCode()
-	}
-	if c.err != nil {
-		return -1
-	}
-	return 0
-}
-
-func (c *consumer) get(path string) (int, string, error) {
-	tr := &http.Transport{DisableKeepAlives: true}
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Timeout: 10 * time.Second, Transport: tr}).Get("http://" + c.addr + path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), nil
+	c.Signal(syscall.SIGTERM)
+	return c.Wait(t, within)
 }
 
 // metric returns the sum of the samples of a metric whose line starts with prefix.
 func (c *consumer) metric(t *testing.T, prefix string) float64 {
 	t.Helper()
-	_, body, err := c.get("/metrics")
+	_, body, err := c.Get("/metrics")
 	if err != nil {
 		t.Fatalf("/metrics: %v", err)
 	}
@@ -638,12 +526,6 @@ func (c *consumer) metric(t *testing.T, prefix string) float64 {
 		}
 	}
 	return sum
-}
-
-// logs returns the consumer's log.
-func (c *consumer) logs() string {
-	b, _ := os.ReadFile(c.logf)
-	return string(b)
 }
 
 // --- Neo4j ----------------------------------------------------------------------------------
@@ -751,13 +633,6 @@ func compare(t *testing.T, d neo4j.DriverWithContext, want graph.Counts, wantEdg
 }
 
 // --- helpers ----------------------------------------------------------------------------------
-
-func getenv(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
 
 func getenvInt(k string, def int) int {
 	if v := os.Getenv(k); v != "" {

@@ -15,12 +15,9 @@
 package secure
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -52,25 +49,18 @@ var env struct {
 	bin, work               string
 }
 
-func TestMain(m *testing.M) {
-	code, err := setup(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "secure:", err)
-		os.Exit(1)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { stack.Main(m, "secure", setup) }
 
 func setup(m *testing.M) (int, error) {
 	var err error
 	if env.root, err = stack.RepoRoot(); err != nil {
 		return 1, err
 	}
-	env.dir = getenv("COLLINE_SECURE_DIR", filepath.Join(env.root, ".cache", "secure"))
+	env.dir = stack.Getenv("COLLINE_SECURE_DIR", filepath.Join(env.root, ".cache", "secure"))
 	env.pki, env.secrets = filepath.Join(env.dir, "pki"), filepath.Join(env.dir, "secrets")
-	env.saslBroker = "127.0.0.1:" + getenv("COLLINE_SECURE_KAFKA_PORT", "39492")
-	env.mtlsBroker = "127.0.0.1:" + getenv("COLLINE_SECURE_KAFKA_MTLS_PORT", "39493")
-	env.neo4jURI = "bolt+s://127.0.0.1:" + getenv("COLLINE_SECURE_NEO4J_BOLT_PORT", "39487")
+	env.saslBroker = "127.0.0.1:" + stack.Getenv("COLLINE_SECURE_KAFKA_PORT", "39492")
+	env.mtlsBroker = "127.0.0.1:" + stack.Getenv("COLLINE_SECURE_KAFKA_MTLS_PORT", "39493")
+	env.neo4jURI = "bolt+s://127.0.0.1:" + stack.Getenv("COLLINE_SECURE_NEO4J_BOLT_PORT", "39487")
 	if env.work, err = os.MkdirTemp("", "colline-secure-"); err != nil {
 		return 1, err
 	}
@@ -83,32 +73,16 @@ func setup(m *testing.M) (int, error) {
 	if !running && os.Getenv("COLLINE_SECURE_KEEP_SERVICES") == "" {
 		defer services("stop")
 	}
-	env.bin = filepath.Join(env.work, "colline-consumer")
-	build := exec.Command("go", "build", "-trimpath", "-o", env.bin, "./cmd/consumer")
-	build.Dir = env.root
-	if out, err := build.CombinedOutput(); err != nil {
-		return 1, fmt.Errorf("go build ./cmd/consumer: %v\n%s", err, out)
+	if env.bin, err = stack.BuildConsumer(context.Background(), env.root, env.work, ""); err != nil {
+		return 1, err
 	}
 	return m.Run(), nil
 }
 
+// services runs dev/secure-services on the state directory.
 func services(args ...string) error {
-	cmd := exec.Command(filepath.Join(env.root, "dev", "secure-services"), args...)
-	cmd.Env = append(os.Environ(), "COLLINE_SECURE_DIR="+env.dir)
-	f, err := os.OpenFile(filepath.Join(env.work, "services.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cmd.Stdout, cmd.Stderr = f, f
-	return cmd.Run()
-}
-
-func getenv(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
+	return stack.Services(env.root, "secure-services", filepath.Join(env.work, "services.log"),
+		[]string{"COLLINE_SECURE_DIR=" + env.dir}, args...)
 }
 
 func pki(name string) string    { return filepath.Join(env.pki, name) }
@@ -278,7 +252,7 @@ func wipe(t *testing.T, d neo4j.DriverWithContext) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := neo4j.ExecuteQuery(ctx, d, `MATCH (n) DETACH DELETE n`, nil, neo4j.EagerResultTransformer); err != nil {
+	if _, err := stack.WipeGraph(ctx, d); err != nil {
 		t.Fatalf("wipe the secured Neo4j: %v", err)
 	}
 }
@@ -311,120 +285,23 @@ func compare(t *testing.T, d neo4j.DriverWithContext, items []graph.Item) {
 
 // --- the consumer ---------------------------------------------------------------------------
 
-type consumer struct {
-	cmd  *exec.Cmd
-	logf string
-	addr string
-	done chan struct{}
-	err  error
-}
-
 // start runs the consumer with the given variables (and no other COLLINE_ one) and waits for its
 // HTTP server.
-func start(t *testing.T, vars ...string) *consumer {
+func start(t *testing.T, vars ...string) *stack.Consumer {
 	t.Helper()
-	c := &consumer{logf: filepath.Join(env.work, strings.ReplaceAll(t.Name(), "/", "_")+".log"), done: make(chan struct{})}
-	c.cmd = exec.Command(env.bin)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "COLLINE_") {
-			c.cmd.Env = append(c.cmd.Env, kv)
-		}
-	}
-	c.cmd.Env = append(c.cmd.Env, "COLLINE_HTTP_ADDR=127.0.0.1:0", "COLLINE_LOG_FORMAT=json",
-		"COLLINE_METRICS_INTERVAL=2s", "COLLINE_LOG_LEVEL=debug")
-	c.cmd.Env = append(c.cmd.Env, vars...)
-	logFile, err := os.Create(c.logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr, err := c.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addrc := make(chan string, 1)
-	go func() {
-		defer logFile.Close()
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(nil, 4<<20)
-		for sc.Scan() {
-			logFile.Write(append(sc.Bytes(), '\n'))
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving" {
-				addrc <- line.Addr
-			}
-		}
-		io.Copy(io.Discard, stderr)
-		c.err = c.cmd.Wait()
-		close(c.done)
-	}()
-	t.Cleanup(func() {
-		c.cmd.Process.Kill()
-		<-c.done
-	})
-	select {
-	case c.addr = <-addrc:
-	case <-c.done:
-		t.Fatalf("consumer exited (%v) before serving; log %s:\n%s", c.err, c.logf, c.logs())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("consumer: no serving line; log %s", c.logf)
-	}
+	logf := filepath.Join(env.work, strings.ReplaceAll(t.Name(), "/", "_")+".log")
+	c := stack.StartConsumer(t, env.bin, logf, append([]string{"COLLINE_METRICS_INTERVAL=2s", "COLLINE_LOG_LEVEL=debug"}, vars...)...)
+	c.Timeout = 20 * time.Second
 	return c
 }
 
-func (c *consumer) logs() string {
-	b, _ := os.ReadFile(c.logf)
-	return string(b)
-}
-
-func (c *consumer) running() bool {
-	select {
-	case <-c.done:
-		return false
-	default:
-		return true
-	}
-}
-
-// wait returns the exit code once the process ends.
-func (c *consumer) wait(t *testing.T, within time.Duration) int {
-	t.Helper()
-	select {
-	case <-c.done:
-	case <-time.After(within):
-		t.Fatalf("consumer still running after %v; log %s", within, c.logf)
-	}
-	var exit *exec.ExitError
-	if errors.As(c.err, &exit) {
-		return exit.ExitCode()
-	}
-	if c.err != nil {
-		return -1
-	}
-	return 0
-}
-
-func (c *consumer) get(path string) (int, string, error) {
-	tr := &http.Transport{DisableKeepAlives: true}
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Timeout: 20 * time.Second, Transport: tr}).Get("http://" + c.addr + path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), nil
-}
-
 // noSecrets fails when a password shows in the log.
-func noSecrets(t *testing.T, c *consumer, secrets []string) {
+func noSecrets(t *testing.T, c *stack.Consumer, secrets []string) {
 	t.Helper()
-	logs := c.logs()
+	logs := c.Logs()
 	for _, s := range secrets {
 		if strings.Contains(logs, s) {
-			t.Errorf("a password of %s shows in the consumer log %s", env.secrets, c.logf)
+			t.Errorf("a password of %s shows in the consumer log %s", env.secrets, c.LogFile)
 		}
 	}
 }
@@ -464,8 +341,8 @@ func TestSecuredPipeline(t *testing.T) {
 			topic, dlq, group := topics(t)
 			produce(t, topic, values)
 			c := start(t, append(vars(topic, dlq, group), "COLLINE_EXIT_WHEN_IDLE=3s")...)
-			if code := c.wait(t, 3*time.Minute); code != 0 {
-				t.Fatalf("consumer exit code %d; log %s:\n%s", code, c.logf, c.logs())
+			if code := c.Wait(t, 3*time.Minute); code != 0 {
+				t.Fatalf("consumer exit code %d; log %s:\n%s", code, c.LogFile, c.Logs())
 			}
 			compare(t, d, items)
 			noSecrets(t, c, all)
@@ -531,13 +408,13 @@ func refused(t *testing.T, f failure, all []string) {
 	began := time.Now()
 	var code int
 	var body string
-	for time.Since(began) < window || (!strings.Contains(c.logs(), f.cause) && time.Since(began) < most) {
+	for time.Since(began) < window || (!strings.Contains(c.Logs(), f.cause) && time.Since(began) < most) {
 		time.Sleep(3 * time.Second)
-		if !c.running() {
-			t.Fatalf("the consumer exited (%v) instead of waiting; log %s:\n%s", c.err, c.logf, c.logs())
+		if !c.Running() {
+			t.Fatalf("the consumer exited (%v) instead of waiting; log %s:\n%s", c.Err(), c.LogFile, c.Logs())
 		}
 		var err error
-		if code, body, err = c.get("/readyz"); err != nil {
+		if code, body, err = c.Get("/readyz"); err != nil {
 			t.Fatalf("/readyz: %v", err)
 		}
 		if code == http.StatusOK {
@@ -547,18 +424,18 @@ func refused(t *testing.T, f failure, all []string) {
 	if !strings.Contains(body, f.cause) {
 		t.Errorf("/readyz (%d) does not name the cause %q:\n%s", code, f.cause, body)
 	}
-	logs := c.logs()
+	logs := c.Logs()
 	if !strings.Contains(logs, f.cause) {
-		t.Errorf("the log does not name the cause %q; log %s", f.cause, c.logf)
+		t.Errorf("the log does not name the cause %q; log %s", f.cause, c.LogFile)
 	}
 	watched := time.Since(began).Round(time.Second)
 	warnings := strings.Count(logs, `"level":"WARN"`) + strings.Count(logs, `"level":"ERROR"`)
 	if limit := int(watched.Seconds()) * 2; warnings > limit {
-		t.Errorf("%d warnings in %v (> %d): a busy loop, not a backoff; log %s", warnings, watched, limit, c.logf)
+		t.Errorf("%d warnings in %v (> %d): a busy loop, not a backoff; log %s", warnings, watched, limit, c.LogFile)
 	}
-	c.cmd.Process.Signal(syscall.SIGTERM)
-	if code := c.wait(t, time.Minute); code != 0 {
-		t.Errorf("exit code %d after SIGTERM; log %s", code, c.logf)
+	c.Signal(syscall.SIGTERM)
+	if code := c.Wait(t, time.Minute); code != 0 {
+		t.Errorf("exit code %d after SIGTERM; log %s", code, c.LogFile)
 	}
 	noSecrets(t, c, all)
 	t.Logf("%s: running and not ready for %v, %d warnings; /readyz: %s", f.name, watched, warnings,
@@ -594,11 +471,7 @@ func TestCLIReplay(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(bin, "replay", "--neo4j", env.neo4jURI, "--user", "neo4j",
 				"--password-file", tc.password, "--ca-file", tc.ca, events)
-			for _, kv := range os.Environ() {
-				if !strings.HasPrefix(kv, "COLLINE_") {
-					cmd.Env = append(cmd.Env, kv)
-				}
-			}
+			cmd.Env = stack.Environ()
 			out, _ := cmd.CombinedOutput()
 			if code := cmd.ProcessState.ExitCode(); code != tc.code || !strings.Contains(string(out), tc.want) {
 				t.Errorf("exit %d (want %d), output without %q:\n%s", code, tc.code, tc.want, out)
@@ -688,8 +561,8 @@ func TestListenerThroughSASLSSL(t *testing.T) {
 	d := driver(t)
 	wipe(t, d)
 	c := start(t, append(saslVars(topic, dlq, group), "COLLINE_EXIT_WHEN_IDLE=3s")...)
-	if code := c.wait(t, 3*time.Minute); code != 0 {
-		t.Fatalf("consumer exit code %d; log %s", code, c.logf)
+	if code := c.Wait(t, 3*time.Minute); code != 0 {
+		t.Fatalf("consumer exit code %d; log %s", code, c.LogFile)
 	}
 	compare(t, d, items)
 	all := secrets(t)

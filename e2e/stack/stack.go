@@ -1,7 +1,8 @@
 // Package stack is the one test harness of the real pipeline, used by the end-to-end and fault
 // tests, the package integration tests, the benchmarks and the demo: Kafka topics and offsets
-// (an admin client that releases its connections), the consumer binary, graph wipes, and local
-// Spark with the listener (dev/spark-sql). The services themselves are started by dev/services.
+// (an admin client that releases its connections), the consumer binary (built, and run and
+// watched: Consumer), graph wipes, and local Spark with the listener (dev/spark-sql). The
+// services themselves are started by dev/services (Services runs it for a private stack).
 package stack
 
 import (
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // Stack is where the services listen and where the repository is.
@@ -32,13 +34,14 @@ func FromEnv() (*Stack, error) {
 	}
 	return &Stack{
 		Root:     root,
-		Brokers:  getenv("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"),
-		Neo4jURI: getenv("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"),
+		Brokers:  Getenv("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"),
+		Neo4jURI: Getenv("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"),
 		Log:      os.Stderr,
 	}, nil
 }
 
-func getenv(k, def string) string {
+// Getenv is the variable k, or def when it is empty.
+func Getenv(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
 	}
@@ -149,4 +152,30 @@ func (s *Stack) Consume(ctx context.Context, bin, topic, group string, extra ...
 		return fmt.Errorf("consumer on %s (group %s): %w", topic, group, err)
 	}
 	return nil
+}
+
+// Main is the body of a harness's TestMain: it exits with the code of setup (which runs m), or
+// with 1 after printing setup's error prefixed with name.
+func Main(m *testing.M, name string, setup func(*testing.M) (int, error)) {
+	code, err := setup(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+// Services runs the script dev/<script> of root (services, secure-services) with args, env added
+// to this process's environment, and appends a "$ dev/<script> args" line and its output to logFile.
+func Services(root, script, logFile string, env []string, args ...string) error {
+	cmd := exec.Command(filepath.Join(root, "dev", script), args...)
+	cmd.Env = append(os.Environ(), env...)
+	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "\n$ dev/%s %s\n", script, strings.Join(args, " "))
+	cmd.Stdout, cmd.Stderr = f, f
+	return cmd.Run()
 }
