@@ -104,11 +104,11 @@ ORDER BY target, how, source`, map[string]any{"job": "default/" + app}, neo4j.Ea
 	path, err := neo4j.ExecuteQuery(ctx, driver, `
 MATCH p = (src:Column)-[:FEEDS*1..5 {type: 'DIRECT'}]->(:Column {key: $key})
 WHERE NOT ()-[:FEEDS {type: 'DIRECT'}]->(src)
-RETURN [n IN nodes(p) | n.key] AS path`, map[string]any{"key": key}, neo4j.EagerResultTransformer)
+RETURN DISTINCT [n IN nodes(p) | n.key] AS path`, map[string]any{"key": key}, neo4j.EagerResultTransformer)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nWhere %s comes from, across jobs:\n", short(key))
+	fmt.Printf("\nWhere %s comes from, across jobs (each column path once, whichever jobs wrote it):\n", short(key))
 	for _, r := range path.Records {
 		var hops []string
 		for _, k := range r.Values[0].([]any) {
