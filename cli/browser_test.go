@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"os"
@@ -16,6 +14,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
 
+	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
 )
@@ -95,22 +94,29 @@ func prefixed(evs []Event, prefix string) []Event {
 	return out
 }
 
-func TestBrowserQueries(t *testing.T) {
-	uri := os.Getenv("COLLINE_TEST_NEO4J_URI")
-	if uri == "" {
-		t.Skip("COLLINE_TEST_NEO4J_URI is not set; run `dev/services start neo4j` and set it to bolt://127.0.0.1:17687")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	driver, err := graph.NewDriver(uri, os.Getenv("COLLINE_TEST_NEO4J_USER"), os.Getenv("COLLINE_TEST_NEO4J_PASSWORD"))
+// testGraph connects to the test Neo4j (skipping t without one) and returns a driver and a key
+// prefix of t's own. Cleanups run last-registered first, so t's nodes are deleted while the driver
+// is still open (a deferred Close would run before any t.Cleanup).
+func testGraph(t *testing.T) (neo4j.DriverWithContext, string) {
+	t.Helper()
+	driver, err := graph.NewDriver(stack.TestNeo4jURI(t), os.Getenv("COLLINE_TEST_NEO4J_USER"), os.Getenv("COLLINE_TEST_NEO4J_PASSWORD"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer driver.Close(context.Background())
+	t.Cleanup(func() { driver.Close(context.Background()) })
+	prefix := "test-" + stack.NewID() + "/"
+	t.Cleanup(func() {
+		if err := stack.WipeKeys(context.Background(), driver, prefix); err != nil {
+			t.Error(err)
+		}
+	})
+	return driver, prefix
+}
 
-	b := make([]byte, 4)
-	rand.Read(b)
-	prefix := "test-" + hex.EncodeToString(b) + "/"
+func TestBrowserQueries(t *testing.T) {
+	driver, prefix := testGraph(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	evs, err := Load([]string{skeleton})
 	if err != nil {
 		t.Fatal(err)
@@ -118,10 +124,6 @@ func TestBrowserQueries(t *testing.T) {
 	if err := Replay(ctx, graph.NewWriter(driver, ""), prefixed(evs, prefix), 2); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		neo4j.ExecuteQuery(context.Background(), driver, `MATCH (n) WHERE n.key STARTS WITH $p DETACH DELETE n`,
-			map[string]any{"p": prefix}, neo4j.EagerResultTransformer)
-	})
 
 	const (
 		job = "spark_catalog/colline-spark-sql"
@@ -258,24 +260,9 @@ func cell(v any, prefix string) string {
 // reaching every column of the dataset), the nearest distance in lineage steps when two paths
 // reach a column, the jobs that write, and nothing upstream.
 func TestImpactQueries(t *testing.T) {
-	uri := os.Getenv("COLLINE_TEST_NEO4J_URI")
-	if uri == "" {
-		t.Skip("COLLINE_TEST_NEO4J_URI is not set; run `dev/services start neo4j` and set it to bolt://127.0.0.1:17687")
-	}
+	driver, p := testGraph(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	driver, err := graph.NewDriver(uri, os.Getenv("COLLINE_TEST_NEO4J_USER"), os.Getenv("COLLINE_TEST_NEO4J_PASSWORD"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer driver.Close(context.Background())
-	b := make([]byte, 4)
-	rand.Read(b)
-	p := "test-" + hex.EncodeToString(b) + "/"
-	t.Cleanup(func() {
-		neo4j.ExecuteQuery(context.Background(), driver, `MATCH (n) WHERE n.key STARTS WITH $p DETACH DELETE n`,
-			map[string]any{"p": p}, neo4j.EagerResultTransformer)
-	})
 	// u.s -> a.v -> b.v -> d.z, d.z decides e's rows; a.k decides b's rows and feeds c.x directly
 	// (and b.w feeds c.x: a.k reaches c.x in 1 step, not 2); job j<x> writes dataset x.
 	tables := map[string][]string{"u": {"s"}, "a": {"k", "v"}, "b": {"k", "v", "w"}, "c": {"x"}, "d": {"z"}, "e": {"q", "r"}}
