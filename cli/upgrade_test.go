@@ -68,7 +68,7 @@ func TestUpgradeFromTopic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer driver.Close(context.Background())
+	t.Cleanup(func() { driver.Close(context.Background()) }) // registered first, so it runs after the cleanups below
 	w := graph.NewWriter(driver, "")
 	w.ModelKey = testPrefix(t) + "model"
 	t.Cleanup(func() {
