@@ -3,4 +3,5 @@
 MATCH p = ANY SHORTEST (:Column {key: $column})-[:FEEDS|DECIDES_ROWS|HAS_COLUMN]->{1,10}(n)
 WHERE n:Column OR length(p) < 10
 RETURN p
+ORDER BY length(p)
 LIMIT 1000
