@@ -75,6 +75,10 @@ secure-services: ## start the secured Kafka (SASL_SSL, mTLS, ACLs) and Neo4j (au
 bench: services ## benchmarks (not a test, not in CI; WIPES the Neo4j graph): docs/benchmarks.md
 	go run ./bench $(BENCH_FLAGS)
 
+.PHONY: degraded-capture
+degraded-capture: ## re-capture the degraded corpus (plan/testdata/degraded/): every scenario with the listener's cap at 4 KB, Spark 3.5 and 4.1
+	dev/capture --degraded
+
 .PHONY: tpcds-capture
 tpcds-capture: ## re-capture the TPC-DS corpus (plan/testdata/tpcds/) from Spark 3.5 and 4.1
 	dev/tpcds/capture all

@@ -26,7 +26,10 @@ func TestBudgetHeadroom(t *testing.T) {
 		if err != nil {
 			continue // the decoder's tests cover the events it rejects
 		}
-		_, cost := extractCost(env, DefaultBudget)
+		lin, cost := extractCost(env, DefaultBudget)
+		if lin.Size() != cost.Edges {
+			t.Errorf("%s: Lineage.Size() = %d, the edges budget counted %d", f, lin.Size(), cost.Edges)
+		}
 		for _, c := range []struct {
 			name      string
 			got, peak *int

@@ -157,6 +157,9 @@ func render(env *events.Envelope, lin *Lineage) string {
 	if env.Markers.NestedWrite {
 		b.WriteString("nested write: no lineage taken\n")
 	}
+	if lin.Degraded {
+		b.WriteString("degraded: table-level lineage only, column lineage missing\n")
+	}
 	for _, r := range lin.Reads {
 		fmt.Fprintf(&b, "read %s %s (%s)\n", r.Kind, r.Key, columnNames(r.Columns))
 	}
