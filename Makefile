@@ -60,7 +60,7 @@ clean: ## remove build outputs (keeps downloaded jars in .cache/jars)
 	rm -rf bin listener/target .cache/run
 
 .PHONY: faults
-faults: ## fault tests (kill -9, Neo4j down, broker restart, poison, group) on private Kafka/Neo4j; COLLINE_FAULTS_EVENTS=5000
+faults: ## fault tests (kill -9, Neo4j down, broker restart, poison, group, hostile plans) on private Kafka/Neo4j; COLLINE_FAULTS_EVENTS=5000, COLLINE_FAULTS_HOSTILE=small|default
 	go test -tags e2e -count=1 -v -timeout 30m ./e2e/faults/
 
 .PHONY: secure

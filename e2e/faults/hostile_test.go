@@ -209,6 +209,9 @@ func (c *consumer) bound(t *testing.T, name, stage string) string {
 		if n >= total {
 			_, le, _ := strings.Cut(l, `le="`)
 			le, _, _ = strings.Cut(le, `"`)
+			if le == "+Inf" {
+				return "more than the largest bucket (33s)"
+			}
 			return le + "s"
 		}
 	}
