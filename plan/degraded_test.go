@@ -78,21 +78,7 @@ func TestDegraded(t *testing.T) {
 				}
 			}
 			t.Logf("%s: events by level %v", line, levels)
-			golden := lineDir + ".golden"
-			got := b.String()
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./plan -run TestDegraded -update, then review the new file)", err)
-			}
-			if got != string(want) {
-				t.Errorf("lineage of %s differs from %s:\n%s", lineDir, golden, diff(string(want), got))
-			}
+			checkGolden(t, lineDir, lineDir+".golden", b.String())
 		})
 	}
 }
