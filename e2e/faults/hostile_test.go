@@ -24,11 +24,12 @@ import (
 )
 
 // hostileBudgets are the budgets of the hostile scenario (COLLINE_FAULTS_HOSTILE): "small" (CI)
-// scales the defaults down tenfold, so that the events just under the edges budget write in seconds;
+// scales the defaults down (the edges budget fiftyfold), so that the events just under the edges
+// budget write in a second or two;
 // "default" runs the consumer with its default budgets (plan.DefaultBudget), the worst case a
 // consumer meets within them (events of up to 29 MB, lineage of 100,000 edges and roles each).
 var hostileBudgets = map[string]plan.Budget{
-	"small":   {Depth: 500, Nodes: 10_000, Edges: 10_000, Work: 100_000},
+	"small":   {Depth: 500, Nodes: 10_000, Edges: 2_000, Work: 20_000},
 	"default": plan.DefaultBudget,
 }
 
@@ -38,11 +39,11 @@ var hostileBudgets = map[string]plan.Budget{
 var hostileSizes = map[string][]hostileCase{
 	"small": {
 		{hostile.DeepFilters, 496, ""}, {hostile.DeepFilters, 497, plan.BudgetDepth}, {hostile.DeepFilters, 10_000, plan.BudgetNodes},
-		{hostile.WideFilter, 2494, ""}, {hostile.WideFilter, 2495, plan.BudgetEdges},
-		{hostile.Fanout, 4996, ""}, {hostile.Fanout, 4997, plan.BudgetEdges},
-		{hostile.HotAttr, 2493, ""}, {hostile.HotAttr, 2494, plan.BudgetEdges},
-		{hostile.AliasChain, 219, ""}, {hostile.AliasChain, 220, plan.BudgetWork},
-		{hostile.Paths, 15, ""}, {hostile.Paths, 16, plan.BudgetEdges},
+		{hostile.WideFilter, 494, ""}, {hostile.WideFilter, 495, plan.BudgetEdges},
+		{hostile.Fanout, 996, ""}, {hostile.Fanout, 997, plan.BudgetEdges},
+		{hostile.HotAttr, 493, ""}, {hostile.HotAttr, 494, plan.BudgetEdges},
+		{hostile.AliasChain, 95, ""}, {hostile.AliasChain, 96, plan.BudgetWork},
+		{hostile.Paths, 8, ""}, {hostile.Paths, 9, plan.BudgetEdges},
 	},
 	"default": {
 		{hostile.DeepFilters, 4996, ""}, {hostile.DeepFilters, 4997, plan.BudgetDepth}, {hostile.DeepFilters, 100_000, plan.BudgetNodes},
@@ -81,7 +82,7 @@ func testHostile(t *testing.T) {
 	}
 	d := driver(t)
 	wipe(t, d)
-	n := scaled(500, 100)
+	n := scaled(300, 100)
 	msgs, _ := stream(t, "h", n)
 	step := process.Step{Budget: budget}
 
