@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/colline/colline/browser"
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 )
@@ -155,7 +154,7 @@ func dedupe(rows []map[string]any) []map[string]any {
 }
 
 // The queries measured: those docs/browser.md recommends (3: upstream of a column as a table;
-// 4: downstream impact with the jobs involved), read from deploy/browser/queries as shipped, and
+// 4: downstream impact with the jobs involved), as shipped (package browser), and
 // graph.Reader's; all walk FEEDS and DECIDES_ROWS.
 const (
 	qOneHop = `MATCH (s:Column)-[:FEEDS]->(c:Column {key: $key}) RETURN s.key AS key`
@@ -316,11 +315,13 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 	return nil
 }
 
-// shippedQuery reads deploy/browser/queries/<name>.cypher, with its $column parameter renamed $key.
+// shippedQuery is the shipped Browser query name (package browser), with its $column parameter
+// renamed $key.
 func shippedQuery(name string) (string, error) {
-	b, err := os.ReadFile(filepath.Join("deploy", "browser", "queries", name+".cypher"))
-	if err != nil {
-		return "", fmt.Errorf("reads: run the bench from the repository root: %w", err)
+	for _, q := range browser.Queries() {
+		if q.Name == name {
+			return strings.ReplaceAll(q.Text, "$column", "$key"), nil
+		}
 	}
-	return strings.ReplaceAll(string(b), "$column", "$key"), nil
+	return "", fmt.Errorf("reads: no shipped query %s", name)
 }

@@ -273,3 +273,28 @@ func (sg *Subgraph) Impact() []Impacted {
 	})
 	return out
 }
+
+// Ping runs a trivial read query: whether Neo4j answers.
+func (r *Reader) Ping(ctx context.Context) error {
+	_, err := r.query(ctx, `RETURN 1`, nil)
+	return err
+}
+
+// Known returns which of the dataset and column keys the graph holds.
+func (r *Reader) Known(ctx context.Context, datasets, columns []string) (map[string]bool, error) {
+	res, err := r.query(ctx, `CALL () {
+  UNWIND $datasets AS k MATCH (d:Dataset {key: k}) RETURN d.key AS key
+  UNION
+  UNWIND $columns AS k MATCH (c:Column {key: k}) RETURN c.key AS key
+}
+RETURN key`, map[string]any{"datasets": datasets, "columns": columns})
+	if err != nil {
+		return nil, fmt.Errorf("graph known keys: %w", err)
+	}
+	out := map[string]bool{}
+	for _, rec := range res.Records {
+		k, _ := get[string](rec, "key")
+		out[k] = true
+	}
+	return out, nil
+}
