@@ -1,6 +1,9 @@
-// Screenshot of one lineage query in Neo4j Browser, driven in headless Chromium by playwright-core.
+// Screenshot of Neo4j Browser with colline's style and guide, driven in headless Chromium by
+// playwright-core: connect (Browser then runs browser.post_connect_cmd: colline's style and
+// guide), run query 2 of the guide (upstream of a column, as a graph) and check what is drawn:
+// columns captioned table.column, relationships captioned with their type and subtype.
 //
-//   node deploy/browser/screenshot.cjs OUT.png     (deploy/browser/screenshot.sh installs playwright-core)
+//   node browser/screenshot.cjs OUT.png      (browser/screenshot.sh sets it up)
 //
 // Environment: COLLINE_BROWSER_URL (default http://127.0.0.1:17474/browser/), COLLINE_BOLT_URL
 // (bolt://127.0.0.1:17687, no authentication), COLLINE_CHROMIUM (/usr/bin/chromium),
@@ -8,30 +11,28 @@
 const path = require('path');
 const fs = require('fs');
 const os = require('os');
-const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
+const { chromium } = require('playwright-core');
 
 const out = process.argv[2] || 'docs/img/browser-upstream.png';
-const browserURL = process.env.COLLINE_BROWSER_URL || 'http://127.0.0.1:17474/browser/';
-const bolt = process.env.COLLINE_BOLT_URL || 'bolt://127.0.0.1:17687';
+const port = (v, d) => process.env[v] || d;
+const browserURL = process.env.COLLINE_BROWSER_URL || `http://127.0.0.1:${port('COLLINE_NEO4J_HTTP_PORT', 17474)}/browser/`;
+const bolt = process.env.COLLINE_BOLT_URL || `bolt://127.0.0.1:${port('COLLINE_NEO4J_BOLT_PORT', 17687)}`;
 const column = process.env.COLLINE_COLUMN || 'spark_catalog/shop.top_countries#revenue';
-// Query 2 of docs/browser.md with the parameter inlined, so that one editor run shows it.
-const query = `MATCH p = (:Column)-[:FEEDS*1..5]->(:Column {key: '${column}'}) RETURN p`;
+const query = fs.readFileSync(path.join(__dirname, 'queries', '02-upstream-graph.cypher'), 'utf8');
 
 (async () => {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'colline-chromium-'));
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.COLLINE_CHROMIUM || '/usr/bin/chromium',
     headless: true,
-    viewport: { width: 1400, height: 900 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    viewport: { width: 1600, height: 1000 },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update',
       '--no-first-run', '--disable-sync', '--disable-dev-shm-usage'],
   });
   try {
     const page = ctx.pages()[0] || await ctx.newPage();
-    page.setDefaultTimeout(60000);
+    page.setDefaultTimeout(90000);
     await page.goto(`${browserURL}?connectURL=${encodeURIComponent(bolt)}&preselectAuthMethod=NO_AUTH`);
-    // With auth off Browser connects by itself; otherwise submit the connect form (no
-    // authentication is preselected).
     const connected = page.getByText(/You are connected as|Connected to Neo4j/i).first();
     const connect = page.getByRole('button', { name: /^connect$/i });
     await connected.or(connect).first().waitFor();
@@ -39,26 +40,53 @@ const query = `MATCH p = (:Column)-[:FEEDS*1..5]->(:Column {key: '${column}'}) R
       await connect.click();
       await connected.waitFor();
     }
-    // Close the usage-statistics banner if shown, clear the start frames, run the query.
+    // browser.post_connect_cmd: the style frame and the guide in the sidebar
+    await page.getByText('colline: column lineage in this graph').first().waitFor();
     const banner = page.getByText(/we collect information on product usage/i);
     if (await banner.isVisible()) {
       await banner.locator('xpath=..').locator('button, [role=button], svg').last().click().catch(() => {});
     }
     const editor = page.locator('#monaco-main-editor textarea, [data-testid="activeEditor"] textarea').first();
-    for (const cmd of [':clear', query]) {
+    const run = async (cmd) => {
       await editor.click();
-      await page.keyboard.type(cmd);
+      await page.keyboard.press('Control+A');
+      await page.keyboard.press('Delete');
+      await page.keyboard.insertText(cmd);
       await page.keyboard.press('Control+Enter');
+      await page.waitForTimeout(1500);
+    };
+    await run(':clear');
+    await run(`:param column => '${column}'`);
+    await run(':clear');
+    await run(query);
+    await page.locator('svg g.node').first().waitFor();
+    // the result frame to full screen, the node/relationship overview closed
+    await page.locator('[title="Fullscreen"], [aria-label="Fullscreen"], [data-testid="fullscreenButton"]').last().click().catch(() => {});
+    await page.waitForTimeout(5000); // the force layout settles
+    // zoom in with the wheel over the graph's centre (the fullscreen frame fits it small)
+    const box = await page.locator('svg.neod3viz, svg').filter({ has: page.locator('g.node') }).first().boundingBox();
+    if (box) {
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      for (let i = 0; i < 4; i++) {
+        await page.mouse.wheel(0, -120);
+        await page.waitForTimeout(150);
+      }
       await page.waitForTimeout(1000);
     }
-    // Wait for the graph: node circles in the result frame's SVG.
-    await page.locator('svg g.node').first().waitFor();
-    await page.waitForTimeout(4000); // let the force layout settle
+
     fs.mkdirSync(path.dirname(out), { recursive: true });
     await page.screenshot({ path: out });
     const nodes = await page.locator('svg g.node').count();
-    console.log(`screenshot: ${out} (${nodes} nodes drawn)`);
-    if (nodes === 0) process.exitCode = 1;
+    const captions = await page.locator('svg g.node text, svg g.relationship text').allTextContents();
+    // Browser cuts a caption that does not fit its circle or arrow with an ellipsis
+    const want = ['shop.top_countries.revenue', 'shop.country_revenue.revenue', 'shop.orders.amount', 'DIRECT IDENTITY', 'DIRECT AGGREGATION', 'INDIRECT/FILTER'];
+    const fits = (c, w) => { c = c.trim(); return c === w || (c.endsWith('…') && w.startsWith(c.slice(0, -1)) && c.length > 8); };
+    const missing = want.filter((w) => !captions.some((c) => fits(c, w)));
+    console.log(`screenshot: ${out} (${nodes} nodes; captions ${[...new Set(captions)].slice(0, 12).join(' | ')})`);
+    if (nodes === 0 || missing.length) {
+      console.error(`screenshot: missing captions: ${missing.join(', ')}`);
+      process.exitCode = 1;
+    }
   } finally {
     await ctx.close();
     fs.rmSync(profile, { recursive: true, force: true });

@@ -46,7 +46,7 @@ function engine(): InstanceType<typeof ELK> {
 
 export function boxWidth(b: Box): number {
   const title = b.dataset.name.length * (CHAR + 1) + 100; // bold title and the three buttons
-  const rows = Math.max(0, ...b.columns.map((c) => (c.name.length + Math.min(14, (c.dataType ?? '').length) + 3) * CHAR + 24));
+  const rows = Math.max(0, ...b.columns.map((c) => c.name.length * CHAR + Math.min(16, (c.dataType ?? '').length) * 6 + 44));
   return Math.min(MAX_WIDTH, Math.max(MIN_WIDTH, title, rows));
 }
 

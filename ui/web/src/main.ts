@@ -30,7 +30,10 @@ function status(text: string, error = false) {
 }
 
 function side(open: boolean) {
-  $<HTMLElement>('side').hidden = !open;
+  const el = $<HTMLElement>('side');
+  const was = !el.hidden;
+  el.hidden = !open;
+  if (was !== open) drawing.fit(); // the canvas changed width
 }
 
 function panel(): HTMLElement {

@@ -195,8 +195,8 @@ export class Drawing {
         if (b.fresh) rc.push('fresh');
         const row = svg('g', { class: rc.join(' '), 'data-column': c.key, transform: `translate(0,${HEADER + ROW * i})` },
           svg('rect', { width: p.width, height: ROW }),
-          svg('text', { class: 'name', x: 10, y: 14 }, cut(visible(c.name), p.width - 90)),
-          svg('text', { class: 'type', x: p.width - 8, y: 14, 'text-anchor': 'end' }, cut(visible(c.dataType ?? ''), 96)),
+          svg('text', { class: 'name', x: 10, y: 14 }, cut(visible(c.name), p.width - 20 - Math.min(16, (c.dataType ?? '').length) * 6)),
+          svg('text', { class: 'type', x: p.width - 8, y: 14, 'text-anchor': 'end' }, cut(visible(c.dataType ?? ''), 112)),
           svg('title', {}, `${visible(c.name)}${c.dataType ? ': ' + visible(c.dataType) : ''}\n${visible(c.key)}\ndistance ${c.distance}`));
         row.addEventListener('click', (e) => {
           e.stopPropagation();
