@@ -23,6 +23,10 @@ func serveUI(ctx context.Context, version string, args []string, stdout, stderr 
 	fs.SetOutput(io.Discard)
 	addr := fs.String("addr", "", "listen address, host:port (env COLLINE_UI_ADDR, default 127.0.0.1:7480)")
 	rest, err := parse(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, "usage: colline ui [--addr HOST:PORT]\n\nThe explorer reads these variables (docs/operations.md):")
+		return config.UsageUI(stdout)
+	}
 	if err != nil {
 		return err
 	}
