@@ -188,15 +188,14 @@ func generatedTables(ctx context.Context, d neo4j.DriverWithContext) (int, error
 	return int(n.(int64)), nil
 }
 
-// benchReads generates the graph and times each query over samples random start columns (fewer
-// when a kind's samples exceed budget): upstream queries start in the last layer, downstream ones
-// in the first. A query that fails or times out counts as taking the timeout.
-func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples int, timeout, budget time.Duration, reuse bool) error {
+// readsGraph returns the tables per layer of the generated graph: the one a previous -keep-graph
+// run left when reuse is set and there is one, else a new one (the graph is wiped first).
+func readsGraph(ctx context.Context, r *report, env *benchEnv, edges int, reuse bool) (int, error) {
 	perLayer := 0
 	if reuse {
 		var err error
 		if perLayer, err = generatedTables(ctx, env.driver); err != nil {
-			return err
+			return 0, err
 		}
 		if perLayer > 0 {
 			r.notef("reads: reusing the generated graph, %d tables per layer", perLayer)
@@ -205,15 +204,26 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 	if perLayer == 0 {
 		d, err := stack.WipeGraph(ctx, env.driver)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if err := env.writer.Bootstrap(ctx); err != nil {
-			return err
+			return 0, err
 		}
 		r.notef("reads: graph wiped in %.1fs; generating ≥%d edges", d.Seconds(), edges)
 		if perLayer, err = generateGraph(ctx, r, env, edges); err != nil {
-			return err
+			return 0, err
 		}
+	}
+	return perLayer, nil
+}
+
+// benchReads generates the graph and times each query over samples random start columns (fewer
+// when a kind's samples exceed budget): upstream queries start in the last layer, downstream ones
+// in the first. A query that fails or times out counts as taking the timeout.
+func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples int, timeout, budget time.Duration, reuse bool) error {
+	perLayer, err := readsGraph(ctx, r, env, edges, reuse)
+	if err != nil {
+		return err
 	}
 	qUpstreamTable, err := shippedQuery("03-upstream-table")
 	if err != nil {

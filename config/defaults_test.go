@@ -32,7 +32,6 @@ var homes = map[string]any{
 // helmDiffers are the Helm values that deliberately differ from the consumer's (or the
 // explorer's) default.
 var helmDiffers = map[string]string{
-	"COLLINE_UI_ADDR":       "in the chart the explorer listens on all interfaces of its pod",
 	"COLLINE_KAFKA_BROKERS": "required in the chart: no local default in a cluster",
 	"COLLINE_NEO4J_URI":     "required in the chart: no local default in a cluster",
 	"COLLINE_NEO4J_USER":    "the chart authenticates as neo4j by default; the local services need no user",

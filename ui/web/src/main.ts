@@ -120,6 +120,7 @@ async function redraw(seq: number, started: number, fit: boolean) {
   const cols = boxes.reduce((n, b) => n + b.columns.length, 0);
   document.body.dataset.drawn = String(seq);
   document.body.dataset.drawMs = ms.toFixed(0);
+  document.body.dataset.drawnAt = performance.now().toFixed(0); // since the navigation started
   const asOf = view?.asOf ? ` · as of ${view.asOf}` : '';
   status(`${boxes.length} tables, ${cols} columns, ${links.length} links${asOf}${model.truncated ? ' · cut at the size limit: ask for fewer steps or expand a box' : ''} · drawn in ${ms.toFixed(0)} ms`);
 }
