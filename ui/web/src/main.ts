@@ -247,6 +247,7 @@ function setupSearch() {
   };
   input.addEventListener('input', () => {
     clearTimeout(timer);
+    delete hits.dataset.query; // the list shown is not this text's answer (yet)
     timer = window.setTimeout(async () => {
       const q = input.value.trim();
       ctl?.abort();
@@ -267,6 +268,7 @@ function setupSearch() {
         }
         if (ans.hits.length === 0) hits.append(el('li', { class: 'none' }, `nothing named like “${visible(q)}”`));
         hits.hidden = false;
+        hits.dataset.query = q;
         active = -1;
       } catch (err) {
         if ((err as Error).name !== 'AbortError') status((err as Error).message, true);

@@ -209,8 +209,8 @@ test('search tables, columns and jobs by prefix and substring', async () => {
   const search = async (q) => {
     await page.locator('#q').fill('');
     await page.locator('#q').fill(q);
-    await page.waitForFunction((q) => document.querySelector('#hits:not([hidden]) li') && document.getElementById('q').value === q, q);
-    await page.waitForTimeout(400); // the answer to the last keystroke
+    // the list answers this text (the page marks it so)
+    await page.waitForFunction((q) => { const h = document.getElementById('hits'); return !h.hidden && h.dataset.query === q; }, q);
     return page.locator('#hits li.hit').evaluateAll((lis) => lis.map((li) => `${li.dataset.kind} ${li.dataset.key} ${li.querySelector('.match').textContent}`));
   };
   const hits = await search('top_countries.rev');
