@@ -2,8 +2,8 @@ package config
 
 import (
 	"bufio"
-	"maps"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"

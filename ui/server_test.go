@@ -56,8 +56,12 @@ func (f *fakeReader) Dataset(_ context.Context, key string) (*graph.DatasetDetai
 func (f *fakeReader) Column(context.Context, string) (*graph.ColumnDetail, error) {
 	return nil, errors.New("Neo.TransientError.Database.DatabaseUnavailable: the secret internals")
 }
-func (f *fakeReader) Job(context.Context, string, int) (*graph.JobDetail, error) { return &graph.JobDetail{}, nil }
-func (f *fakeReader) Run(context.Context, string) (*graph.RunInfo, error)        { return &graph.RunInfo{}, nil }
+func (f *fakeReader) Job(context.Context, string, int) (*graph.JobDetail, error) {
+	return &graph.JobDetail{}, nil
+}
+func (f *fakeReader) Run(context.Context, string) (*graph.RunInfo, error) {
+	return &graph.RunInfo{}, nil
+}
 func (f *fakeReader) Known(context.Context, []string, []string) (map[string]bool, error) {
 	return map[string]bool{}, nil
 }
