@@ -1,25 +1,15 @@
 // The UI part of the bench: opens explorer views in headless Chromium and prints, per view and
 // run, the time from the navigation to the drawing and from the lineage request to the drawing,
-// with what was drawn. `go run ./bench -parts ui` runs it (NODE_PATH: ui/web/node_modules).
+// with what was drawn. `go run ./bench -parts ui` runs it.
 //
 //   node bench/draw.cjs RUNS URL...      → one JSON line per run
-const fs = require('fs');
-const os = require('os');
-const path = require('path');
-const { chromium } = require('playwright-core');
+const chromium = require('../ui/web/chromium.cjs');
 
 (async () => {
   const [runs, ...urls] = process.argv.slice(2);
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'colline-chromium-'));
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.COLLINE_CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    viewport: { width: 1600, height: 1000 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  });
+  const browser = await chromium.launch({ width: 1600, height: 1000 });
   try {
-    const page = ctx.pages()[0] || await ctx.newPage();
+    const { page } = browser;
     page.setDefaultTimeout(120000);
     for (const url of urls) {
       for (let i = 0; i < Number(runs); i++) {
@@ -37,7 +27,6 @@ const { chromium } = require('playwright-core');
       }
     }
   } finally {
-    await ctx.close();
-    fs.rmSync(profile, { recursive: true, force: true });
+    await browser.close();
   }
 })().catch((e) => { console.error('draw:', e.message); process.exit(1); });

@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -238,7 +237,7 @@ func benchDraw(ctx context.Context, r *report, base string) error {
 	big, small := view(top), view([]string{drawKey(drawSmallOf, 0, 0)})
 	const runs = 5
 	cmd := exec.CommandContext(ctx, "node", "bench/draw.cjs", fmt.Sprint(runs), small, big)
-	cmd.Env = append(os.Environ(), "COLLINE_CHROMIUM="+strings.TrimSpace(string(chromium)), "NODE_PATH="+filepath.Join("ui", "web", "node_modules"))
+	cmd.Env = append(os.Environ(), "COLLINE_CHROMIUM="+strings.TrimSpace(string(chromium)))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

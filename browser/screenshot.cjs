@@ -10,8 +10,7 @@
 // COLLINE_COLUMN (the column whose upstream is shown).
 const path = require('path');
 const fs = require('fs');
-const os = require('os');
-const { chromium } = require('playwright-core');
+const chromium = require('../ui/web/chromium.cjs');
 
 const out = process.argv[2] || 'docs/img/browser-upstream.png';
 const port = (v, d) => process.env[v] || d;
@@ -21,16 +20,9 @@ const column = process.env.COLLINE_COLUMN || 'spark_catalog/shop.top_countries#r
 const query = fs.readFileSync(path.join(__dirname, 'queries', '02-upstream-graph.cypher'), 'utf8');
 
 (async () => {
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'colline-chromium-'));
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.COLLINE_CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    viewport: { width: 1600, height: 1000 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update',
-      '--no-first-run', '--disable-sync', '--disable-dev-shm-usage'],
-  });
+  const browser = await chromium.launch({ width: 1600, height: 1000 });
   try {
-    const page = ctx.pages()[0] || await ctx.newPage();
+    const { page } = browser;
     page.setDefaultTimeout(90000);
     await page.goto(`${browserURL}?connectURL=${encodeURIComponent(bolt)}&preselectAuthMethod=NO_AUTH`);
     const connected = page.getByText(/You are connected as|Connected to Neo4j/i).first();
@@ -88,7 +80,6 @@ const query = fs.readFileSync(path.join(__dirname, 'queries', '02-upstream-graph
       process.exitCode = 1;
     }
   } finally {
-    await ctx.close();
-    fs.rmSync(profile, { recursive: true, force: true });
+    await browser.close();
   }
 })().catch((e) => { console.error('screenshot:', e.message); process.exit(1); });

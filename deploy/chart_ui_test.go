@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -109,10 +108,7 @@ func uiVariables(t *testing.T) []string {
 	if err != nil {
 		t.Fatalf("colline ui -h: %v\n%s", err, out)
 	}
-	var vars []string
-	for _, m := range regexp.MustCompile(`(?m)^(COLLINE_[A-Z0-9_]+)\s`).FindAllStringSubmatch(string(out), -1) {
-		vars = append(vars, m[1])
-	}
+	vars := usageVariables(string(out))
 	if len(vars) < 10 {
 		t.Fatalf("colline ui -h lists only %v", vars)
 	}

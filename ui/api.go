@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -229,67 +230,50 @@ func csvSafe(s string) string {
 	return s
 }
 
-func (s *server) column(w http.ResponseWriter, r *http.Request) {
-	k, err := key(r.URL.Query(), "key")
-	if err != nil {
-		s.failReq(w, r, err)
-		return
+// detail answers GET ?key=K with what read returns for it.
+func detail[T any](s *server, read func(ctx context.Context, key string, v url.Values) (T, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v := r.URL.Query()
+		k, err := key(v, "key")
+		if err != nil {
+			s.failReq(w, r, err)
+			return
+		}
+		x, err := read(r.Context(), k, v)
+		if err != nil {
+			s.failReq(w, r, err)
+			return
+		}
+		reply(w, x)
 	}
-	c, err := s.r.Column(r.Context(), k)
-	if err != nil {
-		s.failGraph(w, r, err)
-		return
-	}
-	reply(w, c)
 }
 
-func (s *server) dataset(w http.ResponseWriter, r *http.Request) {
-	k, err := key(r.URL.Query(), "key")
-	if err != nil {
-		s.failReq(w, r, err)
-		return
-	}
-	d, err := s.r.Dataset(r.Context(), k)
-	if err != nil {
-		s.failGraph(w, r, err)
-		return
-	}
-	if len(d.Columns) > s.p.MaxColumns {
-		d.Columns = d.Columns[:s.p.MaxColumns]
-	}
-	reply(w, d)
+func (s *server) column() http.HandlerFunc {
+	return detail(s, func(ctx context.Context, k string, _ url.Values) (*graph.ColumnDetail, error) {
+		return s.r.Column(ctx, k)
+	})
 }
 
-func (s *server) job(w http.ResponseWriter, r *http.Request) {
-	v := r.URL.Query()
-	k, err := key(v, "key")
-	if err != nil {
-		s.failReq(w, r, err)
-		return
-	}
-	n, err := number(v, "runs", defaultRuns, 1, maxRuns)
-	if err != nil {
-		s.failReq(w, r, err)
-		return
-	}
-	j, err := s.r.Job(r.Context(), k, n)
-	if err != nil {
-		s.failGraph(w, r, err)
-		return
-	}
-	reply(w, j)
+func (s *server) dataset() http.HandlerFunc {
+	return detail(s, func(ctx context.Context, k string, _ url.Values) (*graph.DatasetDetail, error) {
+		d, err := s.r.Dataset(ctx, k)
+		if err == nil && len(d.Columns) > s.p.MaxColumns {
+			d.Columns = d.Columns[:s.p.MaxColumns]
+		}
+		return d, err
+	})
 }
 
-func (s *server) run(w http.ResponseWriter, r *http.Request) {
-	k, err := key(r.URL.Query(), "key")
-	if err != nil {
-		s.failReq(w, r, err)
-		return
-	}
-	run, err := s.r.Run(r.Context(), k)
-	if err != nil {
-		s.failGraph(w, r, err)
-		return
-	}
-	reply(w, run)
+func (s *server) job() http.HandlerFunc {
+	return detail(s, func(ctx context.Context, k string, v url.Values) (*graph.JobDetail, error) {
+		n, err := number(v, "runs", defaultRuns, 1, maxRuns)
+		if err != nil {
+			return nil, err
+		}
+		return s.r.Job(ctx, k, n)
+	})
+}
+
+func (s *server) run() http.HandlerFunc {
+	return detail(s, func(ctx context.Context, k string, _ url.Values) (*graph.RunInfo, error) { return s.r.Run(ctx, k) })
 }

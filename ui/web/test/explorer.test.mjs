@@ -4,10 +4,9 @@
 // What is asserted is what the skeleton's events say (`colline explain plan/testdata/spark-3.5/skeleton`).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import chromium from '../chromium.cjs';
 
 const base = process.env.COLLINE_UI_URL;
 const shots = process.env.COLLINE_UI_SCREENSHOTS;
@@ -15,21 +14,13 @@ const skeleton = new URL('../../../plan/testdata/spark-3.5/skeleton/', import.me
 const K = (t, c) => `spark_catalog/shop.${t}${c ? '#' + c : ''}`;
 const JOB = 'spark_catalog/colline-spark-sql';
 
-let browser, page, profile;
+let browser, page;
 const problems = [];
 
 before(async () => {
   assert.ok(base, 'COLLINE_UI_URL is not set: run through ui/browser_test.go (make ui-test)');
-  profile = mkdtempSync(join(tmpdir(), 'colline-chromium-'));
-  // A fresh profile per run (launchPersistentContext passes it as --user-data-dir).
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.COLLINE_CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    viewport: { width: 1400, height: 860 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  });
-  page = browser.pages()[0] ?? await browser.newPage();
+  browser = await chromium.launch({ width: 1400, height: 860 });
+  page = browser.page;
   page.setDefaultTimeout(60000);
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
@@ -38,7 +29,6 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 async function shot(name) {
