@@ -1,12 +1,13 @@
 package graph
 
-// Column: a column of a dataset, keyed by plan's Column.Key.
+// Column: a column of a dataset, keyed by plan's Column.Key; table is its dataset's name (shop.orders),
+// so that a caption "{table}.{name}" (Neo4j Browser's style, deploy/browser) says which table it is.
 //
-//	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, datasetKey, dataType, firstSeen, lastSeen})
+//	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, table, datasetKey, dataType, firstSeen, lastSeen})
 
 type columnRow struct {
 	seen
-	key, datasetKey, name, dataType string
+	key, datasetKey, name, table, dataType string
 }
 
 var columns = element{
@@ -18,6 +19,7 @@ MATCH (d:Dataset {key: row.datasetKey})
 MERGE (c:Column {key: row.key})
 SET c.datasetKey = row.datasetKey,
     c.name = CASE WHEN row.name <> '' AND (c.name IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.name ELSE c.name END,
+    c.table = CASE WHEN row.table <> '' AND (c.table IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.table ELSE c.table END,
     c.dataType = CASE WHEN row.dataType <> '' AND (c.dataType IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.dataType ELSE c.dataType END,
     c.firstSeen = CASE WHEN c.firstSeen IS NULL OR row.firstSeen < c.firstSeen THEN row.firstSeen ELSE c.firstSeen END,
     c.lastSeen = CASE WHEN c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen THEN row.lastSeen ELSE c.lastSeen END
@@ -27,7 +29,7 @@ RETURN count(*) AS n`,
 		out := make([]map[string]any, 0, len(r.columns))
 		for _, c := range r.columns {
 			out = append(out, map[string]any{
-				"key": c.key, "datasetKey": c.datasetKey, "name": c.name, "dataType": c.dataType,
+				"key": c.key, "datasetKey": c.datasetKey, "name": c.name, "table": c.table, "dataType": c.dataType,
 				"firstSeen": c.first, "lastSeen": c.last,
 			})
 		}
