@@ -67,7 +67,7 @@ clean: ## remove build outputs (keeps downloaded jars in .cache/jars)
 	rm -rf bin listener/target .cache/run ui/bundle/app
 
 .PHONY: faults
-faults: ## fault tests (kill -9, Neo4j down, broker restart, poison, group) on private Kafka/Neo4j; COLLINE_FAULTS_EVENTS=5000
+faults: ## fault tests (kill -9, Neo4j down, broker restart, poison, group, hostile plans) on private Kafka/Neo4j; COLLINE_FAULTS_EVENTS=5000, COLLINE_FAULTS_HOSTILE=small|default
 	go test -tags e2e -count=1 -v -timeout 30m ./e2e/faults/
 
 .PHONY: secure
@@ -81,6 +81,10 @@ secure-services: ## start the secured Kafka (SASL_SSL, mTLS, ACLs) and Neo4j (au
 .PHONY: bench
 bench: services ## benchmarks (not a test, not in CI; WIPES the Neo4j graph): docs/benchmarks.md
 	go run ./bench $(BENCH_FLAGS)
+
+.PHONY: degraded-capture
+degraded-capture: ## re-capture the degraded corpus (plan/testdata/degraded/): every scenario with the listener's cap at 4 KB, Spark 3.5 and 4.1
+	dev/capture --degraded
 
 .PHONY: tpcds-capture
 tpcds-capture: ## re-capture the TPC-DS corpus (plan/testdata/tpcds/) from Spark 3.5 and 4.1

@@ -10,8 +10,8 @@ import (
 
 func TestQueries(t *testing.T) {
 	qs := Queries()
-	if len(qs) != 9 {
-		t.Fatalf("%d queries, want the 9 of docs/browser.md", len(qs))
+	if len(qs) != 10 {
+		t.Fatalf("%d queries, want the 10 of docs/browser.md", len(qs))
 	}
 	for _, q := range qs {
 		if q.Title == "" || !strings.Contains(q.Text, "MATCH") {

@@ -19,17 +19,27 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 const skeleton = "../plan/testdata/spark-3.5/skeleton"
 
-// TestExplainGolden pins every format's output for the captured skeleton run.
+// degraded is a captured event the listener degraded (markers.truncated, level 2: dev/capture
+// --degraded): a join of two tables whose column lineage the event no longer carries.
+const degraded = "../plan/testdata/degraded/spark-3.5/join_inner"
+
+// TestExplainGolden pins every format's output for the captured skeleton run and for a degraded
+// event, where every format says that column lineage is missing for the write.
 func TestExplainGolden(t *testing.T) {
-	for _, format := range Formats {
-		t.Run(format, func(t *testing.T) {
-			var out, errOut bytes.Buffer
-			code := Main(context.Background(), "test", []string{"explain", skeleton, "--format", format}, &out, &errOut)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut.String())
-			}
-			golden(t, filepath.Join("testdata", "skeleton."+format), out.Bytes())
-		})
+	for name, dir := range map[string]string{"skeleton": skeleton, "degraded": degraded} {
+		for _, format := range Formats {
+			t.Run(name+"/"+format, func(t *testing.T) {
+				var out, errOut bytes.Buffer
+				code := Main(context.Background(), "test", []string{"explain", dir, "--format", format}, &out, &errOut)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errOut.String())
+				}
+				golden(t, filepath.Join("testdata", name+"."+format), out.Bytes())
+				if name == "degraded" && !bytes.Contains(out.Bytes(), []byte("column lineage missing")) {
+					t.Errorf("%s output does not say that column lineage is missing:\n%s", format, out.Bytes())
+				}
+			})
+		}
 	}
 }
 

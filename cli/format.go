@@ -50,9 +50,16 @@ func writeTable(w io.Writer, evs []Event) error {
 		fmt.Fprintf(w, "reads   %s\n", datasetList(lin.Reads))
 		writes := make([]string, 0, len(lin.Writes))
 		for _, d := range lin.Writes {
-			s := d.Key
+			var notes []string
 			if d.Mode != "" {
-				s += " (" + d.Mode + ")"
+				notes = append(notes, d.Mode)
+			}
+			if lin.Degraded {
+				notes = append(notes, "column lineage missing")
+			}
+			s := d.Key
+			if len(notes) > 0 {
+				s += " (" + strings.Join(notes, "; ") + ")"
 			}
 			writes = append(writes, visible(s))
 		}
@@ -62,8 +69,11 @@ func writeTable(w io.Writer, evs []Event) error {
 		}
 		if len(lin.Edges) == 0 && len(lin.RowDeps) == 0 {
 			note := "no column lineage"
-			if env.Markers.NestedWrite {
+			switch {
+			case env.Markers.NestedWrite:
 				note += ": a nested write, the outer command's event carries it"
+			case lin.Degraded:
+				note = degradedNote
 			}
 			fmt.Fprintf(w, "(%s)\n", note)
 			continue
@@ -92,6 +102,10 @@ func writeTable(w io.Writer, evs []Event) error {
 	}
 	return nil
 }
+
+// degradedNote says what a degraded event's lineage lacks, in every format.
+const degradedNote = "column lineage missing: a degraded event (markers.truncated: the listener cut the plan to fit spark.colline.event.maxBytes); " +
+	"reads, writes and written columns are complete, which columns feed which is not known"
 
 func datasetList(ds []plan.Dataset) string {
 	keys := make([]string, 0, len(ds))
@@ -164,10 +178,11 @@ type lineageGraph struct {
 	names    map[string]string   // column key -> column name
 	edges    []plan.Edge         // column -> column, sorted by source and target
 	rowDeps  []plan.Edge         // column -> dataset, sorted by source and target
+	missing  map[string]bool     // datasets written by a degraded event: their column lineage is missing
 }
 
 func union(evs []Event) lineageGraph {
-	g := lineageGraph{columns: map[string][]string{}, names: map[string]string{}}
+	g := lineageGraph{columns: map[string][]string{}, names: map[string]string{}, missing: map[string]bool{}}
 	owner := map[string]string{}
 	add := func(d plan.Dataset) {
 		if _, ok := g.columns[d.Key]; !ok {
@@ -203,6 +218,9 @@ func union(evs []Event) lineageGraph {
 		}
 		for _, d := range ev.Lineage.Writes {
 			add(d.Dataset)
+			if ev.Lineage.Degraded {
+				g.missing[d.Key] = true
+			}
 		}
 		for _, e := range ev.Lineage.Edges {
 			merge(edges, e)
@@ -243,6 +261,15 @@ func roleLabel(e plan.Edge) string {
 	return strings.Join(parts, ", ")
 }
 
+// label is a dataset's title in DOT and Mermaid: its key, and whether some write of it lacks
+// column lineage.
+func (g lineageGraph) label(d string) string {
+	if g.missing[d] {
+		return d + " (column lineage missing: degraded event)"
+	}
+	return d
+}
+
 // ids numbers the columns in dataset order, for DOT and Mermaid node ids.
 func (g lineageGraph) ids() map[string]string {
 	ids := map[string]string{}
@@ -268,7 +295,10 @@ func writeDOT(w io.Writer, evs []Event) error {
 	b.WriteString("digraph colline {\n  rankdir=LR;\n  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=10];\n")
 	rowsNode := map[string]string{}
 	for i, d := range g.datasets {
-		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n", i, dotText(d))
+		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n", i, dotText(g.label(d)))
+		if g.missing[d] {
+			b.WriteString("    style=dashed;\n")
+		}
 		for _, c := range g.columns[d] {
 			fmt.Fprintf(&b, "    %s [label=%s];\n", ids[c], dotText(g.names[c]))
 		}
@@ -312,7 +342,7 @@ func writeMermaid(w io.Writer, evs []Event) error {
 	b.WriteString("flowchart LR\n")
 	for i, d := range g.datasets {
 		sub[d] = "d" + strconv.Itoa(i)
-		fmt.Fprintf(&b, "  subgraph %s[\"%s\"]\n", sub[d], mermaidText(d))
+		fmt.Fprintf(&b, "  subgraph %s[\"%s\"]\n", sub[d], mermaidText(g.label(d)))
 		for _, c := range g.columns[d] {
 			fmt.Fprintf(&b, "    %s[\"%s\"]\n", ids[c], mermaidText(g.names[c]))
 		}
@@ -349,6 +379,7 @@ type jsonEvent struct {
 	FuncName    string         `json:"funcName"`
 	Status      string         `json:"status"`
 	EndedAt     string         `json:"endedAt,omitempty"`
+	Degraded    bool           `json:"degraded,omitempty"` // markers.truncated: no write has column lineage
 	Reads       []jsonDataset  `json:"reads"`
 	Writes      []jsonDataset  `json:"writes"`
 	Unknown     map[string]int `json:"unknownNodes,omitempty"`
@@ -362,7 +393,9 @@ type jsonDataset struct {
 	Location      string             `json:"location,omitempty"`
 	Mode          string             `json:"mode,omitempty"`
 	Columns       []string           `json:"columns"`
-	ColumnLineage *jsonColumnLineage `json:"columnLineage,omitempty"` // writes only
+	ColumnLineage *jsonColumnLineage `json:"columnLineage,omitempty"` // writes only; absent when missing
+	// ColumnLineageMissing says why a write has no columnLineage (writes of a degraded event).
+	ColumnLineageMissing string `json:"columnLineageMissing,omitempty"`
 }
 
 // jsonColumnLineage is OpenLineage's ColumnLineageDatasetFacet (without the facet's _producer
@@ -407,7 +440,7 @@ func writeJSON(w io.Writer, evs []Event) error {
 		j := jsonEvent{
 			Source: ev.Source, EventID: env.EventID, Job: graph.JobKey(env.App), AppID: env.App.ID,
 			ExecutionID: env.Query.ExecutionID, FuncName: env.Query.FuncName, Status: env.Query.Status,
-			EndedAt: env.Query.EndedAt, Unknown: lin.Unknown,
+			EndedAt: env.Query.EndedAt, Unknown: lin.Unknown, Degraded: lin.Degraded,
 			Reads: []jsonDataset{}, Writes: []jsonDataset{},
 		}
 		// column key -> its dataset and name, for the facet's (namespace, name, field)
@@ -441,6 +474,11 @@ func writeJSON(w io.Writer, evs []Event) error {
 		for k := range lin.Writes {
 			d := &lin.Writes[k]
 			jd := ds(d.Dataset, d.Mode)
+			if lin.Degraded {
+				jd.ColumnLineageMissing = degradedNote
+				j.Writes = append(j.Writes, jd)
+				continue
+			}
 			cl := &jsonColumnLineage{Fields: map[string]jsonField{}, Dataset: []jsonInputField{}}
 			for _, e := range lin.Edges {
 				if c := cols[e.Target]; c.ds == &d.Dataset {

@@ -49,8 +49,8 @@ type Config struct {
 
 	MaxPlanDepth int `split_words:"true" default:"5000" desc:"longest chain of plan nodes extracted; deeper plans go to the dead-letter topic (reason too_complex)"`
 	MaxPlanNodes int `split_words:"true" default:"100000" desc:"most plan nodes in one event; more: dead letter, reason too_complex"`
-	MaxPlanEdges int `split_words:"true" default:"500000" desc:"most lineage edges plus their transformations one event yields; more: dead letter, reason too_complex"`
-	MaxPlanWork  int `split_words:"true" default:"5000000" desc:"most source-column entries resolved for one event (bounds time and memory); more: dead letter, reason too_complex"`
+	MaxPlanEdges int `split_words:"true" default:"100000" desc:"most lineage edges plus their transformations one event yields (also the most a batch holds); more: dead letter, reason too_complex"`
+	MaxPlanWork  int `split_words:"true" default:"1000000" desc:"most source-column entries resolved for one event (bounds time and memory); more: dead letter, reason too_complex"`
 
 	Neo4jURI          string `split_words:"true" default:"bolt://127.0.0.1:17687" desc:"Neo4j URI: bolt://, neo4j:// (routing), with +s or +ssc for TLS"`
 	Neo4jUser         string `split_words:"true" desc:"Neo4j user; empty: no authentication"`

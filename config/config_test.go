@@ -46,7 +46,7 @@ func TestDefaults(t *testing.T) {
 		Neo4jURI: "bolt://127.0.0.1:17687", Neo4jDatabase: "neo4j",
 		HTTPAddr: ":9090", BatchSize: 100, BatchWait: 200 * time.Millisecond, BatchMaxBytes: 16 << 20, ShutdownTimeout: 30 * time.Second,
 		LogLevel: slog.LevelInfo, LogFormat: "json", MaxEventBytes: 32 << 20, MetricsInterval: 15 * time.Second,
-		MaxPlanDepth: 5000, MaxPlanNodes: 100000, MaxPlanEdges: 500000, MaxPlanWork: 5000000,
+		MaxPlanDepth: 5000, MaxPlanNodes: 100000, MaxPlanEdges: 100000, MaxPlanWork: 1000000,
 	}
 	d := plan.DefaultBudget
 	if (plan.Budget{Depth: c.MaxPlanDepth, Nodes: c.MaxPlanNodes, Edges: c.MaxPlanEdges, Work: c.MaxPlanWork}) != d {

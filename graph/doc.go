@@ -8,9 +8,9 @@
 //	(:Column)-[:FEEDS {job, roles, exprs, masked, type, subtype, firstSeen, lastSeen, lastRun}]->(:Column)
 //	(:Column)-[:DECIDES_ROWS {job, roles, exprs, firstSeen, lastSeen, lastRun}]->(:Dataset)
 //	(:Job {key, namespace, name, firstSeen, lastSeen})-[:HAS_RUN]->
-//	  (:Run {key, appId, executionId, funcName, status, sparkVersion, endedAt, emittedAt})
+//	  (:Run {key, appId, executionId, funcName, status, sparkVersion, endedAt, emittedAt, degraded})
 //	(:Run)-[:READ]->(:Dataset)
-//	(:Run)-[:WROTE {mode}]->(:Dataset)
+//	(:Run)-[:WROTE {mode, columnLineage}]->(:Dataset)        columnLineage "missing": a degraded event
 //
 // DDL commands (plan.Lineage.Changes) add: Dataset.droppedAt and Dataset.truncatedAt (the newest
 // drop or truncation; a dataset exists while droppedAt is absent or older than its lastSeen),

@@ -496,3 +496,50 @@ func TestModelStampAndUpgrade(t *testing.T) {
 		t.Errorf("lineage relationships after the upgrade: %d, want the fixture's 5", got)
 	}
 }
+
+// TestWriteDegraded: a run whose event was degraded (plan.Lineage.Degraded) is stored with
+// degraded = true and columnLineage = "missing" on its WROTE, beside its reads, writes and written
+// columns; a later whole run of the same job is not marked, and leaves the degraded run marked;
+// writing the same items again changes nothing.
+func TestWriteDegraded(t *testing.T) {
+	d := testDriver(t)
+	w := NewWriter(d, "")
+	ctx := context.Background()
+	p := testPrefix(t)
+	degraded := fixture(p, t0, "")[:1]
+	degraded[0].Lineage.Degraded = true
+	degraded[0].Lineage.Edges, degraded[0].Lineage.RowDeps = nil, nil
+	whole := fixture(p, t0.Add(time.Hour), "-2")[:1]
+	for _, batch := range [][]Item{degraded, whole} {
+		if err := w.Write(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marks := func() []string {
+		res, err := neo4j.ExecuteQuery(ctx, d,
+			`MATCH (r:Run)-[w:WROTE]->(ds:Dataset) WHERE r.key STARTS WITH $p
+			 OPTIONAL MATCH (ds)-[:HAS_COLUMN]->(c:Column)
+			 RETURN r.key AS run, r.degraded AS degraded, w.columnLineage AS cl, count(c) AS columns ORDER BY run`,
+			map[string]any{"p": p}, neo4j.EagerResultTransformer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, rec := range res.Records {
+			m := rec.AsMap()
+			out = append(out, fmt.Sprintf("%s degraded=%v columnLineage=%v columns=%v", strings.TrimPrefix(m["run"].(string), p), m["degraded"], m["cl"], m["columns"]))
+		}
+		return out
+	}
+	want := []string{"run-load degraded=true columnLineage=missing columns=2", "run-load-2 degraded=false columnLineage=<nil> columns=2"}
+	if got := marks(); !reflect.DeepEqual(got, want) {
+		t.Errorf("runs and writes:\n got %q\nwant %q", got, want)
+	}
+	before := snapshot(t, d, p)
+	if err := w.Write(ctx, degraded); err != nil {
+		t.Fatal(err)
+	}
+	if after := snapshot(t, d, p); !reflect.DeepEqual(after, before) {
+		t.Errorf("replaying the degraded event changed the graph:\n%s", diff(before, after))
+	}
+}

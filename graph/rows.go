@@ -92,6 +92,7 @@ func buildRows(items []Item) (*rows, error) {
 			sparkVersion: env.Producer.Spark,
 			endedAt:      parseTime(env.Query.EndedAt),
 			emittedAt:    parseTime(env.EmittedAt),
+			degraded:     lin.Degraded,
 		}
 
 		addDataset := func(d *plan.Dataset) error {
@@ -132,7 +133,11 @@ func buildRows(items []Item) (*rows, error) {
 			if err := addDataset(&w.Dataset); err != nil {
 				return nil, fmt.Errorf("item %d: %w", i, err)
 			}
-			wrote[[2]string{env.EventID, w.Key}] = &wroteRow{run: env.EventID, dataset: w.Key, mode: w.Mode}
+			wr := &wroteRow{run: env.EventID, dataset: w.Key, mode: w.Mode}
+			if lin.Degraded {
+				wr.columnLineage = ColumnLineageMissing
+			}
+			wrote[[2]string{env.EventID, w.Key}] = wr
 		}
 
 		for _, c := range lin.Changes {

@@ -4,16 +4,23 @@ import "time"
 
 // Run: one event (its key is the event id), with what it read, wrote and changed by DDL.
 //
-//	(:Job)-[:HAS_RUN]->(:Run {key, appId, executionId, funcName, status, sparkVersion, endedAt, emittedAt})
+//	(:Job)-[:HAS_RUN]->(:Run {key, appId, executionId, funcName, status, sparkVersion, endedAt, emittedAt, degraded})
 //	(:Run)-[:READ]->(:Dataset)
-//	(:Run)-[:WROTE {mode}]->(:Dataset)
+//	(:Run)-[:WROTE {mode, columnLineage?}]->(:Dataset)
 //	(:Run)-[:CHANGED {action}]->(:Dataset)
+//
+// A degraded event (plan.Lineage.Degraded) has degraded = true and columnLineage = "missing" on
+// each of its WROTE: the run wrote those columns, but the event did not say from what.
 
 type runRow struct {
 	key, jobKey, appID, funcName, status, sparkVersion string
 	executionID                                        int64
 	endedAt, emittedAt                                 *time.Time
+	degraded                                           bool
 }
+
+// ColumnLineageMissing is the columnLineage of a WROTE whose column lineage the event did not carry.
+const ColumnLineageMissing = "missing"
 
 // A run is one event: its properties never change, so they are simply set.
 var runs = element{
@@ -29,7 +36,8 @@ SET r.appId = row.appId,
     r.status = row.status,
     r.sparkVersion = row.sparkVersion,
     r.endedAt = row.endedAt,
-    r.emittedAt = row.emittedAt
+    r.emittedAt = row.emittedAt,
+    r.degraded = row.degraded
 MERGE (j)-[:HAS_RUN]->(r)
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
@@ -38,7 +46,7 @@ RETURN count(*) AS n`,
 			out = append(out, map[string]any{
 				"key": x.key, "jobKey": x.jobKey, "appId": x.appID, "executionId": x.executionID,
 				"funcName": x.funcName, "status": x.status, "sparkVersion": x.sparkVersion,
-				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt),
+				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": x.degraded,
 			})
 		}
 		return out
@@ -64,7 +72,8 @@ RETURN count(*) AS n`,
 	},
 }
 
-type wroteRow struct{ run, dataset, mode string }
+// wroteRow links a run to a dataset it wrote; columnLineage is ColumnLineageMissing or "".
+type wroteRow struct{ run, dataset, mode, columnLineage string }
 
 var wrote = element{
 	name:          "wrote",
@@ -73,12 +82,13 @@ var wrote = element{
 MATCH (r:Run {key: row.run})
 MATCH (d:Dataset {key: row.dataset})
 MERGE (r)-[w:WROTE]->(d)
-SET w.mode = row.mode
+SET w.mode = row.mode,
+    w.columnLineage = row.columnLineage
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
 		out := make([]map[string]any, 0, len(r.wrote))
 		for _, x := range r.wrote {
-			out = append(out, map[string]any{"run": x.run, "dataset": x.dataset, "mode": stringOrNil(x.mode)})
+			out = append(out, map[string]any{"run": x.run, "dataset": x.dataset, "mode": stringOrNil(x.mode), "columnLineage": stringOrNil(x.columnLineage)})
 		}
 		return out
 	},

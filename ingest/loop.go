@@ -5,6 +5,8 @@ package ingest
 //
 //   - One goroutine (Run) fetches messages of all its partitions in fetch order and cuts them into
 //     batches (fetch.go). A Processor turns each message into an item or a dead letter, with no I/O.
+//     A batch whose lineage would grow past BatchMaxEdges ends early; the messages it leaves start
+//     the next batch, before anything fetched later.
 //   - A batch is delivered (deliver.go) in one step: write its items to the graph, then publish its
 //     dead letters, then commit its offsets. Each step is retried in place until it succeeds
 //     (retry.go); nothing moves past a step that has not succeeded, and kafka-go never redelivers a
@@ -85,7 +87,14 @@ type Params struct {
 	// BatchMaxBytes closes a batch once the values of its messages add up to this many bytes, so a
 	// batch holds at most BatchMaxBytes plus one message. It bounds the memory of large plans,
 	// which decode to about twice their size. Default: DefaultBatchMaxBytes.
-	BatchMaxBytes   int
+	BatchMaxBytes int
+	// BatchMaxEdges closes a batch before the item whose lineage would take the batch's lineage
+	// (plan.Lineage.Size: edges, row-level dependencies and their roles) past this figure; an item
+	// larger than it is a batch of its own. Lineage can be far larger than its message, so this is
+	// what bounds the memory and the write time of a batch of small messages with large lineage.
+	// Default: Budget's edges budget (plan.DefaultBudget.Edges when zero), the largest lineage
+	// one event may have.
+	BatchMaxEdges   int
 	BatchWait       time.Duration // How long a batch waits for more messages after its first. Default: DefaultBatchWait.
 	ShutdownTimeout time.Duration // Time to finish the batches in hand once Run's context ends. Default: DefaultShutdownTimeout.
 	Backoff         Backoff       // Retry policy of transient failures. Default: DefaultBackoff.
@@ -116,6 +125,11 @@ type Loop struct {
 	// flight is the batch being delivered while the next one is fetched and processed; nil when
 	// none. Only the Run goroutine touches it.
 	flight *flight
+	// rest are fetched messages the last batch left over (over BatchMaxEdges), in fetch order;
+	// restItem is the item of rest[0], already made. collect returns rest before fetching more.
+	// Only the Run goroutine touches them.
+	rest     []kafka.Message
+	restItem *graph.Item
 }
 
 // flight is a batch delivered in the background; done receives deliver's result.
@@ -152,6 +166,7 @@ func New(p Params) (*Loop, error) {
 	}
 	p.BatchSize = orDefault(p.BatchSize, DefaultBatchSize)
 	p.BatchMaxBytes = orDefault(p.BatchMaxBytes, DefaultBatchMaxBytes)
+	p.BatchMaxEdges = orDefault(p.BatchMaxEdges, p.Budget.WithDefaults().Edges)
 	p.BatchWait = orDefault(p.BatchWait, DefaultBatchWait)
 	p.ShutdownTimeout = orDefault(p.ShutdownTimeout, DefaultShutdownTimeout)
 	if p.Backoff == (Backoff{}) {

@@ -30,7 +30,8 @@ type sink struct {
 }
 
 // Extract computes the lineage of one event: for every write in the plan (and every persistent
-// view it reads), the source columns of each target column, with a transformation type.
+// view it reads), the source columns of each target column, with a transformation type. Of a
+// degraded event (markers.truncated) it extracts table-level lineage only (Lineage.Degraded).
 //
 // A bug that panics on some plan must not stop the consumer: the panic becomes an ErrUnsupported
 // error (the event goes to the dead-letter topic). The fuzz test calls extract directly, so that
@@ -70,38 +71,15 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 		tooComplex(BudgetDepth, d, b.Depth, true)
 	}
 	r := newResolver(env, b)
-	r.checkCTERefs()
-	for i := range env.Nodes {
-		if env.Markers.NestedWrite {
-			break // the outer command's event carries the same lineage with the real target
-		}
-		if d := env.Nodes[i].DDL; d != nil {
-			r.change(d)
-			continue
-		}
-		w := env.Nodes[i].Write
-		if w == nil || (w.Dataset.Kind == "view" && w.Dataset.Temporary) {
-			continue // a temporary view is collapsed into its readers: never a dataset
-		}
-		q := i
-		if w.Query != nil {
-			q = *w.Query
-		} else if len(env.Nodes[i].Children) > 0 {
-			q = env.Nodes[i].Children[0]
-		} else {
-			continue // a write without a query (DDL): identities only
-		}
-		cols := w.Columns
-		if len(cols) == 0 {
-			cols = names(env.Nodes[q].Output)
-		}
-		for _, t := range Identify(&w.Dataset) {
-			s := sink{target: t, names: cols, query: q, mode: w.Mode}
-			rowLevel(&env.Nodes[i], &s)
-			r.sinks = append(r.sinks, s)
-		}
+	degraded := env.Markers.Truncated
+	if !degraded {
+		r.checkCTERefs() // a degraded event may have lost the cteId arguments: it resolves no reference
 	}
-	lin := &Lineage{Unknown: r.unknown, Changes: r.changes}
+	r.writeSinks(env)
+	if degraded {
+		r.datasets(env.Root)
+	}
+	lin := &Lineage{Unknown: r.unknown, Changes: r.changes, Degraded: degraded}
 	edges, rows := map[[2]string]dep{}, map[[2]string]dep{}
 	writes := map[string]*Write{}
 	var order []string
@@ -114,7 +92,11 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 			writes[s.target.Key] = wr
 			order = append(order, s.target.Key)
 		}
-		r.feed(s, &wr.Dataset, edges, rows)
+		if degraded {
+			r.declare(s, &wr.Dataset)
+		} else {
+			r.feed(s, &wr.Dataset, edges, rows)
+		}
 	}
 	for _, key := range order {
 		w := writes[key]
@@ -152,6 +134,119 @@ func (r *resolver) checkCTERefs() {
 		if _, ok := r.cteDefs[id]; !ok {
 			panic(fmt.Errorf("%w: node %d (CTERelationRef) reads CTE %d, which no CTERelationDef in the event defines, so its columns have no source; the plan is incomplete: file an issue with the event", ErrUnsupported, i, id))
 		}
+	}
+}
+
+// writeSinks adds a sink for every write target of the plan and applies its DDL commands.
+func (r *resolver) writeSinks(env *events.Envelope) {
+	for i := range env.Nodes {
+		if env.Markers.NestedWrite {
+			break // the outer command's event carries the same lineage with the real target
+		}
+		if d := env.Nodes[i].DDL; d != nil {
+			r.change(d)
+			continue
+		}
+		w := env.Nodes[i].Write
+		if w == nil || (w.Dataset.Kind == "view" && w.Dataset.Temporary) {
+			continue // a temporary view is collapsed into its readers: never a dataset
+		}
+		q := i
+		if w.Query != nil {
+			q = *w.Query
+		} else if len(env.Nodes[i].Children) > 0 {
+			q = env.Nodes[i].Children[0]
+		} else {
+			continue // a write without a query (DDL): identities only
+		}
+		cols := w.Columns
+		if len(cols) == 0 {
+			cols = names(env.Nodes[q].Output)
+		}
+		for _, t := range Identify(&w.Dataset) {
+			s := sink{target: t, names: cols, query: q, mode: w.Mode}
+			rowLevel(&env.Nodes[i], &s)
+			r.sinks = append(r.sinks, s)
+		}
+	}
+}
+
+// datasets reads the dataset leaves of a degraded event (markers.truncated), with the columns they
+// still list, and adds a sink for every persistent view among them, as resolution would: the
+// listener dropped the expressions (and maybe the outputs) that say how columns connect, but kept
+// every identity and the plan tree. A leaf is read when a write's query reaches it through the
+// tree (children, named plans), which leaves out the target relation some write commands hold as
+// a child, or when it is in a tree the root does not reach: a subquery plan, which only the
+// dropped expressions referenced. As in leaf, temporary views are collapsed (the leaves under
+// them are read) and a view without a plan is not read. Without a write there is nothing to read
+// for, as in a full event.
+func (r *resolver) datasets(root int) {
+	if len(r.sinks) == 0 {
+		return
+	}
+	reach := func(marked []bool, from ...int) {
+		stack := from
+		for len(stack) > 0 {
+			i := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if i < 0 || i >= len(r.nodes) || marked[i] {
+				continue
+			}
+			marked[i] = true
+			n := &r.nodes[i]
+			stack = append(stack, n.Children...)
+			for _, p := range n.Plans {
+				stack = append(stack, p)
+			}
+			if n.Write != nil && n.Write.Query != nil {
+				stack = append(stack, *n.Write.Query)
+			}
+		}
+	}
+	tree := make([]bool, len(r.nodes))
+	reach(tree, root)
+	read := make([]bool, len(r.nodes))
+	for _, s := range r.sinks {
+		reach(read, s.query)
+	}
+	for i := range r.nodes {
+		if !tree[i] {
+			reach(read, i)
+		}
+	}
+	for i := range r.nodes {
+		n := &r.nodes[i]
+		if !read[i] || n.Dataset == nil || n.Dataset.Kind == "view" && (n.Dataset.Temporary || len(n.Children) == 0) {
+			continue
+		}
+		for _, d := range Identify(n.Dataset) {
+			ds := r.read(d)
+			for _, a := range n.Output {
+				if !a.MetadataCol {
+					r.addColumn(ds, a.Name, a.Type)
+				}
+			}
+			if shortClass(n.Class) == "View" && len(n.Children) > 0 {
+				r.sinks = append(r.sinks, sink{target: d, query: n.Children[0], view: true, names: names(n.Output)})
+			}
+		}
+	}
+}
+
+// declare adds the columns a sink writes, without their sources: the lineage of a degraded event
+// is table-level. A column's type is the query's output type when the query still lists one
+// output per column.
+func (r *resolver) declare(s sink, target *Dataset) {
+	if s.query < 0 {
+		return // a write without a plan (LOAD DATA): no columns to map
+	}
+	out := r.nodes[s.query].Output
+	for k, name := range s.names {
+		typ := ""
+		if len(out) == len(s.names) && s.inputs == nil {
+			typ = out[k].Type
+		}
+		r.addColumn(target, name, typ)
 	}
 }
 

@@ -104,6 +104,11 @@ func TestHostilePlans(t *testing.T) {
 		{hostile.WideFilter, 300, plan.BudgetEdges},
 		{hostile.Fanout, 300, ""},
 		{hostile.Fanout, 600, plan.BudgetEdges},
+		{hostile.HotAttr, 200, ""},
+		{hostile.AliasChain, 40, ""},
+		{hostile.AliasChain, 50, plan.BudgetDepth},
+		{hostile.Paths, 6, ""},
+		{hostile.Paths, 8, plan.BudgetEdges},
 	} {
 		data, err := hostile.Make(base, tc.shape, tc.n)
 		if err != nil {

@@ -28,6 +28,7 @@ func TestFaults(t *testing.T) {
 	t.Run("kafka_restart", testKafkaRestart)
 	t.Run("poison", testPoison)
 	t.Run("group", testGroup)
+	t.Run("hostile", testHostile)
 }
 
 // testKill9: kill -9 the consumer at random points of a stream, restart it, several times; the

@@ -1,8 +1,8 @@
 //go:build e2e
 
 // Package faults proves, against real Kafka and Neo4j, that the consumer loses no lineage and
-// doubles none when it is killed, when Neo4j or the broker goes away, when poison messages arrive
-// and when a consumer group rebalances. See docs/operations.md ("Fault tests").
+// doubles none when it is killed, when Neo4j or the broker goes away, when poison messages or
+// hostile plans arrive and when a consumer group rebalances. See docs/operations.md ("Fault tests").
 //
 // The tests never touch the shared services of dev/services: TestMain starts a private Kafka and
 // Neo4j with dev/services on other ports and another state directory (COLLINE_FAULTS_DEV_DIR,
