@@ -18,6 +18,7 @@ var mustNot = map[string][]string{
 	"admin":     {"events", "plan", "graph", "process", "ingest", "config", "cli", "e2e/stack"},
 	"config":    {"events", "plan", "graph", "process", "ingest", "admin", "cli", "e2e/stack"},
 	"cli":       {"ingest", "admin", "e2e/stack"},
+	"retention": {"process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
 	"e2e/stack": {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli"},
 }
 
