@@ -41,8 +41,9 @@ type ReaderOptions struct {
 	// MaxBytes is the largest fetch response; it must hold the largest message (the topic's
 	// max.message.bytes). Default: DefaultKafkaMaxBytes.
 	MaxBytes int
-	// QueueCapacity is the number of messages buffered ahead of the loop (kafka-go holds one more,
-	// waiting to be queued). Plans can be tens of MB each, and this buffer is not bounded by
+	// QueueCapacity is the number of messages buffered ahead of the loop (kafka-go holds one more
+	// per assigned partition, waiting to be queued: the slow_neo4j fault test measured 2 batches +
+	// 1 + 3 on 3 partitions). Plans can be tens of MB each, and this buffer is not bounded by
 	// bytes, so keep it small: with 8, five 20 MB plans were all held at once. The loop fetches
 	// the next batch while it writes one, so a short queue does not slow it. Default: 1.
 	QueueCapacity int
