@@ -201,6 +201,12 @@ func TestSoak(t *testing.T) {
 	check("TCP connections", float64(ref.conns), float64(end.conns), 4)
 	check("file descriptors", ref.fds, end.fds, 8)
 	check("RSS MiB", float64(ref.rssKiB)/1024, float64(end.rssKiB)/1024, max(96, float64(ref.rssKiB)/1024))
+	// the trend after the warm-up, per hour, of the samples taken while producing
+	if steady := rows[min(1, len(rows)-1) : len(rows)-1]; len(steady) >= 3 {
+		flat = append(flat, fmt.Sprintf("RSS trend %+.1f MiB/h, goroutines trend %+.1f/h",
+			slope(steady, func(r soakRow) float64 { return float64(r.rssKiB) / 1024 }),
+			slope(steady, func(r soakRow) float64 { return r.goroutines })))
+	}
 	if end.lag != 0 {
 		t.Errorf("lag after the drain = %d, want 0", end.lag)
 	}
@@ -439,4 +445,17 @@ func established(pid int) int {
 		}
 	}
 	return n
+}
+
+// slope is the least-squares slope of v over the rows' times, per hour.
+func slope(rows []soakRow, v func(soakRow) float64) float64 {
+	var n, sx, sy, sxx, sxy float64
+	for _, r := range rows {
+		x, y := r.at.Hours(), v(r)
+		n, sx, sy, sxx, sxy = n+1, sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	if d := n*sxx - sx*sx; d != 0 {
+		return (n*sxy - sx*sy) / d
+	}
+	return 0
 }
