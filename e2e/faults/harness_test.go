@@ -568,70 +568,14 @@ func compare(t *testing.T, d neo4j.DriverWithContext, want graph.Counts, wantEdg
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	r := graph.NewReader(d, "")
-	got, err := r.Counts(ctx)
+	diff, err := graph.NewReader(d, "").Diff(ctx, want, wantEdges)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gotEdges, err := r.Edges(ctx)
-	if err != nil {
-		t.Fatal(err)
+	if !diff.Equal() {
+		t.Errorf("the graph differs from the events sent: %s", diff)
 	}
-	key := func(e graph.EdgeRow) string { return e.String() }
-	wantSet := map[string]bool{}
-	for _, e := range wantEdges {
-		wantSet[key(e)] = true
-	}
-	gotSet := map[string]int{}
-	for _, e := range gotEdges {
-		gotSet[key(e)]++
-	}
-	var missing, extra, dup []string
-	for k := range wantSet {
-		if gotSet[k] == 0 {
-			missing = append(missing, k)
-		}
-	}
-	for k, n := range gotSet {
-		if !wantSet[k] {
-			extra = append(extra, k)
-		}
-		if n > 1 {
-			dup = append(dup, fmt.Sprintf("%s x%d", k, n))
-		}
-	}
-	sort.Strings(missing)
-	sort.Strings(extra)
-	sort.Strings(dup)
-	first := func(s []string) []string { return s[:min(len(s), 5)] }
-	if len(missing)+len(extra)+len(dup) > 0 {
-		t.Errorf("FEEDS and DECIDES_ROWS: expected %d, found %d relationships (%d distinct); missing %d %v; unexpected %d %v; duplicated %d %v",
-			len(wantEdges), len(gotEdges), len(gotSet), len(missing), first(missing), len(extra), first(extra), len(dup), first(dup))
-	}
-	var counts []string
-	for _, m := range []struct {
-		kind       string
-		want, have map[string]int64
-	}{{"nodes", want.Nodes, got.Nodes}, {"relationships", want.Relationships, got.Relationships}} {
-		var names []string
-		for k := range m.want {
-			names = append(names, k)
-		}
-		for k := range m.have {
-			if _, ok := m.want[k]; !ok {
-				names = append(names, k)
-			}
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			if m.want[k] != m.have[k] {
-				t.Errorf("%s %s: expected %d, found %d", m.kind, k, m.want[k], m.have[k])
-			}
-			counts = append(counts, fmt.Sprintf("%s %d/%d", k, m.have[k], m.want[k]))
-		}
-	}
-	return fmt.Sprintf("edges expected %d, found %d (distinct %d, missing %d, unexpected %d, duplicated %d); found/expected: %s",
-		len(wantEdges), len(gotEdges), len(gotSet), len(missing), len(extra), len(dup), strings.Join(counts, ", "))
+	return diff.String()
 }
 
 // --- helpers ----------------------------------------------------------------------------------
