@@ -87,15 +87,16 @@ func Upgrade(ctx context.Context, w *graph.Writer, brokers []string, topic strin
 		security = sec[0]
 	}
 	start := time.Now()
+	// Kafka first: a wrong address, certificate or password must change nothing in the graph
+	ends, err := endOffsets(ctx, brokers, topic, security)
+	if err != nil {
+		return fmt.Errorf("upgrade: %w (is Kafka at %s, and is the topic right?)", err, strings.Join(brokers, ","))
+	}
 	deleted, err := w.Upgrade(ctx)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "upgrade: removed %d model-1 FEEDS relationships; re-reading %s from the start\n", deleted, topic)
-	ends, err := endOffsets(ctx, brokers, topic, security)
-	if err != nil {
-		return fmt.Errorf("upgrade: %w (is Kafka at %s, and is the topic right?)", err, strings.Join(brokers, ","))
-	}
 	parts := make([]int, 0, len(ends))
 	var total int64
 	for p, end := range ends {

@@ -527,7 +527,10 @@ func TestCLIUpgrade(t *testing.T) {
 	if code == 0 || !strings.Contains(out, "SASL Authentication Failed") {
 		t.Errorf("upgrade with a wrong SASL password: exit %d, output without the cause:\n%s", code, out)
 	}
-	t.Logf("wrong password: exit %d: %s", code, strings.TrimSpace(out))
+	if strings.Contains(out, "removed") {
+		t.Errorf("upgrade with a wrong SASL password touched the graph before reaching Kafka:\n%s", out)
+	}
+	t.Logf("wrong password: exit %d: %q", code, strings.TrimSpace(out))
 }
 
 // TestListenerThroughSASLSSL: a real Spark 3.5 job (e2e/testdata/skeleton.sql) with the listener
