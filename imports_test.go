@@ -21,6 +21,7 @@ var mustNot = map[string][]string{
 	"e2e/stack": {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli", "ui", "browser"},
 	"ui":        {"ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
 	"browser":   {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli", "ui", "e2e/stack"},
+	"retention": {"process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
 }
 
 func TestPackageImports(t *testing.T) {

@@ -48,7 +48,11 @@ upgrade moves a graph written by an older colline to the current graph model (a 
 an older graph and names this command): it removes what the older model stored differently,
 re-reads the topic (default COLLINE_KAFKA_TOPIC or colline.plans; brokers COLLINE_KAFKA_BROKERS)
 from the start, writes every event again, with progress, and stamps the graph. Stop the
-consumers first; start the new ones afterwards. Running it twice is harmless.
+consumers first; start the new ones afterwards. Running it twice is harmless. It connects to
+Kafka as the consumer does, from the consumer's variables: COLLINE_KAFKA_TLS, _TLS_CA_FILE,
+_TLS_CERT_FILE and _TLS_KEY_FILE (mutual TLS), COLLINE_KAFKA_SASL_MECHANISM, _SASL_USERNAME and
+_SASL_PASSWORD_FILE or _SASL_PASSWORD (docs/operations.md); the user needs Read and Describe on
+the topic.
 
 ui serves the lineage explorer, a web page that draws a column's upstream and downstream as table
 boxes with column edges, the impact list (CSV too), job views and the SQL panel, reading Neo4j

@@ -29,11 +29,12 @@ const Prefix = "COLLINE"
 // (Neo4jURI: COLLINE_NEO4J_URI). The envconfig tag is deliberately not used: with it, envconfig
 // also reads the bare name (NEO4J_URI) when the prefixed one is absent.
 type Config struct {
-	KafkaBrokers  []string `split_words:"true" default:"127.0.0.1:19092" desc:"Kafka bootstrap brokers, comma-separated host:port"`
-	KafkaTopic    string   `split_words:"true" default:"colline.plans" desc:"topic the listener publishes plan events to"`
-	KafkaGroup    string   `split_words:"true" default:"colline" desc:"consumer group id; consumers in one group share the partitions"`
-	KafkaDLQTopic string   `split_words:"true" default:"colline.plans.dlq" desc:"dead-letter topic for messages that can never be written"`
-	KafkaMaxBytes int      `split_words:"true" default:"33554432" desc:"largest fetch, in bytes; at least the topic's max.message.bytes"`
+	KafkaBrokers        []string      `split_words:"true" default:"127.0.0.1:19092" desc:"Kafka bootstrap brokers, comma-separated host:port"`
+	KafkaTopic          string        `split_words:"true" default:"colline.plans" desc:"topic the listener publishes plan events to"`
+	KafkaGroup          string        `split_words:"true" default:"colline" desc:"consumer group id; consumers in one group share the partitions"`
+	KafkaDLQTopic       string        `split_words:"true" default:"colline.plans.dlq" desc:"dead-letter topic for messages that can never be written"`
+	KafkaMaxBytes       int           `split_words:"true" default:"33554432" desc:"largest fetch, in bytes; at least the topic's max.message.bytes"`
+	KafkaSessionTimeout time.Duration `split_words:"true" default:"30s" desc:"how long the group waits for a consumer that stopped heartbeating (killed, cut off) before its partitions go to the others; the broker allows group.min.session.timeout.ms (6s) to group.max.session.timeout.ms (30m)"`
 
 	KafkaTLS                   bool   `split_words:"true" default:"false" desc:"connect to Kafka with TLS (SSL or SASL_SSL); implied by any other COLLINE_KAFKA_TLS_* variable"`
 	KafkaTLSCaFile             string `split_words:"true" desc:"PEM file of the CAs that sign the brokers' certificates; empty: the system roots"`
@@ -52,12 +53,20 @@ type Config struct {
 	MaxPlanEdges int `split_words:"true" default:"100000" desc:"most lineage edges plus their transformations one event yields (also the most a batch holds); more: dead letter, reason too_complex"`
 	MaxPlanWork  int `split_words:"true" default:"1000000" desc:"most source-column entries resolved for one event (bounds time and memory); more: dead letter, reason too_complex"`
 
-	Neo4jURI          string `split_words:"true" default:"bolt://127.0.0.1:17687" desc:"Neo4j URI: bolt://, neo4j:// (routing), with +s or +ssc for TLS"`
-	Neo4jUser         string `split_words:"true" desc:"Neo4j user; empty: no authentication"`
-	Neo4jPassword     Secret `split_words:"true" desc:"Neo4j password (never logged)"`
-	Neo4jPasswordFile string `split_words:"true" desc:"file holding the Neo4j password (a mounted secret), instead of COLLINE_NEO4J_PASSWORD; one trailing newline is ignored"`
-	Neo4jDatabase     string `split_words:"true" default:"neo4j" desc:"Neo4j database"`
-	Neo4jTLSCaFile    string `split_words:"true" desc:"PEM file of the CAs that sign Neo4j's certificate, for bolt+s:// and neo4j+s://; empty: the system roots"`
+	Neo4jURI          string        `split_words:"true" default:"bolt://127.0.0.1:17687" desc:"Neo4j URI: bolt://, neo4j:// (routing), with +s or +ssc for TLS"`
+	Neo4jUser         string        `split_words:"true" desc:"Neo4j user; empty: no authentication"`
+	Neo4jPassword     Secret        `split_words:"true" desc:"Neo4j password (never logged)"`
+	Neo4jPasswordFile string        `split_words:"true" desc:"file holding the Neo4j password (a mounted secret), instead of COLLINE_NEO4J_PASSWORD; one trailing newline is ignored"`
+	Neo4jDatabase     string        `split_words:"true" default:"neo4j" desc:"Neo4j database"`
+	Neo4jTLSCaFile    string        `split_words:"true" desc:"PEM file of the CAs that sign Neo4j's certificate, for bolt+s:// and neo4j+s://; empty: the system roots"`
+	Neo4jWriteTimeout time.Duration `split_words:"true" default:"2m" desc:"longest Neo4j write transaction (server-side timeout and client deadline); a write blocked longer (a held lock, a long transaction) is ended and retried with backoff"`
+	Neo4jSlowWrite    time.Duration `split_words:"true" default:"30s" desc:"a Neo4j write running longer than this makes /readyz answer 503 (slow write) until it ends"`
+
+	RetentionRunDays    int           `split_words:"true" default:"0" desc:"delete runs (Run nodes with their READ, WROTE, CHANGED and HAS_RUN relationships) whose query ended more than this many days ago; 0: keep them"`
+	RetentionEdgeDays   int           `split_words:"true" default:"0" desc:"FEEDS and DECIDES_ROWS that no event confirmed for this many days are marked stale or deleted (COLLINE_RETENTION_EDGE_ACTION); 0: keep them"`
+	RetentionEdgeAction string        `split_words:"true" default:"stale" desc:"stale (set stale: true; cleared when an event confirms the edge again) or delete"`
+	RetentionInterval   time.Duration `split_words:"true" default:"1h" desc:"time between retention passes (the first runs at start)"`
+	RetentionBatchSize  int           `split_words:"true" default:"1000" desc:"most runs or relationships one retention transaction touches (bounds its locks next to the consumer's writes)"`
 
 	MetricsInterval time.Duration `split_words:"true" default:"15s" desc:"how often the Kafka reader statistics and the group's lag are polled into the metrics"`
 	HTTPAddr        string        `split_words:"true" default:":9090" desc:"listen address of /metrics, /healthz and /readyz"`
@@ -197,6 +206,29 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		bad("SHUTDOWN_TIMEOUT", "%v must be positive", c.ShutdownTimeout)
+	}
+	if c.KafkaSessionTimeout < time.Second || c.KafkaSessionTimeout > 30*time.Minute {
+		bad("KAFKA_SESSION_TIMEOUT", "%v is outside [1s, 30m]", c.KafkaSessionTimeout)
+	}
+	if c.Neo4jWriteTimeout < time.Second || c.Neo4jWriteTimeout > time.Hour {
+		bad("NEO4J_WRITE_TIMEOUT", "%v is outside [1s, 1h]", c.Neo4jWriteTimeout)
+	}
+	if c.Neo4jSlowWrite <= 0 {
+		bad("NEO4J_SLOW_WRITE", "%v must be positive", c.Neo4jSlowWrite)
+	}
+	for name, v := range map[string]int{"RETENTION_RUN_DAYS": c.RetentionRunDays, "RETENTION_EDGE_DAYS": c.RetentionEdgeDays} {
+		if v < 0 || v > 36500 {
+			bad(name, "%d is outside 0..36500 (0 keeps everything)", v)
+		}
+	}
+	if c.RetentionEdgeAction != "stale" && c.RetentionEdgeAction != "delete" {
+		bad("RETENTION_EDGE_ACTION", "%q is neither stale nor delete", c.RetentionEdgeAction)
+	}
+	if c.RetentionInterval < time.Second {
+		bad("RETENTION_INTERVAL", "%v is below 1s", c.RetentionInterval)
+	}
+	if c.RetentionBatchSize < 1 || c.RetentionBatchSize > 100000 {
+		bad("RETENTION_BATCH_SIZE", "%d is outside 1..100000", c.RetentionBatchSize)
 	}
 	if c.ExitWhenIdle < 0 {
 		bad("EXIT_WHEN_IDLE", "%v must not be negative", c.ExitWhenIdle)
@@ -395,6 +427,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("kafka_group", c.KafkaGroup),
 		slog.String("kafka_dlq_topic", c.KafkaDLQTopic),
 		slog.Int("kafka_max_bytes", c.KafkaMaxBytes),
+		slog.Duration("kafka_session_timeout", c.KafkaSessionTimeout),
 		slog.Bool("kafka_tls", c.KafkaTLS),
 		slog.String("kafka_tls_ca_file", c.KafkaTLSCaFile),
 		slog.String("kafka_tls_cert_file", c.KafkaTLSCertFile),
@@ -416,6 +449,13 @@ func (c Config) LogValue() slog.Value {
 		slog.String("neo4j_password_file", c.Neo4jPasswordFile),
 		slog.String("neo4j_database", c.Neo4jDatabase),
 		slog.String("neo4j_tls_ca_file", c.Neo4jTLSCaFile),
+		slog.Duration("neo4j_write_timeout", c.Neo4jWriteTimeout),
+		slog.Duration("neo4j_slow_write", c.Neo4jSlowWrite),
+		slog.Int("retention_run_days", c.RetentionRunDays),
+		slog.Int("retention_edge_days", c.RetentionEdgeDays),
+		slog.String("retention_edge_action", c.RetentionEdgeAction),
+		slog.Duration("retention_interval", c.RetentionInterval),
+		slog.Int("retention_batch_size", c.RetentionBatchSize),
 		slog.String("http_addr", c.HTTPAddr),
 		slog.Duration("metrics_interval", c.MetricsInterval),
 		slog.Int("batch_size", c.BatchSize),

@@ -47,6 +47,8 @@ func TestDefaults(t *testing.T) {
 		HTTPAddr: ":9090", BatchSize: 100, BatchWait: 200 * time.Millisecond, BatchMaxBytes: 16 << 20, ShutdownTimeout: 30 * time.Second,
 		LogLevel: slog.LevelInfo, LogFormat: "json", MaxEventBytes: 32 << 20, MetricsInterval: 15 * time.Second,
 		MaxPlanDepth: 5000, MaxPlanNodes: 100000, MaxPlanEdges: 100000, MaxPlanWork: 1000000,
+		KafkaSessionTimeout: 30 * time.Second, Neo4jWriteTimeout: 2 * time.Minute, Neo4jSlowWrite: 30 * time.Second,
+		RetentionEdgeAction: "stale", RetentionInterval: time.Hour, RetentionBatchSize: 1000,
 	}
 	d := plan.DefaultBudget
 	if (plan.Budget{Depth: c.MaxPlanDepth, Nodes: c.MaxPlanNodes, Edges: c.MaxPlanEdges, Work: c.MaxPlanWork}) != d {
@@ -67,6 +69,9 @@ func TestVariables(t *testing.T) {
 		"COLLINE_BATCH_WAIT": "1s", "COLLINE_BATCH_MAX_BYTES": "2097152", "COLLINE_SHUTDOWN_TIMEOUT": "5s", "COLLINE_EXIT_WHEN_IDLE": "3s",
 		"COLLINE_LOG_LEVEL": "debug", "COLLINE_LOG_FORMAT": "text",
 		"COLLINE_MAX_PLAN_DEPTH": "100", "COLLINE_MAX_PLAN_NODES": "200", "COLLINE_MAX_PLAN_EDGES": "300", "COLLINE_MAX_PLAN_WORK": "400",
+		"COLLINE_KAFKA_SESSION_TIMEOUT": "10s", "COLLINE_NEO4J_WRITE_TIMEOUT": "45s", "COLLINE_NEO4J_SLOW_WRITE": "5s",
+		"COLLINE_RETENTION_RUN_DAYS": "90", "COLLINE_RETENTION_EDGE_DAYS": "30", "COLLINE_RETENTION_EDGE_ACTION": "delete",
+		"COLLINE_RETENTION_INTERVAL": "10m", "COLLINE_RETENTION_BATCH_SIZE": "500",
 		"NEO4J_DATABASE": "bare names are not read",
 	} {
 		t.Setenv(k, v)
@@ -82,6 +87,8 @@ func TestVariables(t *testing.T) {
 		ExitWhenIdle: 3 * time.Second, LogLevel: slog.LevelDebug, LogFormat: "text",
 		MaxEventBytes: 16 << 20, MetricsInterval: 15 * time.Second,
 		MaxPlanDepth: 100, MaxPlanNodes: 200, MaxPlanEdges: 300, MaxPlanWork: 400,
+		KafkaSessionTimeout: 10 * time.Second, Neo4jWriteTimeout: 45 * time.Second, Neo4jSlowWrite: 5 * time.Second,
+		RetentionRunDays: 90, RetentionEdgeDays: 30, RetentionEdgeAction: "delete", RetentionInterval: 10 * time.Minute, RetentionBatchSize: 500,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("\n got %+v\nwant %+v", c, want)
@@ -129,6 +136,13 @@ func TestBadConfigs(t *testing.T) {
 		{"max event bytes", map[string]string{"COLLINE_MAX_EVENT_BYTES": "100"}, []string{"COLLINE_MAX_EVENT_BYTES: 100 is below 1 MiB"}},
 		{"max event above fetch", map[string]string{"COLLINE_MAX_EVENT_BYTES": "40000000"}, []string{"COLLINE_MAX_EVENT_BYTES: 40000000 is above COLLINE_KAFKA_MAX_BYTES"}},
 		{"metrics interval", map[string]string{"COLLINE_METRICS_INTERVAL": "10ms"}, []string{"COLLINE_METRICS_INTERVAL: 10ms is below 1s"}},
+		{"session timeout", map[string]string{"COLLINE_KAFKA_SESSION_TIMEOUT": "500ms"}, []string{"COLLINE_KAFKA_SESSION_TIMEOUT: 500ms is outside [1s, 30m]"}},
+		{"write timeout", map[string]string{"COLLINE_NEO4J_WRITE_TIMEOUT": "2h"}, []string{"COLLINE_NEO4J_WRITE_TIMEOUT: 2h0m0s is outside [1s, 1h]"}},
+		{"slow write", map[string]string{"COLLINE_NEO4J_SLOW_WRITE": "0s"}, []string{"COLLINE_NEO4J_SLOW_WRITE: 0s must be positive"}},
+		{"retention days", map[string]string{"COLLINE_RETENTION_RUN_DAYS": "-1", "COLLINE_RETENTION_EDGE_DAYS": "40000"}, []string{"COLLINE_RETENTION_RUN_DAYS: -1 is outside 0..36500", "COLLINE_RETENTION_EDGE_DAYS: 40000 is outside 0..36500"}},
+		{"retention action", map[string]string{"COLLINE_RETENTION_EDGE_ACTION": "archive"}, []string{`COLLINE_RETENTION_EDGE_ACTION: "archive" is neither stale nor delete`}},
+		{"retention interval", map[string]string{"COLLINE_RETENTION_INTERVAL": "100ms"}, []string{"COLLINE_RETENTION_INTERVAL: 100ms is below 1s"}},
+		{"retention batch", map[string]string{"COLLINE_RETENTION_BATCH_SIZE": "0"}, []string{"COLLINE_RETENTION_BATCH_SIZE: 0 is outside 1..100000"}},
 		{"several at once", map[string]string{"COLLINE_BATCH_SIZE": "0", "COLLINE_LOG_FORMAT": "xml"}, []string{"COLLINE_BATCH_SIZE", "COLLINE_LOG_FORMAT"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

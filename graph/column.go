@@ -1,7 +1,7 @@
 package graph
 
 // Column: a column of a dataset, keyed by plan's Column.Key; table is its dataset's name (shop.orders),
-// so that a caption "{table}.{name}" (Neo4j Browser's style, deploy/browser) says which table it is.
+// so that a caption "{table}.{name}" (Neo4j Browser's style, browser/) says which table it is.
 //
 //	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, table, datasetKey, dataType, firstSeen, lastSeen})
 

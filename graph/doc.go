@@ -25,6 +25,11 @@
 // column, written dataset, job) for the row-level dependencies. This is graph model 2
 // (ModelVersion, stamped on a GraphModel node); docs/graph-model.md has the details.
 //
+// Retention (retention.go): bounded prune steps delete old runs and mark stale (stale: true) or
+// delete FEEDS and DECIDES_ROWS not seen for a while; the writer clears the stale mark when a newer
+// event confirms the edge. Prune statements lock in the writer's order, so they cannot deadlock
+// with it.
+//
 // Idempotence: every write is a MERGE on a constraint-backed key (or on the job property of
 // FEEDS) followed by SETs. The time of an event is its query end time (emittedAt when that is
 // missing), never the wall clock, so writing the same event again changes nothing at all, and a

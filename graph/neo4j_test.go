@@ -543,3 +543,45 @@ func TestWriteDegraded(t *testing.T) {
 		t.Errorf("replaying the degraded event changed the graph:\n%s", diff(before, after))
 	}
 }
+
+// A write blocked behind a lock held by another transaction ends after Writer.Timeout with a
+// transient error (the consumer retries it with backoff) and leaves nothing behind; once the lock
+// is released the same write goes through.
+func TestWriteTimesOutBehindALock(t *testing.T) {
+	d := testDriver(t)
+	ctx := context.Background()
+	p := testPrefix(t)
+	batch := fixture(p, t0, "")
+	// Another transaction creates, uncommitted, the job the batch merges: the batch waits on its lock.
+	sess := d.NewSession(ctx, neo4j.SessionConfig{AccessMode: neo4j.AccessModeWrite})
+	defer sess.Close(ctx)
+	tx, err := sess.BeginTransaction(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Run(ctx, `MERGE (:Job {key: $k})`, map[string]any{"k": p + "etl/load"}); err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(d, "")
+	w.Timeout = 2 * time.Second
+	start := time.Now()
+	err = w.Write(ctx, batch)
+	took := time.Since(start)
+	if err == nil {
+		t.Fatal("Write behind a held lock = nil error")
+	}
+	if !IsTransient(err) || IsRejected(err) {
+		t.Errorf("Write behind a held lock = %v; want a transient error, not a rejection", err)
+	}
+	t.Logf("blocked write returned after %v: %v", took.Round(time.Millisecond), err)
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshot(t, d, p); len(got) != 0 {
+		t.Errorf("the timed-out write left %d elements: %q", len(got), got)
+	}
+	w.Timeout = time.Minute
+	if err := w.Write(ctx, batch); err != nil {
+		t.Fatalf("Write after the lock is released: %v", err)
+	}
+}

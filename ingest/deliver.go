@@ -22,6 +22,7 @@ func (l *Loop) deliver(ctx context.Context, b *batch) error {
 	l.m.batch.Observe(float64(len(msgs)))
 
 	start := time.Now()
+	l.log.Debug("writing batch", "messages", len(msgs), "items", len(items))
 	written, rejected, err := l.write(ctx, items)
 	if len(items) > 0 {
 		l.m.stage.WithLabelValues(stageWrite).Observe(time.Since(start).Seconds())
@@ -29,6 +30,7 @@ func (l *Loop) deliver(ctx context.Context, b *batch) error {
 	if err != nil {
 		return fmt.Errorf("batch of %d messages not written, not committed: %w", len(msgs), err)
 	}
+	l.log.Debug("batch written", "messages", len(msgs), "written", len(written), "rejected", len(rejected))
 	dead = append(dead, rejected...)
 	slices.SortFunc(dead, func(a, b deadLetter) int {
 		return cmp.Or(cmp.Compare(a.msg.Partition, b.msg.Partition), cmp.Compare(a.msg.Offset, b.msg.Offset))
@@ -94,7 +96,10 @@ func (l *Loop) write(ctx context.Context, items []pending) (written []pending, r
 	for i, p := range items {
 		batch[i] = p.item
 	}
-	err = l.retry(ctx, opWrite, func(ctx context.Context) error { return l.p.Writer.Write(ctx, batch) }, graph.IsRejected)
+	err = l.retry(ctx, opWrite, func(ctx context.Context) error {
+		defer l.writing(len(batch))()
+		return l.p.Writer.Write(ctx, batch)
+	}, graph.IsRejected)
 	switch {
 	case err == nil:
 		return items, nil, nil

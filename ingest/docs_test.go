@@ -14,6 +14,7 @@ import (
 
 	"github.com/colline/colline/admin"
 	"github.com/colline/colline/config"
+	"github.com/colline/colline/retention"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated sections of docs/operations.md")
@@ -29,6 +30,7 @@ func registry() *prometheus.Registry {
 	m.batch.Observe(1)
 	m.eventAge.Observe(1)
 	m.reader.add(kafka.ReaderStats{})
+	retention.NewMetrics(reg)
 	return reg
 }
 

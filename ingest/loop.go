@@ -67,6 +67,7 @@ const (
 	DefaultBatchMaxBytes   = 16 << 20
 	DefaultBatchWait       = 200 * time.Millisecond
 	DefaultShutdownTimeout = 30 * time.Second
+	DefaultSlowWrite       = 30 * time.Second
 )
 
 // Params configure a Loop.
@@ -98,6 +99,9 @@ type Params struct {
 	BatchWait       time.Duration // How long a batch waits for more messages after its first. Default: DefaultBatchWait.
 	ShutdownTimeout time.Duration // Time to finish the batches in hand once Run's context ends. Default: DefaultShutdownTimeout.
 	Backoff         Backoff       // Retry policy of transient failures. Default: DefaultBackoff.
+	// SlowWrite: a graph write running longer than this makes Ready report it (a held lock, a long
+	// transaction or an overloaded Neo4j) until it ends. Default: DefaultSlowWrite.
+	SlowWrite time.Duration
 
 	// Setup, when set, runs once before the first fetch (the graph schema bootstrap), retried
 	// like any transient failure until it succeeds or the context ends, except a graph of
@@ -169,6 +173,7 @@ func New(p Params) (*Loop, error) {
 	p.BatchMaxEdges = orDefault(p.BatchMaxEdges, p.Budget.WithDefaults().Edges)
 	p.BatchWait = orDefault(p.BatchWait, DefaultBatchWait)
 	p.ShutdownTimeout = orDefault(p.ShutdownTimeout, DefaultShutdownTimeout)
+	p.SlowWrite = orDefault(p.SlowWrite, DefaultSlowWrite)
 	if p.Backoff == (Backoff{}) {
 		p.Backoff = DefaultBackoff
 	}

@@ -3,6 +3,8 @@ package ingest
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
@@ -54,6 +56,9 @@ type Metrics struct {
 	lagSeconds  prometheus.Gauge
 	reader      readerMetrics
 
+	// The graph write in progress: its start (Unix nanoseconds, 0 when none) and its events.
+	writeStart, writeEvents atomic.Int64
+
 	mu       sync.Mutex
 	classes  map[string]bool
 	lagParts map[int]bool // partitions with a lag_records series
@@ -63,7 +68,7 @@ type Metrics struct {
 // series are created at once, so that rates and alerts see zeros instead of absent series.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	d := define{reg}
-	return &Metrics{
+	m := &Metrics{
 		messages: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "messages_total",
 			Help: "Messages handled and committed, by result: ok (in the graph) or dead_letter (sent to the dead-letter topic)."},
 			"result", resultOK, resultDeadLetter),
@@ -111,6 +116,20 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		},
 		classes: map[string]bool{},
 	}
+	d.gaugeFunc(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "write_in_progress_seconds",
+		Help: "How long the Neo4j write in progress has been running (0 when none): a held lock or a long transaction in Neo4j shows here first."},
+		func() float64 { d, _ := m.writeRunning(); return d.Seconds() })
+	return m
+}
+
+// writeRunning returns how long the graph write in progress has been running and its events
+// (0, 0 when none).
+func (m *Metrics) writeRunning() (time.Duration, int) {
+	start := m.writeStart.Load()
+	if start == 0 {
+		return 0, 0
+	}
+	return time.Since(time.Unix(0, start)), int(m.writeEvents.Load())
 }
 
 // readerOpts are the options of kafka-go's reader statistics (series with no labels, always
@@ -146,6 +165,10 @@ func (d define) counters(o prometheus.CounterOpts, label string, values ...strin
 
 func (d define) gauge(o prometheus.GaugeOpts) prometheus.Gauge {
 	return register(d.reg, prometheus.NewGauge(o))
+}
+
+func (d define) gaugeFunc(o prometheus.GaugeOpts, f func() float64) {
+	register(d.reg, prometheus.NewGaugeFunc(o, f))
 }
 
 func (d define) gauges(o prometheus.GaugeOpts, label string) *prometheus.GaugeVec {

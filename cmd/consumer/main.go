@@ -17,6 +17,7 @@ import (
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/retention"
 )
 
 // version is set at build time: -ldflags "-X main.version=1.2.3".
@@ -62,6 +63,7 @@ func run() error {
 	}
 	defer driver.Close(context.Background())
 	store := graph.NewWriter(driver, cfg.Neo4jDatabase)
+	store.Timeout = cfg.Neo4jWriteTimeout
 
 	var sec ingest.Security
 	if sec.TLS, err = cfg.KafkaTLSConfig(); err != nil {
@@ -72,6 +74,7 @@ func run() error {
 	}
 	reader := ingest.NewReader(ingest.ReaderOptions{
 		Brokers: cfg.KafkaBrokers, Topic: cfg.KafkaTopic, Group: cfg.KafkaGroup, MaxBytes: cfg.KafkaMaxBytes, Security: sec,
+		SessionTimeout: cfg.KafkaSessionTimeout,
 	}, log)
 	defer reader.Close()
 	deadLetters := ingest.NewDeadLetterWriter(cfg.KafkaBrokers, cfg.KafkaDLQTopic, cfg.KafkaMaxBytes, log, sec)
@@ -82,6 +85,7 @@ func run() error {
 		Fetcher: reader, Committer: reader, Writer: store, DeadLetters: deadLetters,
 		Metrics: m, Logger: log, Version: version,
 		BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait, BatchMaxBytes: cfg.BatchMaxBytes, ShutdownTimeout: cfg.ShutdownTimeout,
+		SlowWrite:     cfg.Neo4jSlowWrite,
 		MaxEventBytes: cfg.MaxEventBytes,
 		Budget:        plan.Budget{Depth: cfg.MaxPlanDepth, Nodes: cfg.MaxPlanNodes, Edges: cfg.MaxPlanEdges, Work: cfg.MaxPlanWork},
 		Setup:         store.Bootstrap,
@@ -116,6 +120,18 @@ func run() error {
 		ingest.Monitor{Reader: reader, Lag: backlog, Metrics: m, Logger: log, Interval: cfg.MetricsInterval}.Run(mctx)
 	}()
 	defer func() { stopMonitor(); <-monitored }()
+
+	// Retention prunes on its own goroutine and transactions; it stops with the monitor.
+	pruner := &retention.Pruner{Graph: store, Metrics: retention.NewMetrics(reg), Logger: log, Policy: retention.Policy{
+		RunDays: cfg.RetentionRunDays, EdgeDays: cfg.RetentionEdgeDays, EdgeAction: cfg.RetentionEdgeAction,
+		Interval: cfg.RetentionInterval, BatchSize: cfg.RetentionBatchSize,
+	}, Ready: loop.Ready}
+	pruned := make(chan struct{})
+	go func() {
+		defer close(pruned)
+		pruner.Run(mctx)
+	}()
+	defer func() { stopMonitor(); <-pruned }()
 
 	if err := loop.Run(ctx); err != nil {
 		return err
