@@ -411,7 +411,9 @@ func isCommand(cls string) bool {
 		cls == "CacheTableAsSelect" || cls == "CommandResult"
 }
 
-func truncate(s string) string {
+// Truncate cuts an expression's text to the length kept on an edge (240 bytes), at a UTF-8
+// boundary, marking the cut with "…".
+func Truncate(s string) string {
 	if len(s) <= maxExpr {
 		return s
 	}
