@@ -394,7 +394,9 @@ func sortedEdges(m map[[2]string]*plan.Edge) []plan.Edge {
 	for _, e := range m {
 		out = append(out, *e)
 	}
-	slices.SortFunc(out, func(a, b plan.Edge) int { return cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Source, b.Source)) })
+	slices.SortFunc(out, func(a, b plan.Edge) int {
+		return cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Source, b.Source))
+	})
 	return out
 }
 
