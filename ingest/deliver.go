@@ -56,7 +56,7 @@ func (l *Loop) deliver(ctx context.Context, b *batch) error {
 		l.m.messages.WithLabelValues(resultOK).Inc()
 		l.m.edges.Add(float64(len(p.item.Lineage.Edges) + len(p.item.Lineage.RowDeps)))
 		l.m.countNodes(p.item)
-		if t, err := graph.EventTime(p.item.Event); err == nil {
+		if t, err := p.item.Time(); err == nil {
 			l.m.eventAge.Observe(max(now.Sub(t).Seconds(), 0))
 			if t.After(newest) {
 				newest = t
@@ -163,8 +163,11 @@ func permanentCommit(err error) bool {
 // msgAttrs returns the stable log keys of a message, plus extra.
 func msgAttrs(m kafka.Message, it graph.Item, extra ...any) []any {
 	a := []any{"topic", m.Topic, "partition", m.Partition, "offset", m.Offset}
-	if it.Event != nil {
+	switch {
+	case it.Event != nil:
 		a = append(a, "app", it.Event.App.ID, "query", it.Event.Query.ExecutionID)
+	case it.OpenLineage != nil:
+		a = append(a, "event", it.ID())
 	}
 	return append(a, extra...)
 }

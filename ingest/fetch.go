@@ -13,8 +13,9 @@ import (
 	"github.com/colline/colline/process"
 )
 
-// pending is a message that became an item to write. Its value is dropped once decoded: the
-// commit needs only the topic, partition and offset.
+// pending is a message that became an item to write. A plan's value is dropped once decoded: the
+// commit needs only the topic, partition and offset. An OpenLineage event keeps its value (it is
+// small), so that a dead letter found at write time carries the original bytes.
 type pending struct {
 	msg  kafka.Message
 	item graph.Item
@@ -78,8 +79,8 @@ func valueBytes(msgs []kafka.Message) int {
 }
 
 // process turns msgs into a batch: items to write and dead letters. It drops the value of every
-// message that became an item, in msgs too, so that only the decoded items stay in memory; a
-// dead letter keeps its value, to be republished.
+// plan that became an item, in msgs too, so that only the decoded items stay in memory; a dead
+// letter and an OpenLineage event keep their values.
 func (l *Loop) process(msgs []kafka.Message) *batch {
 	b := &batch{msgs: msgs, bytes: valueBytes(msgs)}
 	for i, m := range msgs {
@@ -88,8 +89,10 @@ func (l *Loop) process(msgs []kafka.Message) *batch {
 			b.dead = append(b.dead, deadLetter{msg: m, reason: process.Reason(err), err: err})
 			continue
 		}
-		msgs[i].Value = nil
-		m.Value = nil
+		if it.Event != nil {
+			msgs[i].Value = nil
+			m.Value = nil
+		}
 		b.items = append(b.items, pending{msg: m, item: it})
 	}
 	return b

@@ -36,7 +36,7 @@ const DefaultKafkaMaxBytes = 32 << 20
 // ReaderOptions configure the Kafka consumer-group reader.
 type ReaderOptions struct {
 	Brokers []string
-	Topic   string
+	Topics  []string // read in one group: the plan topic, and the OpenLineage topic when enabled
 	Group   string
 	// MaxBytes is the largest fetch response; it must hold the largest message (the topic's
 	// max.message.bytes). Default: DefaultKafkaMaxBytes.
@@ -74,7 +74,7 @@ func NewReader(o ReaderOptions, logger *slog.Logger) *kafka.Reader {
 	return kafka.NewReader(kafka.ReaderConfig{
 		Brokers:               o.Brokers,
 		GroupID:               o.Group,
-		Topic:                 o.Topic,
+		GroupTopics:           o.Topics,
 		MinBytes:              1,
 		MaxBytes:              o.MaxBytes,
 		QueueCapacity:         o.QueueCapacity,

@@ -48,12 +48,12 @@ func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
 
 	consume := func() {
 		t.Helper()
-		reader := NewReader(ReaderOptions{Brokers: addrs, Topic: topic, Group: group}, nil)
+		reader := NewReader(ReaderOptions{Brokers: addrs, Topics: []string{topic}, Group: group}, nil)
 		dlq := NewDeadLetterWriter(addrs, dlqTopic, 0, nil)
 		loop, err := New(Params{
 			Fetcher: reader, Committer: reader, Writer: store, DeadLetters: dlq, Version: "it",
 			Setup: store.Bootstrap, ExitWhenIdle: 2 * time.Second,
-			Backlog: Backlog{Brokers: addrs, Topic: topic, Group: group},
+			Backlog: Backlog{Brokers: addrs, Topics: []string{topic}, Group: group},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -87,7 +87,7 @@ func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
 		t.Errorf("dead letter: value %q headers %v", m.Value, m.Headers)
 	}
 
-	targets, err := Backlog{Brokers: addrs, Topic: topic, Group: group}.Targets(ctx)
+	targets, err := Backlog{Brokers: addrs, Topics: []string{topic}, Group: group}.Targets(ctx)
 	if err != nil || len(targets) != 0 {
 		t.Errorf("backlog after consuming = %v, %v; want nothing left", targets, err)
 	}
@@ -152,7 +152,7 @@ func TestShutdownNeverCommitsPastAnUnwrittenBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	reader := NewReader(ReaderOptions{Brokers: addrs, Topic: topic, Group: group, MaxWait: 100 * time.Millisecond}, nil)
+	reader := NewReader(ReaderOptions{Brokers: addrs, Topics: []string{topic}, Group: group, MaxWait: 100 * time.Millisecond}, nil)
 	dlq := NewDeadLetterWriter(addrs, dlqTopic, 0, nil)
 	defer dlq.Close()
 	store := &blockingWriter{allow: 1, calls: make(chan struct{}, 1)}
@@ -188,12 +188,12 @@ func TestShutdownNeverCommitsPastAnUnwrittenBatch(t *testing.T) {
 	if took > 3*time.Second {
 		t.Errorf("shutdown took %v with a 500ms deadline", took)
 	}
-	lag, err := Backlog{Brokers: addrs, Topic: topic, Group: group}.Lag(ctx)
+	lag, err := Backlog{Brokers: addrs, Topics: []string{topic}, Group: group}.Lag(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if store.written != batch || lag[0] != total-batch {
-		t.Errorf("written %d, group lag %d: want the first %d written and committed and the other %d not committed", store.written, lag[0], batch, total-batch)
+	if store.written != batch || lag[Partition{topic, 0}] != total-batch {
+		t.Errorf("written %d, group lag %d: want the first %d written and committed and the other %d not committed", store.written, lag[Partition{topic, 0}], batch, total-batch)
 	}
-	t.Logf("shutdown in %v; written %d events, committed offset %d of %d", took, store.written, total-lag[0], total)
+	t.Logf("shutdown in %v; written %d events, committed offset %d of %d", took, store.written, total-lag[Partition{topic, 0}], total)
 }

@@ -55,7 +55,7 @@ type (
 	// backlog tells, per partition, the offset the loop must have committed to have consumed
 	// what the topic held at start (partitions with nothing to consume are left out).
 	backlog interface {
-		Targets(ctx context.Context) (map[int]int64, error)
+		Targets(ctx context.Context) (map[Partition]int64, error)
 	}
 )
 

@@ -76,7 +76,7 @@ func run() error {
 	defer reader.Close()
 	deadLetters := ingest.NewDeadLetterWriter(cfg.KafkaBrokers, cfg.KafkaDLQTopic, cfg.KafkaMaxBytes, log, sec)
 	defer deadLetters.Close()
-	backlog := ingest.Backlog{Brokers: cfg.KafkaBrokers, Topic: cfg.KafkaTopic, Group: cfg.KafkaGroup, Security: sec}
+	backlog := ingest.Backlog{Brokers: cfg.KafkaBrokers, Topics: []string{cfg.KafkaTopic}, Group: cfg.KafkaGroup, Security: sec}
 
 	loop, err := ingest.New(ingest.Params{
 		Fetcher: reader, Committer: reader, Writer: store, DeadLetters: deadLetters,
