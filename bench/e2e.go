@@ -108,7 +108,7 @@ func (t *tap) seconds() float64 {
 // writer of the caller's choice, on a topic of its own.
 type consumer struct {
 	reader *kafka.Reader
-	dlq    *ingest.DeadLetterWriter
+	dlq    *ingest.Producer
 	loop   *ingest.Loop
 	reg    *prometheus.Registry
 	tap    *tap
@@ -121,7 +121,7 @@ func newConsumer(env *benchEnv, topic, dlqTopic string, w interface {
 }, exitWhenIdle time.Duration) (*consumer, error) {
 	group := topic + ".group"
 	reader := ingest.NewReader(ingest.ReaderOptions{Brokers: env.brokers, Topics: []string{topic}, Group: group}, nil)
-	dlq := ingest.NewDeadLetterWriter(env.brokers, dlqTopic, 0, nil)
+	dlq := ingest.NewProducer(env.brokers, dlqTopic, 0, nil)
 	reg := prometheus.NewRegistry()
 	t := &tap{fetcher: reader, writer: w}
 	p := ingest.Params{

@@ -30,7 +30,7 @@ func TestBacklogAfterTheLogStartMoved(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			topic, dlq, group := k.TestTopics(t, "backlog", 1, 0)
-			w := NewDeadLetterWriter(addrs, topic, 0, nil) // any synchronous producer will do
+			w := NewProducer(addrs, topic, 0, nil) // any synchronous producer will do
 			msgs := make([]kafka.Message, tc.sent)
 			for i := range msgs {
 				msgs[i] = kafka.Message{Value: []byte("ok")}
@@ -61,7 +61,7 @@ func TestBacklogAfterTheLogStartMoved(t *testing.T) {
 			}
 
 			reader := NewReader(ReaderOptions{Brokers: addrs, Topics: []string{topic}, Group: group, MaxWait: time.Second}, nil)
-			dlw := NewDeadLetterWriter(addrs, dlq, 0, nil)
+			dlw := NewProducer(addrs, dlq, 0, nil)
 			writer := &fakeWriter{j: &journal{}}
 			loop, err := New(Params{Fetcher: reader, Committer: reader, Writer: writer, DeadLetters: dlw,
 				Processor: fakeProcessor, ExitWhenIdle: time.Second, Backlog: b})

@@ -28,7 +28,7 @@ func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
 	suffix := stack.NewID()
 
 	src, mid, out := "src_"+suffix, "mid_"+suffix, "out_"+suffix
-	w := NewDeadLetterWriter(addrs, topic, 0, nil) // any synchronous producer will do
+	w := NewProducer(addrs, topic, 0, nil) // any synchronous producer will do
 	err := w.WriteMessages(ctx,
 		kafka.Message{Key: []byte("app-a"), Value: eventFor(t, "ev-1-"+suffix, src, mid)},
 		kafka.Message{Key: []byte("app-b"), Value: eventFor(t, "ev-2-"+suffix, mid, out)},
@@ -49,7 +49,7 @@ func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
 	consume := func() {
 		t.Helper()
 		reader := NewReader(ReaderOptions{Brokers: addrs, Topics: []string{topic}, Group: group}, nil)
-		dlq := NewDeadLetterWriter(addrs, dlqTopic, 0, nil)
+		dlq := NewProducer(addrs, dlqTopic, 0, nil)
 		loop, err := New(Params{
 			Fetcher: reader, Committer: reader, Writer: store, DeadLetters: dlq, Version: "it",
 			Setup: store.Bootstrap, ExitWhenIdle: 2 * time.Second,
@@ -145,7 +145,7 @@ func TestShutdownNeverCommitsPastAnUnwrittenBatch(t *testing.T) {
 	for i := range total {
 		msgs = append(msgs, kafka.Message{Key: []byte("app"), Value: eventFor(t, fmt.Sprintf("ev-%d-%s", i, suffix), "src", "out")})
 	}
-	w := NewDeadLetterWriter(addrs, topic, 0, nil)
+	w := NewProducer(addrs, topic, 0, nil)
 	err := w.WriteMessages(ctx, msgs...)
 	w.Close()
 	if err != nil {
@@ -153,7 +153,7 @@ func TestShutdownNeverCommitsPastAnUnwrittenBatch(t *testing.T) {
 	}
 
 	reader := NewReader(ReaderOptions{Brokers: addrs, Topics: []string{topic}, Group: group, MaxWait: 100 * time.Millisecond}, nil)
-	dlq := NewDeadLetterWriter(addrs, dlqTopic, 0, nil)
+	dlq := NewProducer(addrs, dlqTopic, 0, nil)
 	defer dlq.Close()
 	store := &blockingWriter{allow: 1, calls: make(chan struct{}, 1)}
 	loop, err := New(Params{

@@ -400,11 +400,14 @@ func sortedEdges(m map[[2]string]*plan.Edge) []plan.Edge {
 	return out
 }
 
-// Parent is a run's parent facet: the run and job it was spawned from.
+// Parent is a run's parent facet: the run and job it was spawned from, and the root job of the
+// chain when the producer names it.
 type Parent struct {
-	RunID        string
-	JobNamespace string
-	JobName      string
+	RunID            string
+	JobNamespace     string
+	JobName          string
+	RootJobNamespace string
+	RootJobName      string
 }
 
 // Parent decodes the run's parent facet; nil when it has none.
@@ -417,12 +420,49 @@ func (r *Run) Parent() (*Parent, error) {
 			Namespace string `json:"namespace"`
 			Name      string `json:"name"`
 		} `json:"job"`
+		Root *struct {
+			Job struct {
+				Namespace string `json:"namespace"`
+				Name      string `json:"name"`
+			} `json:"job"`
+		} `json:"root"`
 	}
 	ok, err := facet(r.Facets, "parent", &p)
 	if !ok || err != nil || p.Run.RunID == "" {
 		return nil, err
 	}
-	return &Parent{RunID: p.Run.RunID, JobNamespace: p.Job.Namespace, JobName: p.Job.Name}, nil
+	out := &Parent{RunID: p.Run.RunID, JobNamespace: p.Job.Namespace, JobName: p.Job.Name}
+	if p.Root != nil {
+		out.RootJobNamespace, out.RootJobName = p.Root.Job.Namespace, p.Root.Job.Name
+	}
+	return out, nil
+}
+
+// MessageKey is the Kafka message key openlineage's Kafka transport gives an event, so that the
+// events of a job, and of a chain of parent and child runs, stay in order on one partition:
+// "run:<namespace>/<name>" of the root job, else the parent job, else the run's own job;
+// "job:<namespace>/<name>" for a JobEvent; "dataset:<namespace>/<name>" for a DatasetEvent.
+func MessageKey(e *Event) string {
+	switch {
+	case e.Kind == DatasetEvent && e.Dataset != nil:
+		return "dataset:" + e.Dataset.Namespace + "/" + e.Dataset.Name
+	case e.Kind == JobEvent && e.Job != nil:
+		return "job:" + e.Job.Namespace + "/" + e.Job.Name
+	case e.Job == nil:
+		return ""
+	}
+	ns, name := e.Job.Namespace, e.Job.Name
+	if e.Run != nil {
+		if p, err := e.Run.Parent(); err == nil && p != nil {
+			switch {
+			case p.RootJobName != "":
+				ns, name = p.RootJobNamespace, p.RootJobName
+			case p.JobName != "":
+				ns, name = p.JobNamespace, p.JobName
+			}
+		}
+	}
+	return "run:" + ns + "/" + name
 }
 
 // mapped are the facets Lineage and Parent read, by name.

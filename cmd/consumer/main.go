@@ -74,7 +74,7 @@ func run() error {
 		Brokers: cfg.KafkaBrokers, Topic: cfg.KafkaTopic, Group: cfg.KafkaGroup, MaxBytes: cfg.KafkaMaxBytes, Security: sec,
 	}, log)
 	defer reader.Close()
-	deadLetters := ingest.NewDeadLetterWriter(cfg.KafkaBrokers, cfg.KafkaDLQTopic, cfg.KafkaMaxBytes, log, sec)
+	deadLetters := ingest.NewProducer(cfg.KafkaBrokers, cfg.KafkaDLQTopic, cfg.KafkaMaxBytes, log, sec)
 	defer deadLetters.Close()
 	backlog := ingest.Backlog{Brokers: cfg.KafkaBrokers, Topics: []string{cfg.KafkaTopic}, Group: cfg.KafkaGroup, Security: sec}
 
