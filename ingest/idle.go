@@ -21,7 +21,7 @@ type idleWatch struct {
 	committer
 
 	mu        sync.Mutex
-	last      time.Time     // when a message was last fetched, or the backlog read
+	last      time.Time           // when a message was last fetched, or the backlog read
 	fetched   map[Partition]int64 // per partition, the offset after the last message fetched
 	committed map[Partition]int64 // per partition, the offset after the last message committed
 }

@@ -102,7 +102,7 @@ func TestOpenLineageTopic(t *testing.T) {
 			Fetcher: reader, Committer: reader, Writer: store, DeadLetters: dlq, Metrics: m,
 			Processor: Topics{plans: Extractor{Metrics: m}, olTopic: OpenLineage{Step: process.OpenLineage{Validator: v}, Metrics: m}},
 			Setup:     store.Bootstrap, ExitWhenIdle: 2 * time.Second,
-			Backlog:   Backlog{Brokers: k.Brokers, Topics: []string{plans, olTopic}, Group: group},
+			Backlog: Backlog{Brokers: k.Brokers, Topics: []string{plans, olTopic}, Group: group},
 		})
 		if err != nil {
 			t.Fatal(err)
