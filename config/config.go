@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/colline/colline/openlineage"
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
@@ -52,6 +54,13 @@ type Config struct {
 	MaxPlanEdges int `split_words:"true" default:"500000" desc:"most lineage edges plus their transformations one event yields; more: dead letter, reason too_complex"`
 	MaxPlanWork  int `split_words:"true" default:"5000000" desc:"most source-column entries resolved for one event (bounds time and memory); more: dead letter, reason too_complex"`
 
+	OpenLineageTopic          string `split_words:"true" desc:"also read OpenLineage events (openlineage's Kafka transport) from this topic, in the same group; empty: off"`
+	OpenLineageHTTPAddr       string `split_words:"true" desc:"listen address of POST /api/v1/lineage for OpenLineage's HTTP transport (publishes to COLLINE_OPENLINEAGE_TOPIC); empty: off"`
+	OpenLineageHTTPAPIKey     Secret `split_words:"true" desc:"API key the HTTP transport must send (Authorization: Bearer); empty: no authentication (never logged)"`
+	OpenLineageHTTPAPIKeyFile string `split_words:"true" desc:"file holding the API key (a mounted secret), instead of COLLINE_OPENLINEAGE_HTTP_API_KEY"`
+	OpenLineageHTTPMaxBytes   int    `split_words:"true" default:"4194304" desc:"largest event POSTed, in bytes after gzip decoding; larger: 413"`
+	OpenLineageAliases        string `split_words:"true" desc:"dataset key prefixes to rewrite, from=to, comma-separated (duckdb:///data/shop.duckdb/shop.lake.=spark_catalog/lake.): how a tool naming a table its own way joins it (docs/openlineage.md)"`
+
 	Neo4jURI          string `split_words:"true" default:"bolt://127.0.0.1:17687" desc:"Neo4j URI: bolt://, neo4j:// (routing), with +s or +ssc for TLS"`
 	Neo4jUser         string `split_words:"true" desc:"Neo4j user; empty: no authentication"`
 	Neo4jPassword     Secret `split_words:"true" desc:"Neo4j password (never logged)"`
@@ -85,6 +94,7 @@ func Load() (Config, error) {
 	if err := errors.Join(
 		readSecret(&c.KafkaSASLPassword, "KAFKA_SASL_PASSWORD", c.KafkaSASLPasswordFile),
 		readSecret(&c.Neo4jPassword, "NEO4J_PASSWORD", c.Neo4jPasswordFile),
+		readSecret(&c.OpenLineageHTTPAPIKey, "OPENLINEAGE_HTTP_API_KEY", c.OpenLineageHTTPAPIKeyFile),
 	); err != nil {
 		return c, err
 	}
@@ -157,6 +167,7 @@ func (c Config) Validate() error {
 	if c.KafkaDLQTopic == c.KafkaTopic && c.KafkaTopic != "" {
 		bad("KAFKA_DLQ_TOPIC", "must differ from COLLINE_KAFKA_TOPIC (%q)", c.KafkaTopic)
 	}
+	errs = append(errs, c.validateOpenLineage()...)
 	if strings.TrimSpace(c.KafkaGroup) == "" {
 		bad("KAFKA_GROUP", "is required")
 	}
@@ -231,6 +242,46 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// validateOpenLineage checks the COLLINE_OPENLINEAGE_* variables.
+func (c Config) validateOpenLineage() []error {
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s_%s: %s", Prefix, name, fmt.Sprintf(format, args...)))
+	}
+	if t := c.OpenLineageTopic; t != "" {
+		if !topicName.MatchString(t) || t == "." || t == ".." {
+			bad("OPENLINEAGE_TOPIC", "%q is not a valid topic name (1 to 249 of a-z A-Z 0-9 . _ -)", t)
+		}
+		if t == c.KafkaTopic || t == c.KafkaDLQTopic {
+			bad("OPENLINEAGE_TOPIC", "must differ from COLLINE_KAFKA_TOPIC and COLLINE_KAFKA_DLQ_TOPIC (%q)", t)
+		}
+	}
+	if c.OpenLineageHTTPAddr != "" {
+		if err := hostPort(c.OpenLineageHTTPAddr, false); err != nil {
+			bad("OPENLINEAGE_HTTP_ADDR", "%q: %v", c.OpenLineageHTTPAddr, err)
+		} else if c.OpenLineageHTTPAddr == c.HTTPAddr {
+			bad("OPENLINEAGE_HTTP_ADDR", "must differ from COLLINE_HTTP_ADDR (%q)", c.HTTPAddr)
+		}
+		if c.OpenLineageTopic == "" {
+			bad("OPENLINEAGE_HTTP_ADDR", "is set but COLLINE_OPENLINEAGE_TOPIC is empty: the endpoint publishes the events it takes to that topic")
+		}
+	} else if c.OpenLineageHTTPAPIKey != "" {
+		bad("OPENLINEAGE_HTTP_API_KEY", "is set but COLLINE_OPENLINEAGE_HTTP_ADDR is empty")
+	}
+	if c.OpenLineageHTTPMaxBytes < 1<<10 {
+		bad("OPENLINEAGE_HTTP_MAX_BYTES", "%d is below 1 KiB", c.OpenLineageHTTPMaxBytes)
+	} else if c.OpenLineageHTTPMaxBytes > c.MaxEventBytes {
+		bad("OPENLINEAGE_HTTP_MAX_BYTES", "%d is above COLLINE_MAX_EVENT_BYTES (%d): the consumer would dead-letter such events", c.OpenLineageHTTPMaxBytes, c.MaxEventBytes)
+	}
+	if _, err := c.Aliases(); err != nil {
+		bad("OPENLINEAGE_ALIASES", "%v", err)
+	}
+	return errs
+}
+
+// Aliases returns the dataset key aliases of COLLINE_OPENLINEAGE_ALIASES.
+func (c Config) Aliases() ([]openlineage.Alias, error) { return openlineage.ParseAliases(c.OpenLineageAliases) }
 
 // validateKafkaSecurity checks the TLS and SASL variables.
 func (c Config) validateKafkaSecurity() []error {
@@ -395,6 +446,12 @@ func (c Config) LogValue() slog.Value {
 		slog.String("kafka_sasl_username", c.KafkaSASLUsername),
 		slog.String("kafka_sasl_password", c.KafkaSASLPassword.String()),
 		slog.String("kafka_sasl_password_file", c.KafkaSASLPasswordFile),
+		slog.String("openlineage_topic", c.OpenLineageTopic),
+		slog.String("openlineage_http_addr", c.OpenLineageHTTPAddr),
+		slog.String("openlineage_http_api_key", c.OpenLineageHTTPAPIKey.String()),
+		slog.String("openlineage_http_api_key_file", c.OpenLineageHTTPAPIKeyFile),
+		slog.Int("openlineage_http_max_bytes", c.OpenLineageHTTPMaxBytes),
+		slog.String("openlineage_aliases", c.OpenLineageAliases),
 		slog.Int("max_event_bytes", c.MaxEventBytes),
 		slog.Int("max_plan_depth", c.MaxPlanDepth),
 		slog.Int("max_plan_nodes", c.MaxPlanNodes),

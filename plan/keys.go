@@ -73,8 +73,8 @@ func Identify(d *events.Dataset) []Dataset {
 // Named returns the dataset an OpenLineage-style identity (spec/Naming.md) stands for, keyed as
 // Identify keys the listener's: a namespace of a file system (file, hdfs, s3, s3a, gs, abfss, ...)
 // names a path (kind path, name with a leading and no trailing slash, location the path's URI);
-// kafka:// a topic; anything else a table (a catalog namespace without "://", such as
-// spark_catalog, holds case-insensitive identifiers and is lower-cased as Spark's are). So the
+// kafka:// a topic; anything else a table (a bare catalog name such as spark_catalog, with no
+// scheme, holds case-insensitive identifiers and is lower-cased as Spark's are). So the
 // OpenLineage identity of a path or a topic has the same key as the listener's.
 func Named(namespace, name string) Dataset {
 	switch kind := namespaceKind(namespace); kind {
@@ -88,7 +88,7 @@ func Named(namespace, name string) Dataset {
 	case "kafka":
 		return newDataset(namespace, name, kind, "")
 	}
-	if !strings.Contains(namespace, "://") {
+	if !strings.Contains(namespace, ":") {
 		namespace, name = strings.ToLower(namespace), strings.ToLower(name)
 	}
 	return newDataset(namespace, name, "table", "")
