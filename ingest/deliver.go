@@ -15,8 +15,8 @@ import (
 	"github.com/colline/colline/process"
 )
 
-// deliver writes, dead-letters and commits one processed batch, in this order, each step retried
-// until it succeeds. It returns an error only when ctx ended before the batch was committed.
+// deliver writes, emits, dead-letters and commits one processed batch, in this order, each step
+// retried until it succeeds. It returns an error only when ctx ended before the batch was committed.
 func (l *Loop) deliver(ctx context.Context, b *batch) error {
 	msgs, items, dead := b.msgs, b.items, b.dead
 	l.m.batch.Observe(float64(len(msgs)))
@@ -28,6 +28,18 @@ func (l *Loop) deliver(ctx context.Context, b *batch) error {
 	}
 	if err != nil {
 		return fmt.Errorf("batch of %d messages not written, not committed: %w", len(msgs), err)
+	}
+	if l.p.Emitter != nil && len(written) > 0 {
+		out := make([]graph.Item, len(written))
+		for i, p := range written {
+			out[i] = p.item
+		}
+		start = time.Now()
+		err = l.retry(ctx, opEmit, func(ctx context.Context) error { return l.p.Emitter.Emit(ctx, out) }, nil)
+		l.m.stage.WithLabelValues(stageEmit).Observe(time.Since(start).Seconds())
+		if err != nil {
+			return fmt.Errorf("batch of %d messages written, not emitted, not committed: %w", len(msgs), err)
+		}
 	}
 	dead = append(dead, rejected...)
 	slices.SortFunc(dead, func(a, b deadLetter) int {

@@ -21,6 +21,7 @@ const (
 	stageWrite      = "write"
 	stageCommit     = "commit"
 	stageDeadLetter = "dead_letter"
+	stageEmit       = "emit"
 
 	opFetch      = "fetch"
 	opWrite      = "write"
@@ -28,6 +29,7 @@ const (
 	opDeadLetter = "dead_letter"
 	opBacklog    = "backlog"
 	opSetup      = "setup"
+	opEmit       = "emit"
 )
 
 // nodeLabels are the values of the label label of nodes_written_total.
@@ -69,9 +71,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Messages handled and committed, by result: ok (in the graph) or dead_letter (sent to the dead-letter topic)."},
 			"result", resultOK, resultDeadLetter),
 		stage: d.histograms(prometheus.HistogramOpts{Namespace: "colline", Subsystem: "ingest", Name: "stage_duration_seconds",
-			Help:    "Time spent per stage: decode and extract per message; write, dead_letter and commit per batch (retries included).",
+			Help:    "Time spent per stage: decode and extract per message; write, emit (OpenLineage, when enabled), dead_letter and commit per batch (retries included).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 17)}, // 0.5ms .. 33s
-			"stage", stageDecode, stageExtract, stageWrite, stageCommit, stageDeadLetter),
+			"stage", stageDecode, stageExtract, stageWrite, stageEmit, stageCommit, stageDeadLetter),
 		batch: d.histogram(prometheus.HistogramOpts{Namespace: "colline", Subsystem: "ingest", Name: "batch_messages",
 			Help: "Messages per batch.", Buckets: []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}}),
 		edges: d.counter(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "edges_written_total",
@@ -87,7 +89,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			"schema"),
 		retries: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "retries_total",
 			Help: "Retries after transient failures, by operation: write (Neo4j), commit and fetch (Kafka), dead_letter (Kafka), backlog and setup (start-up)."},
-			"operation", opFetch, opWrite, opCommit, opDeadLetter, opBacklog, opSetup),
+			"operation", opFetch, opWrite, opEmit, opCommit, opDeadLetter, opBacklog, opSetup),
 		lastEvent: d.gauge(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "last_event_timestamp_seconds",
 			Help: "Event time (query end) of the newest event committed; time() minus this is the lineage delay."}),
 		ready: d.gauge(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "ready",
