@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colline/colline/emit"
 	"github.com/colline/colline/ingest"
+	"github.com/colline/colline/intake"
 	"github.com/colline/colline/process"
 )
 
@@ -26,6 +28,9 @@ var homes = map[string]any{
 	"COLLINE_BATCH_WAIT":       ingest.DefaultBatchWait,
 	"COLLINE_SHUTDOWN_TIMEOUT": ingest.DefaultShutdownTimeout,
 	"COLLINE_METRICS_INTERVAL": ingest.DefaultMonitorInterval,
+
+	"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": intake.DefaultMaxBytes,
+	"COLLINE_OPENLINEAGE_EMIT_TIMEOUT":   emit.DefaultTimeout,
 }
 
 // helmDiffers are the Helm values that deliberately differ from the consumer's default.
