@@ -18,7 +18,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
-	"github.com/colline/colline/openlineage"
+	"github.com/colline/colline/openlineage/alias"
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
@@ -316,8 +316,8 @@ func (c Config) validateOpenLineage() []error {
 }
 
 // Aliases returns the dataset key aliases of COLLINE_OPENLINEAGE_ALIASES.
-func (c Config) Aliases() ([]openlineage.Alias, error) {
-	return openlineage.ParseAliases(c.OpenlineageAliases)
+func (c Config) Aliases() ([]alias.Rule, error) {
+	return alias.Parse(c.OpenlineageAliases)
 }
 
 // validateKafkaSecurity checks the TLS and SASL variables.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/colline/colline/openlineage/alias"
 	"github.com/colline/colline/plan"
 )
 
@@ -31,44 +32,7 @@ const SessionCatalog = "spark_catalog"
 //
 // The zero value applies the rules without aliases.
 type Names struct {
-	Aliases []Alias
-}
-
-// Alias rewrites dataset keys that start with From so that they start with To. To is a colline
-// key prefix: a namespace, "/", and the start of a name ("spark_catalog/lake.").
-type Alias struct{ From, To string }
-
-// ParseAliases reads aliases written "from=to", separated by commas or white space (the
-// COLLINE_OPENLINEAGE_ALIASES syntax), and returns them longest From first. Each side must be a
-// key prefix with a "/" after its namespace.
-func ParseAliases(s string) ([]Alias, error) {
-	var out []Alias
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
-		from, to, ok := strings.Cut(f, "=")
-		if !ok || from == "" || to == "" {
-			return nil, fmt.Errorf("alias %q: want from=to, two dataset key prefixes", f)
-		}
-		if _, _, ok := splitKey(to); !ok {
-			return nil, fmt.Errorf("alias %q: %q has no namespace: want namespace/name-prefix, such as spark_catalog/lake.", f, to)
-		}
-		out = append(out, Alias{From: from, To: to})
-	}
-	slices.SortStableFunc(out, func(a, b Alias) int { return cmp.Compare(len(b.From), len(a.From)) })
-	return out, nil
-}
-
-// splitKey splits a key prefix into its namespace and name prefix: the namespace ends at the
-// first "/" after its "scheme://authority", if it has one.
-func splitKey(key string) (namespace, name string, ok bool) {
-	start := 0
-	if i := strings.Index(key, "://"); i >= 0 {
-		start = i + 3
-	}
-	j := strings.IndexByte(key[start:], '/')
-	if j < 0 || start+j == 0 {
-		return "", "", false
-	}
-	return key[:start+j], key[start+j+1:], true
+	Aliases []alias.Rule // alias.Parse of COLLINE_OPENLINEAGE_ALIASES
 }
 
 // Dataset returns the colline dataset an OpenLineage identity stands for, given the dataset's
@@ -92,7 +56,7 @@ func (n Names) Dataset(namespace, name string, symlinks []Symlink) plan.Dataset 
 func (n Names) alias(d plan.Dataset) plan.Dataset {
 	for _, a := range n.Aliases {
 		if rest, ok := strings.CutPrefix(d.Key, a.From); ok {
-			ns, prefix, _ := splitKey(a.To)
+			ns, prefix, _ := alias.SplitKey(a.To)
 			x := plan.Named(ns, prefix+rest)
 			x.Location = cmp.Or(d.Location, x.Location)
 			return x

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/colline/colline/openlineage/alias"
 	"github.com/colline/colline/plan"
 )
 
@@ -24,7 +25,7 @@ func updating() bool {
 
 // How OpenLineage identities become colline keys: these cases pin the rules of Names.
 func TestNamesDataset(t *testing.T) {
-	aliases, err := ParseAliases("duckdb:///tmp/shop.duckdb/shop.lake.=spark_catalog/lake. trino://t:8080/hive.=spark_catalog/,trino://t:8080/hive.sales.=spark_catalog/sales_v2.")
+	aliases, err := alias.Parse("duckdb:///tmp/shop.duckdb/shop.lake.=spark_catalog/lake. trino://t:8080/hive.=spark_catalog/,trino://t:8080/hive.sales.=spark_catalog/sales_v2.")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +69,8 @@ func TestNamesDataset(t *testing.T) {
 		{"a=", `alias "a=": want from=to, two dataset key prefixes`},
 		{"a=lake.", `alias "a=lake.": "lake." has no namespace: want namespace/name-prefix, such as spark_catalog/lake.`},
 	} {
-		if _, err := ParseAliases(bad.in); err == nil || err.Error() != bad.err {
-			t.Errorf("ParseAliases(%q) = %v, want %s", bad.in, err, bad.err)
+		if _, err := alias.Parse(bad.in); err == nil || err.Error() != bad.err {
+			t.Errorf("alias.Parse(%q) = %v, want %s", bad.in, err, bad.err)
 		}
 	}
 }
@@ -183,7 +184,7 @@ func renderLineage(l *plan.Lineage) []string {
 // openlineage-spark's tables meet colline's keys through their symlinks, dbt-ol's DuckDB tables
 // through an alias of the lake schema. testdata/lineage-dbt.txt holds it (-update rewrites it).
 func TestLineageOfCapturedExample(t *testing.T) {
-	aliases, err := ParseAliases(exampleAliases)
+	aliases, err := alias.Parse(exampleAliases)
 	if err != nil {
 		t.Fatal(err)
 	}

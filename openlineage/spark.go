@@ -22,7 +22,9 @@ var runNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte(ProducerURI))
 
 // RunID is the stable runId of a listener event: a name-based UUID of its event id, the same on
 // every emission and replay, so that receivers merge repeats.
-func RunID(eventID string) string { return uuid.NewSHA1(runNamespace, []byte("event:"+eventID)).String() }
+func RunID(eventID string) string {
+	return uuid.NewSHA1(runNamespace, []byte("event:"+eventID)).String()
+}
 
 // AppRunID is the stable runId of a Spark application (the parent of its queries' runs).
 func AppRunID(appID string) string { return uuid.NewSHA1(runNamespace, []byte("app:"+appID)).String() }
