@@ -358,9 +358,7 @@ func sortedEdges(m map[[2]string]*plan.Edge) []plan.Edge {
 	for _, e := range m {
 		out = append(out, *e)
 	}
-	slices.SortFunc(out, func(a, b plan.Edge) int {
-		return cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Source, b.Source))
-	})
+	plan.SortEdges(out)
 	return out
 }
 

@@ -2,7 +2,6 @@ package process
 
 import (
 	"errors"
-	"fmt"
 	"path"
 	"strings"
 	"time"
@@ -38,15 +37,11 @@ type OpenLineage struct {
 
 // Item turns one OpenLineage event into a graph item.
 func (s OpenLineage) Item(value []byte) (graph.Item, error) {
-	limit := s.MaxBytes
-	if limit <= 0 {
-		limit = DefaultMaxBytes
+	if err := limits(value, s.MaxBytes); err != nil {
+		return graph.Item{}, err
 	}
-	if len(value) > limit {
-		return graph.Item{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(value), limit)
-	}
-	if nesting(value, MaxNesting) > MaxNesting {
-		return graph.Item{}, fmt.Errorf("%w: more than %d levels of arrays and objects", ErrTooDeep, MaxNesting)
+	if err := depth(value); err != nil {
+		return graph.Item{}, err
 	}
 	start := time.Now()
 	e, err := s.decode(value)
@@ -60,7 +55,7 @@ func (s OpenLineage) Item(value []byte) (graph.Item, error) {
 	if err != nil {
 		return graph.Item{}, err
 	}
-	limit = s.Edges
+	limit := s.Edges
 	if limit <= 0 {
 		limit = plan.DefaultBudget.Edges
 	}
