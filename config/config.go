@@ -266,7 +266,7 @@ func (c Config) validateOpenLineage() []error {
 	if c.OpenlineageHTTPAddr != "" {
 		if err := hostPort(c.OpenlineageHTTPAddr, false); err != nil {
 			bad("OPENLINEAGE_HTTP_ADDR", "%q: %v", c.OpenlineageHTTPAddr, err)
-		} else if c.OpenlineageHTTPAddr == c.HTTPAddr {
+		} else if _, port, _ := net.SplitHostPort(c.OpenlineageHTTPAddr); c.OpenlineageHTTPAddr == c.HTTPAddr && port != "0" {
 			bad("OPENLINEAGE_HTTP_ADDR", "must differ from COLLINE_HTTP_ADDR (%q)", c.HTTPAddr)
 		}
 		if c.OpenlineageTopic == "" {
