@@ -262,4 +262,3 @@ func servingOpenLineage(t *testing.T, logFile string) string {
 	t.Fatalf("no \"serving OpenLineage\" line in %s", logFile)
 	return ""
 }
-
