@@ -52,22 +52,16 @@ func TestSparkToDBT(t *testing.T) {
 	defer k.Close()
 	defer k.DeleteTopics(context.Background(), plans, plans+".dlq", olTopic)
 
-	// 1. Spark writes the lake: colline's listener to the plan topic, openlineage-spark to the
-	// OpenLineage topic. The lake's location is this test's own.
+	// 1. Spark writes the lake (managed tables in the warehouse of this test's work dir): colline's
+	// listener to the plan topic, openlineage-spark to the OpenLineage topic.
 	work := t.TempDir()
-	lake := filepath.Join(work, "lake")
-	sql, err := os.ReadFile(filepath.Join(s.Root, "dev", "dbt", "lake.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlFile := filepath.Join(work, "lake.sql")
-	if err := os.WriteFile(sqlFile, []byte(strings.ReplaceAll(string(sql), "/tmp/colline-ol-dbt/lake", lake)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	lake := filepath.Join(work, "spark", "warehouse", "lake.db")
+	sqlFile := filepath.Join(s.Root, "dev", "dbt", "lake.sql")
 	if err := stack.WipeKeys(ctx, driver, "spark_catalog/lake."); err != nil {
 		t.Fatal(err)
 	}
 	app := "colline-e2e-ol-" + id
+	dbtNS := "colline-e2e-dbt-" + id
 	start := time.Now()
 	if err := s.Spark(ctx, filepath.Join(work, "spark"), plans,
 		[]string{"SPARK_LINE=3.5_2.12", "OPENLINEAGE_KAFKA_BOOTSTRAP=" + s.Brokers, "OPENLINEAGE_KAFKA_TOPIC=" + olTopic},
@@ -105,7 +99,12 @@ func TestSparkToDBT(t *testing.T) {
 		// dbt-duckdb names the views over Spark's files shop.lake.<table>: they are Spark's tables
 		"COLLINE_OPENLINEAGE_ALIASES="+duckNS+"shop.lake.=spark_catalog/lake.",
 	)
-	defer stack.WipeKeys(context.Background(), driver, duckNS)
+	defer func() { // this test's part of the shared graph: DuckDB's datasets, the OpenLineage jobs and runs
+		ctx := context.Background()
+		stack.WipeKeys(ctx, driver, duckNS)
+		neo4j.ExecuteQuery(ctx, driver, `MATCH (j:Job) WHERE j.namespace = $dbt OR j.name STARTS WITH $spark
+OPTIONAL MATCH (j)-[:HAS_RUN]->(r) DETACH DELETE j, r`, map[string]any{"dbt": dbtNS, "spark": strings.ReplaceAll(app, "-", "_")}, neo4j.EagerResultTransformer)
+	}()
 	endpoint := servingOpenLineage(t, logFile)
 
 	// 3. dbt-ol runs the project on DuckDB, posting to the endpoint.
@@ -114,7 +113,6 @@ func TestSparkToDBT(t *testing.T) {
 		t.Fatal(err)
 	}
 	venv := filepath.Join(s.Root, ".cache", "dbt-venv", "bin")
-	dbtNS := "colline-e2e-dbt-" + id
 	dbt := exec.CommandContext(ctx, filepath.Join(venv, "dbt-ol"), "run", "--no-version-check", "--vars", `{"lake": "`+lake+`"}`)
 	dbt.Dir = filepath.Join(s.Root, "dev", "dbt", "shop")
 	dbt.Env = append(stack.Environ(), "PATH="+venv+":"+os.Getenv("PATH"), "DBT_PROFILES_DIR="+dbt.Dir, "OPENLINEAGE_CONFIG="+olConfig,
@@ -191,10 +189,10 @@ RETURN collect(DISTINCT f.job) AS jobs`, nil)
 	if !collineJob || !olJob {
 		t.Errorf("jobs writing lake.orders.amount_gross: %v; want colline's (…/%s) and openlineage-spark's (colline-dev/colline_e2e_ol_…)", writers, app)
 	}
-	recs = q(`MATCH (d:Dataset) WHERE d.location ENDS WITH $loc OR d.key ENDS WITH $loc OR d.name = 'lake.orders' OR d.name ENDS WITH '.lake.orders'
-RETURN collect(d.key) AS keys`, map[string]any{"loc": lake + "/orders"})
+	recs = q(`MATCH (d:Dataset) WHERE d.key IN ['file' + $loc, $duck + 'shop.lake.orders'] OR d.location ENDS WITH $loc
+RETURN collect(d.key) AS keys`, map[string]any{"loc": lake + "/orders", "duck": duckNS})
 	if keys := recs[0].Values[0].([]any); len(keys) != 1 || keys[0] != "spark_catalog/lake.orders" {
-		t.Errorf("datasets for the table lake.orders: %v, want only spark_catalog/lake.orders", keys)
+		t.Errorf("datasets of the table lake.orders (by its path, its DuckDB name, its location): %v, want only spark_catalog/lake.orders", keys)
 	}
 	recs = q(`MATCH (:Column {key: 'spark_catalog/lake.orders#amount_gross'})-[f:FEEDS]->(:Column {key: $stg}) RETURN f.job AS job`,
 		map[string]any{"stg": duckNS + "shop.main.stg_orders#amount"})

@@ -85,8 +85,18 @@ func TestOpenLineageTopic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer driver.Close(context.Background())
-	t.Cleanup(func() { stack.WipeKeys(context.Background(), driver, "duckdb:///tmp/"+id) })
+	// cleanups run last first: the wipe, then the driver's close
+	t.Cleanup(func() { driver.Close(context.Background()) })
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if _, err := neo4j.ExecuteQuery(ctx, driver, `MATCH (j:Job {namespace: $ns}) OPTIONAL MATCH (j)-[:HAS_RUN]->(r) DETACH DELETE j, r`,
+			map[string]any{"ns": "it-" + id}, neo4j.EagerResultTransformer); err != nil {
+			t.Errorf("wipe the jobs: %v", err)
+		}
+		if err := stack.WipeKeys(ctx, driver, "duckdb:///tmp/"+id); err != nil {
+			t.Error(err)
+		}
+	})
 	store := graph.NewWriter(driver, "")
 	v, err := openlineage.NewValidator()
 	if err != nil {
