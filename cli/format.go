@@ -15,11 +15,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
 )
 
 // Formats are the output formats of explain.
-var Formats = []string{"table", "dot", "mermaid", "json"}
+var Formats = []string{"table", "dot", "mermaid", "json", "openlineage"}
 
 // Write renders evs to w in format (one of Formats).
 func Write(w io.Writer, format string, evs []Event) error {
@@ -32,6 +33,8 @@ func Write(w io.Writer, format string, evs []Event) error {
 		return writeMermaid(w, evs)
 	case "json":
 		return writeJSON(w, evs)
+	case "openlineage":
+		return writeOpenLineage(w, evs)
 	}
 	return fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats, ", "))
 }
@@ -505,6 +508,21 @@ func writeJSON(w io.Writer, evs []Event) error {
 	}
 	_, err := w.Write(jsonVisible(b.Bytes()))
 	return err
+}
+
+// writeOpenLineage prints the OpenLineage RunEvent the consumer emits for each event
+// (openlineage.FromSpark), one JSON object per line, as openlineage's file transport writes them.
+func writeOpenLineage(w io.Writer, evs []Event) error {
+	for _, ev := range evs {
+		data, err := openlineage.FromSpark(ev.Env, ev.Lineage)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ev.Source, err)
+		}
+		if _, err := w.Write(append(jsonVisible(data), '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // jsonVisible escapes, as \uXXXX, the characters encoding/json leaves raw that a terminal would

@@ -19,7 +19,7 @@ import (
 const usage = `colline: column-level lineage of captured Spark plan events, offline.
 
 usage:
-  colline explain [--format table|dot|mermaid|json] FILE|DIR...
+  colline explain [--format table|dot|mermaid|json|openlineage] FILE|DIR...
   colline replay  [--neo4j URI] [--user NAME] [--password-file F] [--ca-file F] [--database NAME]
                   [--batch N] FILE|DIR...
   colline upgrade [--brokers HOST:PORT,...] [--topic NAME] [--neo4j URI] [--user NAME]
@@ -33,7 +33,8 @@ JSON value after another (e.g. saved from the colline.plans topic); DIR means ev
 
 explain prints the column lineage the consumer would write: per event, its job, reads and writes
 and one row per column edge (source -> target, type/subtype, masking, expression). dot and
-mermaid draw the union of all events; json is for scripts. In every format, control and format
+mermaid draw the union of all events; json is for scripts; openlineage prints the OpenLineage
+RunEvent the consumer emits for each event (COLLINE_OPENLINEAGE_EMIT_*), one per line. In every format, control and format
 characters in names (newlines, ESC, bidirectional overrides) are shown escaped (\n, \x1b, \u202e).
 Ctrl-C stops it, also in the middle of a large plan.
 

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colline/colline/emit"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
+	"github.com/colline/colline/intake"
 	"github.com/colline/colline/process"
 	"github.com/colline/colline/retention"
 )
@@ -35,6 +37,9 @@ var homes = map[string]any{
 	"COLLINE_RETENTION_EDGE_ACTION": retention.DefaultEdgeAction,
 	"COLLINE_RETENTION_INTERVAL":    retention.DefaultInterval,
 	"COLLINE_RETENTION_BATCH_SIZE":  retention.DefaultBatchSize,
+
+	"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": intake.DefaultMaxBytes,
+	"COLLINE_OPENLINEAGE_EMIT_TIMEOUT":   emit.DefaultTimeout,
 }
 
 // helmDiffers are the Helm values that deliberately differ from the consumer's (or the

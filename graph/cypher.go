@@ -38,6 +38,13 @@ func timeOrNil(t *time.Time) any {
 	return *t
 }
 
+func boolOrNil(b *bool) any {
+	if b == nil {
+		return nil
+	}
+	return *b
+}
+
 func stringOrNil(s string) any {
 	if s == "" {
 		return nil

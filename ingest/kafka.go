@@ -36,7 +36,7 @@ const DefaultKafkaMaxBytes = 32 << 20
 // ReaderOptions configure the Kafka consumer-group reader.
 type ReaderOptions struct {
 	Brokers []string
-	Topic   string
+	Topics  []string // read in one group: the plan topic, and the OpenLineage topic when enabled
 	Group   string
 	// MaxBytes is the largest fetch response; it must hold the largest message (the topic's
 	// max.message.bytes). Default: DefaultKafkaMaxBytes.
@@ -87,7 +87,7 @@ func NewReader(o ReaderOptions, logger *slog.Logger) *kafka.Reader {
 	return kafka.NewReader(kafka.ReaderConfig{
 		Brokers:               o.Brokers,
 		GroupID:               o.Group,
-		Topic:                 o.Topic,
+		GroupTopics:           o.Topics,
 		MinBytes:              1,
 		MaxBytes:              o.MaxBytes,
 		QueueCapacity:         o.QueueCapacity,
@@ -105,24 +105,25 @@ func NewReader(o ReaderOptions, logger *slog.Logger) *kafka.Reader {
 	})
 }
 
-// DeadLetterWriter is a producer on the dead-letter topic. Close it to release its connections.
-type DeadLetterWriter struct {
+// Producer is a synchronous producer on one topic: the dead-letter topic, or the OpenLineage
+// topic the HTTP endpoint publishes to. Close it to release its connections.
+type Producer struct {
 	*kafka.Writer
 	transport *kafka.Transport
 }
 
 // Close flushes and closes the writer and its connections.
-func (w *DeadLetterWriter) Close() error {
+func (w *Producer) Close() error {
 	err := w.Writer.Close()
 	w.transport.CloseIdleConnections()
 	return err
 }
 
-// NewDeadLetterWriter returns a synchronous producer on the dead-letter topic: every write waits
-// for all in-sync replicas. maxBytes is the largest message it sends (Default: DefaultKafkaMaxBytes); the topic's
+// NewProducer returns a synchronous producer on topic: every write waits for all in-sync
+// replicas, and messages are spread by key. maxBytes is the largest message it sends (Default: DefaultKafkaMaxBytes); the topic's
 // max.message.bytes should match the source topic's, or large dead letters lose their value.
 // sec, at most one, secures its connections (Default: PLAINTEXT).
-func NewDeadLetterWriter(brokers []string, topic string, maxBytes int, logger *slog.Logger, sec ...Security) *DeadLetterWriter {
+func NewProducer(brokers []string, topic string, maxBytes int, logger *slog.Logger, sec ...Security) *Producer {
 	if maxBytes <= 0 {
 		maxBytes = DefaultKafkaMaxBytes
 	}
@@ -134,7 +135,7 @@ func NewDeadLetterWriter(brokers []string, topic string, maxBytes int, logger *s
 		security = sec[0]
 	}
 	t := security.transport()
-	return &DeadLetterWriter{transport: t, Writer: &kafka.Writer{
+	return &Producer{transport: t, Writer: &kafka.Writer{
 		Addr:         kafka.TCP(brokers...),
 		Topic:        topic,
 		Balancer:     &kafka.Hash{}, // by key (the app id), like the source topic

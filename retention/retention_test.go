@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -246,14 +247,18 @@ type recorder struct {
 	mu      sync.Mutex
 	batches []time.Time
 	largest int64
+	after   func() // called after each prune transaction, if set
 }
 
 func (r *recorder) note(n int64, err error) (int64, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if err == nil {
 		r.batches = append(r.batches, time.Now())
 		r.largest = max(r.largest, n)
+	}
+	r.mu.Unlock()
+	if r.after != nil {
+		r.after()
 	}
 	return n, err
 }
@@ -314,7 +319,19 @@ func TestPruneWhileIngesting(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rec := &recorder{Writer: w}
+	// After each prune transaction the pass waits (up to 20 s, once) for a write to complete: a
+	// write blocked by locks the pass still holds fails the test, however slow the machine.
+	var writes atomic.Int64
+	blocked := false
+	rec := &recorder{Writer: w, after: func() {
+		n, deadline := writes.Load(), time.Now().Add(20*time.Second)
+		for !blocked && writes.Load() == n {
+			if time.Now().After(deadline) {
+				blocked = true
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}}
 	m := NewMetrics(nil)
 	pr := &Pruner{Graph: rec, Metrics: m, Now: func() time.Time { return clock },
 		Policy: Policy{RunDays: 30, EdgeDays: 30, BatchSize: 25}}
@@ -341,6 +358,7 @@ func TestPruneWhileIngesting(t *testing.T) {
 				writeErrs = append(writeErrs, err)
 			} else {
 				written = append(written, time.Now())
+				writes.Add(1)
 			}
 		}
 	}()
@@ -361,8 +379,8 @@ func TestPruneWhileIngesting(t *testing.T) {
 			between++
 		}
 	}
-	if between == 0 {
-		t.Errorf("no write completed between the first and the last of %d prune transactions (%d writes in all): the prune blocked ingestion", len(rec.batches), len(written))
+	if blocked || between == 0 {
+		t.Errorf("no write completed (for 20 s after one of them, or at all) between the first and the last of %d prune transactions (%d writes in all): the prune blocked ingestion", len(rec.batches), len(written))
 	}
 	if rec.largest > 25 {
 		t.Errorf("a prune transaction touched %d elements, above the batch size 25", rec.largest)

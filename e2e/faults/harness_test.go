@@ -368,7 +368,7 @@ func produce(ctx context.Context, topic string, msgs []message, compression comp
 
 // lag returns the records of topic that group has not committed, in total.
 func lag(ctx context.Context, topic, group string) (int64, error) {
-	l, err := ingest.Backlog{Brokers: []string{env.brokers}, Topic: topic, Group: group}.Lag(ctx)
+	l, err := ingest.Backlog{Brokers: []string{env.brokers}, Topics: []string{topic}, Group: group}.Lag(ctx)
 	if err != nil {
 		return 0, err
 	}
