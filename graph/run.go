@@ -4,7 +4,10 @@ import "time"
 
 // Run: one event (its key is the event id), with what it read, wrote and changed by DDL.
 //
-//	(:Job)-[:HAS_RUN]->(:Run {key, appId, executionId, funcName, status, sparkVersion, endedAt, emittedAt})
+//	(:Job)-[:HAS_RUN]->(:Run {key, appId, executionId, funcName, status, sparkVersion, endedAt, emittedAt, analyzed})
+//
+// analyzed is true for an event of `colline analyze` (markers.analyzed): lineage Spark's analyzer
+// derived from SQL that did not run; absent for runs.
 //	(:Run)-[:READ]->(:Dataset)
 //	(:Run)-[:WROTE {mode}]->(:Dataset)
 //	(:Run)-[:CHANGED {action}]->(:Dataset)
@@ -13,6 +16,7 @@ type runRow struct {
 	key, jobKey, appID, funcName, status, sparkVersion string
 	executionID                                        int64
 	endedAt, emittedAt                                 *time.Time
+	analyzed                                           bool
 }
 
 // A run is one event: its properties never change, so they are simply set.
@@ -29,7 +33,8 @@ SET r.appId = row.appId,
     r.status = row.status,
     r.sparkVersion = row.sparkVersion,
     r.endedAt = row.endedAt,
-    r.emittedAt = row.emittedAt
+    r.emittedAt = row.emittedAt,
+    r.analyzed = CASE WHEN row.analyzed THEN true ELSE null END
 MERGE (j)-[:HAS_RUN]->(r)
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
@@ -38,7 +43,7 @@ RETURN count(*) AS n`,
 			out = append(out, map[string]any{
 				"key": x.key, "jobKey": x.jobKey, "appId": x.appID, "executionId": x.executionID,
 				"funcName": x.funcName, "status": x.status, "sparkVersion": x.sparkVersion,
-				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt),
+				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "analyzed": x.analyzed,
 			})
 		}
 		return out
