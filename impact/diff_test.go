@@ -73,7 +73,9 @@ func TestDiff(t *testing.T) {
 		{"role added", func(l *plan.Lineage) {
 			l.Edges[1] = edge(src+"#y", out+"#b", "DIRECT/TRANSFORMATION upper(y)", "INDIRECT/CONDITIONAL y")
 		}, "edge_changed " + out + "#b " + src + "#y breaking=false affected=1"},
-		{"new source", func(l *plan.Lineage) { l.Edges = append(l.Edges, edge(src+"#w", out+"#a", "DIRECT/AGGREGATION sum(w)")) },
+		{"new source", func(l *plan.Lineage) {
+			l.Edges = append(l.Edges, edge(src+"#w", out+"#a", "DIRECT/AGGREGATION sum(w)"))
+		},
 			"edge_added " + out + "#a " + src + "#w breaking=false affected=1"},
 		{"filter changed: every column affected", func(l *plan.Lineage) { l.RowDeps[0] = edge(src+"#z", out, "INDIRECT/FILTER (z < ?)") },
 			"rows_changed  " + src + "#z breaking=false affected=2"},

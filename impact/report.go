@@ -133,4 +133,3 @@ func keys(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
-
