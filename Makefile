@@ -75,6 +75,10 @@ secure-services: ## start the secured Kafka (SASL_SSL, mTLS, ACLs) and Neo4j (au
 bench: services ## benchmarks (not a test, not in CI; WIPES the Neo4j graph): docs/benchmarks.md
 	go run ./bench $(BENCH_FLAGS)
 
+.PHONY: analyzer
+analyzer: ## start colline's analyzer (a local Spark that analyzes SQL and never runs it) on 127.0.0.1:18990, kept warm: docs/analyze.md
+	dev/spark-analyze --port $${COLLINE_ANALYZER_PORT:-18990} $(ANALYZER_FLAGS)
+
 .PHONY: tpcds-capture
 tpcds-capture: ## re-capture the TPC-DS corpus (plan/testdata/tpcds/) from Spark 3.5 and 4.1
 	dev/tpcds/capture all

@@ -19,6 +19,8 @@ var mustNot = map[string][]string{
 	"config":    {"events", "plan", "graph", "process", "ingest", "admin", "cli", "e2e/stack"},
 	"cli":       {"ingest", "admin", "e2e/stack"},
 	"e2e/stack": {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli"},
+	"analyze":   {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"impact":    {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 }
 
 func TestPackageImports(t *testing.T) {

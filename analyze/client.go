@@ -59,11 +59,12 @@ type Statement struct {
 	Text          string          `json:"text"` // its beginning, on one line
 	Outcome       string          `json:"outcome"`
 	Reason        string          `json:"reason,omitempty"`
-	Applied       *bool           `json:"applied,omitempty"`       // it changed the session or the analyzer's catalog
-	NotApplied    string          `json:"notApplied,omitempty"`    // why a defining statement was not applied
-	Degraded      int             `json:"degraded,omitempty"`      // the event's degradation level (size cap)
-	AnalyzeMicros int64           `json:"analyzeMicros,omitempty"` // parse and analysis
-	EventMicros   int64           `json:"eventMicros,omitempty"`   // serialization into the event (EventBuilder, Seal)
+	Applied       *bool           `json:"applied,omitempty"`          // it changed the session or the analyzer's catalog
+	NotApplied    string          `json:"notApplied,omitempty"`       // why a defining statement was not applied
+	Degraded      int             `json:"degraded,omitempty"`         // the event's degradation level (size cap)
+	AnalyzeMicros int64           `json:"analyzeMicros,omitempty"`    // parse and analysis, wall time
+	AnalyzeCPU    int64           `json:"analyzeCpuMicros,omitempty"` // the same, CPU time of the analyzing thread
+	EventMicros   int64           `json:"eventMicros,omitempty"`      // serialization into the event (EventBuilder, Seal)
 	Event         json.RawMessage `json:"event,omitempty"`
 	Error         *Error          `json:"error,omitempty"`
 }

@@ -138,7 +138,7 @@ func testAnalyzeTPCDS(t *testing.T, line string) {
 		}
 	}
 	got := map[string]*analyze.Statement{}
-	var micros, eventMicros []int64
+	var micros, cpuMicros, eventMicros []int64
 	run := func(req analyze.Request) *analyze.Response {
 		req.App, req.Schema = "colline-tpcds", schema
 		start := time.Now()
@@ -165,6 +165,7 @@ func testAnalyzeTPCDS(t *testing.T, line string) {
 			got[f.Name] = &st
 			if st.Outcome == analyze.OutcomeEvent {
 				micros = append(micros, st.AnalyzeMicros)
+				cpuMicros = append(cpuMicros, st.AnalyzeCPU)
 				eventMicros = append(eventMicros, st.EventMicros)
 			}
 		}
@@ -213,7 +214,8 @@ func testAnalyzeTPCDS(t *testing.T, line string) {
 		same++
 	}
 	t.Logf("spark %s: TPC-DS: %d of %d queries analyzed without running give exactly the lineage of the captured run", line, same, len(queries))
-	t.Logf("spark %s: analysis per statement: %s; serialization: %s", line, spread(micros), spread(eventMicros))
+	t.Logf("spark %s: analysis per statement (first pass, JIT still warming): wall %s; CPU %s; serialization %s", line,
+		spread(micros), spread(cpuMicros), spread(eventMicros))
 	for _, d := range diffs {
 		t.Error(d)
 	}

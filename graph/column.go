@@ -32,7 +32,7 @@ RETURN count(*) AS n`,
 		out := make([]map[string]any, 0, len(r.columns))
 		for _, c := range r.columns {
 			out = append(out, map[string]any{
-				"key": c.key, "datasetKey": c.datasetKey, "name": c.name, "dataType": c.dataType, "position": c.position,
+				"key": c.key, "datasetKey": c.datasetKey, "name": c.name, "dataType": c.dataType, "position": int64(c.position),
 				"firstSeen": c.first, "lastSeen": c.last,
 			})
 		}

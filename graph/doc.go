@@ -4,11 +4,11 @@
 // The model:
 //
 //	(:Dataset {key, namespace, name, kind, location, firstSeen, lastSeen})-[:HAS_COLUMN]->
-//	  (:Column {key, name, datasetKey, dataType, firstSeen, lastSeen})
+//	  (:Column {key, name, datasetKey, dataType, position, firstSeen, lastSeen})
 //	(:Column)-[:FEEDS {job, roles, exprs, masked, type, subtype, firstSeen, lastSeen, lastRun}]->(:Column)
 //	(:Column)-[:DECIDES_ROWS {job, roles, exprs, firstSeen, lastSeen, lastRun}]->(:Dataset)
 //	(:Job {key, namespace, name, firstSeen, lastSeen})-[:HAS_RUN]->
-//	  (:Run {key, appId, executionId, funcName, status, sparkVersion, endedAt, emittedAt})
+//	  (:Run {key, appId, executionId, funcName, status, sparkVersion, endedAt, emittedAt, analyzed?})
 //	(:Run)-[:READ]->(:Dataset)
 //	(:Run)-[:WROTE {mode}]->(:Dataset)
 //

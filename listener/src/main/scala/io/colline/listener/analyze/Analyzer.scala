@@ -95,8 +95,10 @@ private[listener] final class Analyzer(base: SparkSession, val ownCatalog: Boole
   private def analyze(session: SparkSession, st: Statement, req: Request, c: Config, baseline: Baseline): J.Obj = {
     val r = result(st)
     val t0 = System.nanoTime()
+    val cpu0 = Analyzer.cpuNanos()
     stage(session, st, r).foreach { plan =>
       val analyzedNs = System.nanoTime() - t0
+      val analyzedCpuNs = Analyzer.cpuNanos() - cpu0
       val p = Pending(
         funcName = if (plan.isInstanceOf[Command]) "command" else "query",
         plan = plan,
@@ -133,6 +135,7 @@ private[listener] final class Analyzer(base: SparkSession, val ownCatalog: Boole
         case NonFatal(e) => error(r, st, "event", e)
       }
       r.put("analyzeMicros", analyzedNs / 1000)
+      if (cpu0 >= 0) r.put("analyzeCpuMicros", analyzedCpuNs / 1000)
       r.put("eventMicros", (System.nanoTime() - t0 - analyzedNs) / 1000)
       define(session, st, plan, baseline, schema = false) match {
         case Applied => r.put("applied", true)
@@ -232,6 +235,11 @@ private[listener] object Analyzer {
   val Definition: Set[String] = Set("CreateDatabaseCommand", "CreateNamespace", "CreateDataSourceTableCommand",
     "CreateTableCommand", "CreateTableLikeCommand", "CreateViewCommand", "DropTableCommand", "DropDatabaseCommand",
     "DropNamespace")
+
+  private val threads = java.lang.management.ManagementFactory.getThreadMXBean
+
+  /** CPU time of the current thread (-1 where the JVM does not measure it): wall time on a busy machine is not the analyzer's. */
+  def cpuNanos(): Long = Try(threads.getCurrentThreadCpuTime).getOrElse(-1L)
 
   def isGlobal(viewType: AnyRef): Boolean = Nodes.shortName(viewType) == "GlobalTempView"
 
