@@ -9,7 +9,7 @@ import org.apache.spark.sql.{AnalysisException, SparkSession}
 import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.analysis.{PersistedView, ResolvedNamespace}
 import org.apache.spark.sql.catalyst.parser.ParseException
-import org.apache.spark.sql.catalyst.plans.logical.{Command, CreateNamespace, DropNamespace, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.logical.{CacheTableAsSelect, Command, CreateNamespace, DropNamespace, LogicalPlan}
 import org.apache.spark.sql.execution.CommandExecutionMode
 import org.apache.spark.sql.execution.command.{CreateDatabaseCommand, CreateDataSourceTableCommand, CreateTableCommand, CreateTableLikeCommand, CreateViewCommand, DropDatabaseCommand, DropTableCommand}
 import org.apache.spark.sql.types.{StructField, StructType}
@@ -180,10 +180,15 @@ private[listener] final class Analyzer(base: SparkSession, val ownCatalog: Boole
   /** Applies a statement that defines something (see the class comment), or says why not. */
   private def define(session: SparkSession, st: Statement, plan: LogicalPlan, baseline: Baseline, schema: Boolean): Applying = {
     val root = Nodes.shortName(plan)
-    def exec(): Applying = try { session.sql(st.text); Applied } catch {
+    def exec(sql: String = st.text): Applying = try { session.sql(sql); Applied } catch {
       case NonFatal(e) => NotApplied("applying it failed: " + Analyzer.head(String.valueOf(e.getMessage)))
     }
     if (Analyzer.SessionLocal(root) || isTempView(plan)) return exec()
+    plan match {
+      // CACHE TABLE t AS SELECT: its temporary view, without the caching (which would run the query)
+      case c: CacheTableAsSelect => return exec(s"CREATE OR REPLACE TEMPORARY VIEW ${Target.quote(c.tempViewName)} AS ${c.originalText}")
+      case _ =>
+    }
     val target = Target.of(plan)
     if (target.isEmpty && !Analyzer.Definition(root) && !schema) return NoDefinition // data statements: analyzed only
     if (!ownCatalog) return NotApplied("the catalog is a metastore: only session-local statements are applied")
@@ -258,11 +263,13 @@ private[listener] case object NoDefinition extends Applying
 
 /** What a catalog statement creates or drops: a database, or a table or view of one. */
 private[listener] final case class Target(db: String, table: Option[String], isCtas: Boolean = false) {
-  def quoted: String = (Seq(db) ++ table).map(p => "`" + p.replace("`", "``") + "`").mkString(".")
+  def quoted: String = (Seq(db) ++ table).map(Target.quote).mkString(".")
   override def toString: String = (Seq(db) ++ table).mkString(".")
 }
 
 private[listener] object Target {
+  def quote(part: String): String = "`" + part.replace("`", "``") + "`"
+
   def of(p: LogicalPlan): Option[Target] = Try(p match {
     case c: CreateDatabaseCommand => Some(Target(c.databaseName, None))
     case c: DropDatabaseCommand => Some(Target(c.databaseName, None))
