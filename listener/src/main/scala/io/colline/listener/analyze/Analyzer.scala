@@ -58,14 +58,14 @@ private[listener] final class Analyzer(base: SparkSession, val ownCatalog: Boole
   def load(parts: Seq[Part]): J.Arr = synchronized {
     if (!ownCatalog && parts.nonEmpty) throw new IllegalArgumentException(Analyzer.NotOwn)
     val session = base.newSession()
-    J.arr(parts.map(p => schemaPart(session, p, Baseline(session))))
+    J.arr(parts.map(p => schemaPart(session, p, new Baseline(session, own = true))))
   }
 
   def run(req: Request): J.Obj = synchronized {
     if (!ownCatalog && req.schema.nonEmpty) throw new IllegalArgumentException(Analyzer.NotOwn)
     val session = base.newSession()
     req.conf.foreach { case (k, v) => session.conf.set(k, v) }
-    val baseline = if (ownCatalog) Baseline(session) else Baseline.none(session)
+    val baseline = new Baseline(session, ownCatalog)
     val c = cfg.copy(namespace = req.namespace, publishReads = req.reads)
     try {
       val schema = J.arr(req.schema.map(p => schemaPart(session, p, baseline)))
@@ -73,7 +73,7 @@ private[listener] final class Analyzer(base: SparkSession, val ownCatalog: Boole
         J.obj("name" -> J.Str(f.name), "statements" -> J.arr(Statements.split(f.sql).map(analyze(session, _, req, c, baseline))))
       })
       J.obj("schema" -> schema, "files" -> files)
-    } finally if (ownCatalog) baseline.restore()
+    } finally baseline.restore()
   }
 
   private def schemaPart(session: SparkSession, p: Part, baseline: Baseline): J.Obj = {
@@ -100,7 +100,7 @@ private[listener] final class Analyzer(base: SparkSession, val ownCatalog: Boole
       val analyzedNs = System.nanoTime() - t0
       val analyzedCpuNs = Analyzer.cpuNanos() - cpu0
       val p = Pending(
-        funcName = if (plan.isInstanceOf[Command]) "command" else "query",
+        funcName = if (Analyzer.isCommand(plan)) "command" else "query",
         plan = plan,
         qeId = executions.incrementAndGet(),
         success = true,
@@ -113,7 +113,7 @@ private[listener] final class Analyzer(base: SparkSession, val ownCatalog: Boole
         redaction = Try(session.sessionState.conf.stringRedactionPattern).toOption.flatten,
         analyzed = true)
       try {
-        if (!plan.isInstanceOf[Command] && !req.reads) { // as the listener: plain queries only with `reads`
+        if (!Analyzer.isCommand(plan) && !req.reads) { // as the listener: plain queries only with `reads`
           r.put("outcome", "skipped")
           r.put("reason", "query")
         } else EventBuilder.build(p, None, c) match {
@@ -202,8 +202,9 @@ private[listener] final class Analyzer(base: SparkSession, val ownCatalog: Boole
     }
   }
 
+  /** Temporary views, global ones included (the request's Baseline removes those at its end). */
   private def isTempView(p: LogicalPlan): Boolean = p match {
-    case c: CreateViewCommand => c.viewType != PersistedView && !Analyzer.isGlobal(c.viewType)
+    case c: CreateViewCommand => c.viewType != PersistedView
     case _ => false
   }
 
@@ -247,6 +248,10 @@ private[listener] object Analyzer {
   def cpuNanos(): Long = Try(threads.getCurrentThreadCpuTime).getOrElse(-1L)
 
   def isGlobal(viewType: AnyRef): Boolean = Nodes.shortName(viewType) == "GlobalTempView"
+
+  /** A command, or commands together (a multi-insert `FROM t INSERT … INSERT …` is a Union of inserts). */
+  def isCommand(p: LogicalPlan): Boolean =
+    p.isInstanceOf[Command] || (p.children.nonEmpty && p.children.forall(isCommand))
 
   def head(s: String): String = {
     val one = s.replaceAll("\\s+", " ").trim
@@ -301,18 +306,24 @@ private[listener] object Target {
 }
 
 /**
- * The databases and tables of the analyzer's catalog when a request started; `restore` drops
- * what the request added.
+ * What was there when a request started: the global temporary views, and with the analyzer's
+ * own catalog its databases and tables; `restore` drops what the request added.
  */
-private[listener] class Baseline(session: SparkSession, dbs: Set[String], tables: Set[(String, String)]) {
+private[listener] final class Baseline(session: SparkSession, own: Boolean) {
+  private val catalog = session.sessionState.catalog
+  private val views: Set[String] = Baseline.globalViews(session).toSet
+  private val dbs: Set[String] = if (own) Baseline.listDbs(session).toSet else Set.empty
+  private val tables: Set[(String, String)] =
+    if (own) dbs.toSeq.flatMap(db => Baseline.listTables(session, db).map(db -> _)).toSet else Set.empty
+
   def has(t: Target): Boolean = t.table match {
     case None => dbs(t.db.toLowerCase)
     case Some(n) => dbs(t.db.toLowerCase) && tables((t.db.toLowerCase, n.toLowerCase))
   }
 
   def restore(): Unit = {
-    val catalog = session.sessionState.catalog
-    Baseline.listDbs(session).foreach { db =>
+    Baseline.globalViews(session).filterNot(views).foreach(v => Try(catalog.globalTempViewManager.remove(v)))
+    if (own) Baseline.listDbs(session).foreach { db =>
       if (!dbs(db)) Try(catalog.dropDatabase(db, ignoreIfNotExists = true, cascade = true))
       else Baseline.listTables(session, db).foreach { t =>
         if (!tables((db, t))) Try(catalog.dropTable(TableIdentifier(t, Some(db)), ignoreIfNotExists = true, purge = true))
@@ -322,15 +333,8 @@ private[listener] class Baseline(session: SparkSession, dbs: Set[String], tables
 }
 
 private[listener] object Baseline {
-  /** A metastore's: never listed, never restored (nothing is applied to it). */
-  def none(session: SparkSession): Baseline = new Baseline(session, Set.empty, Set.empty) {
-    override def restore(): Unit = ()
-  }
-
-  def apply(session: SparkSession): Baseline = {
-    val dbs = listDbs(session)
-    new Baseline(session, dbs.toSet, dbs.flatMap(db => listTables(session, db).map(db -> _)).toSet)
-  }
+  private def globalViews(session: SparkSession): Seq[String] =
+    Try(session.sessionState.catalog.globalTempViewManager.listViewNames("*")).getOrElse(Nil)
 
   private def listDbs(session: SparkSession): Seq[String] =
     session.sessionState.catalog.listDatabases().map(_.toLowerCase)
