@@ -44,7 +44,7 @@ type File struct {
 
 // Outcomes of a statement.
 const (
-	OutcomeEvent   = "event"   // Event holds the event the listener would publish
+	OutcomeEvent   = "event"   // Events holds the events the listener would publish (one per execution Spark would run: usually one)
 	OutcomeSkipped = "skipped" // no event; Reason says why (noLineage, query, oversize, ...)
 	OutcomeApplied = "applied" // a schema statement, applied
 	OutcomeError   = "error"   // Error holds Spark's message
@@ -53,20 +53,20 @@ const (
 // Statement is what became of one statement. Line and Column (1-based) are where it starts in
 // its file.
 type Statement struct {
-	Index         int             `json:"index"`
-	Line          int             `json:"line"`
-	Column        int             `json:"column"`
-	Text          string          `json:"text"` // its beginning, on one line
-	Outcome       string          `json:"outcome"`
-	Reason        string          `json:"reason,omitempty"`
-	Applied       *bool           `json:"applied,omitempty"`          // it changed the session or the analyzer's catalog
-	NotApplied    string          `json:"notApplied,omitempty"`       // why a defining statement was not applied
-	Degraded      int             `json:"degraded,omitempty"`         // the event's degradation level (size cap)
-	AnalyzeMicros int64           `json:"analyzeMicros,omitempty"`    // parse and analysis, wall time
-	AnalyzeCPU    int64           `json:"analyzeCpuMicros,omitempty"` // the same, CPU time of the analyzing thread
-	EventMicros   int64           `json:"eventMicros,omitempty"`      // serialization into the event (EventBuilder, Seal)
-	Event         json.RawMessage `json:"event,omitempty"`
-	Error         *Error          `json:"error,omitempty"`
+	Index         int               `json:"index"`
+	Line          int               `json:"line"`
+	Column        int               `json:"column"`
+	Text          string            `json:"text"` // its beginning, on one line
+	Outcome       string            `json:"outcome"`
+	Reason        string            `json:"reason,omitempty"`
+	Applied       *bool             `json:"applied,omitempty"`          // it changed the session or the analyzer's catalog
+	NotApplied    string            `json:"notApplied,omitempty"`       // why a defining statement was not applied
+	Degraded      int               `json:"degraded,omitempty"`         // the event's degradation level (size cap)
+	AnalyzeMicros int64             `json:"analyzeMicros,omitempty"`    // parse and analysis, wall time
+	AnalyzeCPU    int64             `json:"analyzeCpuMicros,omitempty"` // the same, CPU time of the analyzing thread
+	EventMicros   int64             `json:"eventMicros,omitempty"`      // serialization into the event (EventBuilder, Seal)
+	Events        []json.RawMessage `json:"events,omitempty"`
+	Error         *Error            `json:"error,omitempty"`
 }
 
 // Error is Spark's error for a statement: Stage is parse, analysis or event; Line and Column are

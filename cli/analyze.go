@@ -174,13 +174,15 @@ func analyzeFiles(ctx context.Context, a *analyzer, schema []analyze.Part, files
 				out.Problems = append(out.Problems, problem(f.Name, st, "error"))
 			case analyze.OutcomeEvent:
 				src := fmt.Sprintf("%s:%d", f.Name, st.Line)
-				it, err := process.Step{}.Item(st.Event)
-				if err != nil {
-					out.Problems = append(out.Problems, fmt.Sprintf("%s: %v (the consumer would dead-letter it as %s)", src, err, process.Reason(err)))
-					continue
+				for _, raw := range st.Events {
+					it, err := process.Step{}.Item(raw)
+					if err != nil {
+						out.Problems = append(out.Problems, fmt.Sprintf("%s: %v (the consumer would dead-letter it as %s)", src, err, process.Reason(err)))
+						continue
+					}
+					out.Events = append(out.Events, Event{Source: src, Env: it.Event, Lineage: it.Lineage})
+					out.Raw = append(out.Raw, raw)
 				}
-				out.Events = append(out.Events, Event{Source: src, Env: it.Event, Lineage: it.Lineage})
-				out.Raw = append(out.Raw, st.Event)
 			}
 		}
 	}

@@ -196,7 +196,7 @@ func testAnalyzeTPCDS(t *testing.T, line string) {
 		if st.Outcome != analyze.OutcomeEvent {
 			t.Fatalf("%s as a query: %s %s %+v", f.Name, st.Outcome, st.Reason, st.Error)
 		}
-		env, err := events.Decode(st.Event)
+		env, err := events.Decode(st.Events[0])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +212,11 @@ func testAnalyzeTPCDS(t *testing.T, line string) {
 			diffs = append(diffs, fmt.Sprintf("%s: no event: %+v", q, st))
 			continue
 		}
-		it, err := process.Step{}.Item(st.Event)
+		if len(st.Events) != 1 {
+			diffs = append(diffs, fmt.Sprintf("%s: %d events, want the CTAS's one", q, len(st.Events)))
+			continue
+		}
+		it, err := process.Step{}.Item(st.Events[0])
 		if err != nil {
 			diffs = append(diffs, fmt.Sprintf("%s: the analyzed event does not process: %v", q, err))
 			continue
@@ -304,12 +308,14 @@ func testAnalyzeGoldens(t *testing.T, line string) {
 		for _, st := range resp.Files[0].Statements {
 			switch st.Outcome {
 			case analyze.OutcomeEvent:
-				it, err := process.Step{}.Item(st.Event)
-				if err != nil {
-					errs = append(errs, fmt.Sprintf("line %d: %v", st.Line, err))
-					continue
+				for _, raw := range st.Events {
+					it, err := process.Step{}.Item(raw)
+					if err != nil {
+						errs = append(errs, fmt.Sprintf("line %d: %v", st.Line, err))
+						continue
+					}
+					got = append(got, lineageText(it.Lineage))
 				}
-				got = append(got, lineageText(it.Lineage))
 			case analyze.OutcomeError:
 				errs = append(errs, fmt.Sprintf("line %d: %s: %s", st.Error.Line, st.Error.Stage, firstLine(st.Error.Message)))
 				hive = hive || hiveOnly(st.Error.Message)

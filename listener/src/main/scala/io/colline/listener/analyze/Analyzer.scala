@@ -9,12 +9,12 @@ import org.apache.spark.sql.{AnalysisException, SparkSession}
 import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.analysis.{PersistedView, ResolvedNamespace}
 import org.apache.spark.sql.catalyst.parser.ParseException
-import org.apache.spark.sql.catalyst.plans.logical.{CacheTableAsSelect, Command, CreateNamespace, DropNamespace, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.logical.{CacheTableAsSelect, Command, CreateNamespace, DropNamespace, LogicalPlan, WithCTE}
 import org.apache.spark.sql.execution.CommandExecutionMode
 import org.apache.spark.sql.execution.command.{CreateDatabaseCommand, CreateDataSourceTableCommand, CreateTableCommand, CreateTableLikeCommand, CreateViewCommand, DropDatabaseCommand, DropTableCommand}
 import org.apache.spark.sql.types.{StructField, StructType}
 
-import io.colline.listener.{ChildQuery, Config, Event, EventBuilder, J, NestedQuery, Nodes, Pending, Redact, Seal, Skipped}
+import io.colline.listener.{ChildQuery, Config, Event, EventBuilder, J, NestedQuery, Nodes, Pending, Redact, Seal, Skipped, Versions}
 
 /** A named SQL text: a file to analyze, or schema statements to apply. */
 private[listener] final case class Part(name: String, sql: String)
@@ -99,9 +99,10 @@ private[listener] final class Analyzer(base: SparkSession, val ownCatalog: Boole
     stage(session, st, r).foreach { plan =>
       val analyzedNs = System.nanoTime() - t0
       val analyzedCpuNs = Analyzer.cpuNanos() - cpu0
-      val p = Pending(
-        funcName = if (Analyzer.isCommand(plan)) "command" else "query",
-        plan = plan,
+      val redaction = Try(session.sessionState.conf.stringRedactionPattern).toOption.flatten
+      def pending(pl: LogicalPlan) = Pending(
+        funcName = if (Analyzer.isCommand(pl)) "command" else "query",
+        plan = pl,
         qeId = executions.incrementAndGet(),
         success = true,
         error = None,
@@ -110,26 +111,32 @@ private[listener] final class Analyzer(base: SparkSession, val ownCatalog: Boole
         appId = appId,
         appName = req.app,
         user = user,
-        redaction = Try(session.sessionState.conf.stringRedactionPattern).toOption.flatten,
+        redaction = redaction,
         analyzed = true)
       try {
         if (!Analyzer.isCommand(plan) && !req.reads) { // as the listener: plain queries only with `reads`
           r.put("outcome", "skipped")
           r.put("reason", "query")
-        } else EventBuilder.build(p, None, c) match {
-          case Skipped(reason) =>
+        } else {
+          // as Spark runs it: one execution (one listener event) per command it executes
+          val built = Analyzer.executions(plan).map(pl => EventBuilder.build(pending(pl), None, c))
+          val events = new J.Arr
+          var degraded = 0
+          val skipped = built.collect {
+            case Skipped(reason) => reason
+            case Event(json, _, _) =>
+              val (bytes, level) = Seal(json, c.maxEventBytes)
+              if (bytes.length > c.maxEventBytes) "oversize"
+              else { events.add(json); degraded = math.max(degraded, level); null }
+          }.filter(_ != null)
+          if (events.isEmpty) {
             r.put("outcome", "skipped")
-            r.put("reason", reason)
-          case Event(json, _, _) =>
-            val (bytes, level) = Seal(json, c.maxEventBytes)
-            if (bytes.length > c.maxEventBytes) {
-              r.put("outcome", "skipped")
-              r.put("reason", "oversize")
-            } else {
-              r.put("outcome", "event")
-              if (level > 0) r.put("degraded", level.toLong)
-              r.put("event", json)
-            }
+            r.put("reason", skipped.headOption.getOrElse("noLineage"))
+          } else {
+            r.put("outcome", "event")
+            r.put("events", events)
+            if (degraded > 0) r.put("degraded", degraded.toLong)
+          }
         }
       } catch {
         case NonFatal(e) => error(r, st, "event", e)
@@ -250,8 +257,20 @@ private[listener] object Analyzer {
   def isGlobal(viewType: AnyRef): Boolean = Nodes.shortName(viewType) == "GlobalTempView"
 
   /** A command, or commands together (a multi-insert `FROM t INSERT … INSERT …` is a Union of inserts). */
-  def isCommand(p: LogicalPlan): Boolean =
-    p.isInstanceOf[Command] || (p.children.nonEmpty && p.children.forall(isCommand))
+  def isCommand(p: LogicalPlan): Boolean = p match {
+    case _: Command => true
+    case w: WithCTE => isCommand(w.plan)
+    case _ => p.children.nonEmpty && p.children.forall(isCommand)
+  }
+
+  /**
+   * The plans Spark executes for an analyzed statement, each an execution the listener reports:
+   * the statement, or, for commands together (a Union of commands, a WithCTE over one), each
+   * command on its own where Spark runs them so (Versions.unionOfCommandsIsOneExecution).
+   */
+  def executions(p: LogicalPlan): Seq[LogicalPlan] =
+    if (p.isInstanceOf[Command] || p.isInstanceOf[WithCTE] || !isCommand(p) || Versions.unionOfCommandsIsOneExecution) Seq(p)
+    else p.children.flatMap(executions)
 
   def head(s: String): String = {
     val one = s.replaceAll("\\s+", " ").trim
