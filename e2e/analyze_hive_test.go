@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/colline/colline/e2e/stack"
-	"github.com/colline/colline/events"
-	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
 )
 
@@ -46,29 +44,9 @@ func TestAnalyzeMetastore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("spark %s with Hive: setup and jobs ran in %.1fs", line, time.Since(start).Seconds())
-	var want []string
-	runEvents, _ := filepath.Glob(filepath.Join(capture, "hive_jobs", "*.json"))
-	sort.Strings(runEvents)
-	for _, f := range runEvents {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		env, err := events.Decode(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if env.Markers.NestedWrite {
-			continue
-		}
-		lin, err := plan.Extract(env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, lineageText(lin))
-	}
+	want := runLineage(t, filepath.Join(capture, "hive_jobs"))
 	if len(want) != 4 {
-		t.Fatalf("the run of hive_jobs.sql left %d events with lineage, want 4 (%v)", len(want), runEvents)
+		t.Fatalf("the run of hive_jobs.sql left %d events with lineage, want 4", len(want))
 	}
 
 	warehouse := filepath.Join(work, "warehouse")

@@ -321,27 +321,7 @@ func testAnalyzeGoldens(t *testing.T, line string) {
 				hive = hive || hiveOnly(st.Error.Message)
 			}
 		}
-		var want []string
-		captured, _ := filepath.Glob(filepath.Join(root, "plan", "testdata", "spark-"+short, p.Name, "*.json"))
-		sort.Strings(captured)
-		for _, f := range captured {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			env, err := events.Decode(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if env.Markers.NestedWrite {
-				continue
-			}
-			lin, err := plan.Extract(env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want = append(want, lineageText(lin))
-		}
+		want := runLineage(t, filepath.Join(root, "plan", "testdata", "spark-"+short, p.Name))
 		d := lineageDiff(strings.Join(want, "==\n"), strings.Join(got, "==\n"))
 		reason, limited := analyzeGoldenLimits[p.Name]
 		switch {
@@ -419,6 +399,34 @@ func lineageText(l *plan.Lineage) string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// runLineage is the lineageText of each event a run captured in dir (*.json, in order), but its
+// nested writes: they carry no lineage, and analysis has no twin of them.
+func runLineage(t *testing.T, dir string) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	sort.Strings(files)
+	var out []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := events.Decode(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if env.Markers.NestedWrite {
+			continue
+		}
+		lin, err := plan.Extract(env)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, lineageText(lin))
+	}
+	return out
 }
 
 func capturedLineage(t *testing.T, path string) string {

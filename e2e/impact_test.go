@@ -35,14 +35,7 @@ func TestImpact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	driver, err := neo4j.NewDriverWithContext(s.Neo4jURI, neo4j.NoAuth())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer driver.Close(ctx)
-	if err := driver.VerifyConnectivity(ctx); err != nil {
-		t.Fatalf("Neo4j is not reachable at %s (start it with dev/services start): %v", s.Neo4jURI, err)
-	}
+	driver := s.Neo4j(ctx, t)
 	// the shop datasets are this test's (TestSkeletonEndToEnd, which uses them too, runs before or after, never at once)
 	if err := stack.WipeKeys(ctx, driver, "spark_catalog/shop."); err != nil {
 		t.Fatal(err)

@@ -23,12 +23,7 @@ import (
 func (r *Reader) Datasets(ctx context.Context, kinds ...string) ([]plan.Dataset, error) {
 	res, err := r.read(ctx, `MATCH (d:Dataset)
 WHERE (size($kinds) = 0 OR d.kind IN $kinds) AND (d.droppedAt IS NULL OR d.droppedAt < d.lastSeen)
-MATCH (d)-[:HAS_COLUMN]->(c:Column)
-WITH d, collect(c) AS cs
-WITH d, cs, reduce(m = null, c IN cs | CASE WHEN m IS NULL OR c.lastSeen > m THEN c.lastSeen ELSE m END) AS newest
-RETURN d.key AS key, d.namespace AS namespace, d.name AS name, d.kind AS kind, coalesce(d.location, '') AS location,
-       [c IN cs WHERE c.lastSeen = newest | {key: c.key, name: c.name, type: coalesce(c.dataType, ''), position: coalesce(c.position, -1)}] AS columns
-ORDER BY key`, map[string]any{"kinds": kinds})
+`+datasetColumns, map[string]any{"kinds": kinds})
 	if err != nil {
 		return nil, fmt.Errorf("graph datasets: %w", err)
 	}
@@ -38,6 +33,15 @@ ORDER BY key`, map[string]any{"kinds": kinds})
 	}
 	return out, nil
 }
+
+// datasetColumns ends a query that matched datasets d: each with the columns of the newest event
+// that listed its columns (the greatest lastSeen among them), read by datasetOf.
+const datasetColumns = `MATCH (d)-[:HAS_COLUMN]->(c:Column)
+WITH d, collect(c) AS cs
+WITH d, cs, reduce(m = null, c IN cs | CASE WHEN m IS NULL OR c.lastSeen > m THEN c.lastSeen ELSE m END) AS newest
+RETURN d.key AS key, d.namespace AS namespace, d.name AS name, d.kind AS kind, coalesce(d.location, '') AS location,
+       [c IN cs WHERE c.lastSeen = newest | {key: c.key, name: c.name, type: coalesce(c.dataType, ''), position: coalesce(c.position, -1)}] AS columns
+ORDER BY key`
 
 // datasetOf reads a dataset row with its columns (key, name, type, position), ordered by position,
 // then name for columns whose position is not known.
@@ -90,12 +94,8 @@ func (r *Reader) Written(ctx context.Context, keys []string, job string) (*plan.
 		return lin, nil
 	}
 	ds, err := r.read(ctx, `UNWIND $keys AS key
-MATCH (d:Dataset {key: key})-[:HAS_COLUMN]->(c:Column)
-WITH d, collect(c) AS cs
-WITH d, cs, reduce(m = null, c IN cs | CASE WHEN m IS NULL OR c.lastSeen > m THEN c.lastSeen ELSE m END) AS newest
-RETURN d.key AS key, d.namespace AS namespace, d.name AS name, d.kind AS kind, coalesce(d.location, '') AS location,
-       [c IN cs WHERE c.lastSeen = newest | {key: c.key, name: c.name, type: coalesce(c.dataType, ''), position: coalesce(c.position, -1)}] AS columns
-ORDER BY key`, map[string]any{"keys": keys})
+MATCH (d:Dataset {key: key})
+`+datasetColumns, map[string]any{"keys": keys})
 	if err != nil {
 		return nil, fmt.Errorf("graph written datasets: %w", err)
 	}
@@ -120,23 +120,11 @@ RETURN s.key AS source, '=>' + d.key AS target, x.roles AS roles, coalesce(x.exp
 	for _, rec := range edges.Records {
 		src, _ := get[string](rec, "source")
 		tgt, _ := get[string](rec, "target")
-		roles, _ := get[[]any](rec, "roles")
-		exprs, _ := get[[]any](rec, "exprs")
-		masked, _ := get[[]any](rec, "masked")
 		k := [2]string{src, tgt}
 		if _, ok := merged[k]; !ok {
 			order = append(order, k)
 		}
-		for i, x := range roles {
-			role, _ := x.(string)
-			t := plan.Transformation{}
-			t.Type, t.Subtype, _ = strings.Cut(role, "/")
-			if i < len(exprs) {
-				t.Expr, _ = exprs[i].(string)
-			}
-			if i < len(masked) {
-				t.Masking, _ = masked[i].(bool)
-			}
+		for _, t := range transformations(rec) {
 			if !containsTransformation(merged[k], t) {
 				merged[k] = append(merged[k], t)
 			}
