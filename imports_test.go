@@ -24,6 +24,8 @@ var mustNot = map[string][]string{
 	"retention":   {"process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
 	"openlineage": {"graph", "process", "ingest", "intake", "emit", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 	"intake":      {"ingest", "emit", "admin", "config", "cli", "e2e/stack"},
+	"analyze":     {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"impact":      {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 }
 
 func TestPackageImports(t *testing.T) {

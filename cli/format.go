@@ -48,8 +48,12 @@ func writeTable(w io.Writer, evs []Event) error {
 		}
 		env, lin := ev.Env, ev.Lineage
 		fmt.Fprintf(w, "# %s\n", visible(ev.Source))
+		status := visible(env.Query.Status)
+		if env.Markers.Analyzed {
+			status = "analyzed, not run"
+		}
 		fmt.Fprintf(w, "job     %s  (app %s, query %d, %s, %s)\n", visible(graph.JobKey(env.App)), visible(env.App.ID),
-			env.Query.ExecutionID, visible(env.Query.FuncName), visible(env.Query.Status))
+			env.Query.ExecutionID, visible(env.Query.FuncName), status)
 		fmt.Fprintf(w, "reads   %s\n", datasetList(lin.Reads))
 		writes := make([]string, 0, len(lin.Writes))
 		for _, d := range lin.Writes {
@@ -381,6 +385,7 @@ type jsonEvent struct {
 	ExecutionID int64          `json:"executionId"`
 	FuncName    string         `json:"funcName"`
 	Status      string         `json:"status"`
+	Analyzed    bool           `json:"analyzed,omitempty"` // colline analyze: lineage of SQL that did not run
 	EndedAt     string         `json:"endedAt,omitempty"`
 	Degraded    bool           `json:"degraded,omitempty"` // markers.truncated: no write has column lineage
 	Reads       []jsonDataset  `json:"reads"`
@@ -443,7 +448,7 @@ func writeJSON(w io.Writer, evs []Event) error {
 		j := jsonEvent{
 			Source: ev.Source, EventID: env.EventID, Job: graph.JobKey(env.App), AppID: env.App.ID,
 			ExecutionID: env.Query.ExecutionID, FuncName: env.Query.FuncName, Status: env.Query.Status,
-			EndedAt: env.Query.EndedAt, Unknown: lin.Unknown, Degraded: lin.Degraded,
+			Analyzed: env.Markers.Analyzed, EndedAt: env.Query.EndedAt, Unknown: lin.Unknown, Degraded: lin.Degraded,
 			Reads: []jsonDataset{}, Writes: []jsonDataset{},
 		}
 		// column key -> its dataset and name, for the facet's (namespace, name, field)

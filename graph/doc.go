@@ -4,11 +4,11 @@
 // The model:
 //
 //	(:Dataset {key, namespace, name, kind, location, firstSeen, lastSeen})-[:HAS_COLUMN]->
-//	  (:Column {key, name, table, datasetKey, dataType, firstSeen, lastSeen})
+//	  (:Column {key, name, table, datasetKey, dataType, position, firstSeen, lastSeen})
 //	(:Column)-[:FEEDS {job, roles, exprs, masked, type, subtype, firstSeen, lastSeen, lastRun}]->(:Column)
 //	(:Column)-[:DECIDES_ROWS {job, roles, exprs, firstSeen, lastSeen, lastRun}]->(:Dataset)
 //	(:Job {key, namespace, name, firstSeen, lastSeen})-[:HAS_RUN]->
-//	  (:Run {key, status, endedAt, appId, executionId, funcName, sparkVersion, emittedAt, startedAt, producer, degraded})
+//	  (:Run {key, status, endedAt, appId, executionId, funcName, sparkVersion, emittedAt, startedAt, producer, degraded, analyzed?})
 //	(:Run)-[:CHILD_OF]->(:Run)   an OpenLineage run's parent
 //	(:Run)-[:READ]->(:Dataset)
 //	(:Run)-[:WROTE {mode, columnLineage}]->(:Dataset)        columnLineage "missing": a degraded event

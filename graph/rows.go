@@ -119,10 +119,10 @@ func buildRows(items []Item) (*rows, error) {
 			r.name = newer(win, r.name, d.Name)
 			r.kind = newer(win, r.kind, d.Kind)
 			r.location = newer(win, r.location, d.Location)
-			for _, c := range d.Columns {
+			for pos, c := range d.Columns {
 				cr := columns[c.Key]
 				if cr == nil {
-					cr = &columnRow{key: c.Key, datasetKey: d.Key}
+					cr = &columnRow{key: c.Key, datasetKey: d.Key, position: -1}
 					columns[c.Key] = cr
 				}
 				if cr.datasetKey != d.Key {
@@ -132,6 +132,9 @@ func buildRows(items []Item) (*rows, error) {
 				cr.name = newer(win, cr.name, c.Name)
 				cr.table = newer(win, cr.table, d.Name)
 				cr.dataType = newer(win, cr.dataType, c.Type)
+				if win || cr.position < 0 {
+					cr.position = pos
+				}
 			}
 			return nil
 		}

@@ -6,7 +6,10 @@ import "time"
 // with what it read, wrote and changed by DDL, and the run it was spawned from.
 //
 //	(:Job)-[:HAS_RUN]->(:Run {key, status, startedAt, endedAt, producer,
-//	                          appId, executionId, funcName, sparkVersion, emittedAt, degraded})
+//	                          appId, executionId, funcName, sparkVersion, emittedAt, degraded, analyzed})
+//
+// analyzed is true for an event of `colline analyze` (markers.analyzed): lineage Spark's analyzer
+// derived from SQL that did not run; absent for runs.
 //	(:Run)-[:READ]->(:Dataset)
 //	(:Run)-[:WROTE {mode, columnLineage?}]->(:Dataset)
 //	(:Run)-[:CHANGED {action}]->(:Dataset)
@@ -58,6 +61,7 @@ type runRow struct {
 	executionID                                                  *int64
 	startedAt, endedAt, emittedAt                                *time.Time
 	degraded                                                     *bool // a listener run's; nil for OpenLineage
+	analyzed                                                     bool  // markers.analyzed
 }
 
 // ColumnLineageMissing is the columnLineage of a WROTE whose column lineage the event did not carry.
@@ -71,6 +75,7 @@ func newRunRow(it Item, jobKey string, ts time.Time) *runRow {
 			key: env.EventID, jobKey: jobKey, appID: env.App.ID, executionID: &x, funcName: env.Query.FuncName,
 			status: env.Query.Status, sparkVersion: env.Producer.Spark,
 			endedAt: parseTime(env.Query.EndedAt), emittedAt: parseTime(env.EmittedAt), degraded: &degraded,
+			analyzed: env.Markers.Analyzed,
 		}
 	}
 	o := it.OpenLineage
@@ -104,6 +109,7 @@ func (r *runRow) merge(n *runRow) *runRow {
 	if n.degraded != nil {
 		m.degraded = n.degraded
 	}
+	m.analyzed = m.analyzed || n.analyzed
 	if n.startedAt != nil && (m.startedAt == nil || n.startedAt.Before(*m.startedAt)) {
 		m.startedAt = n.startedAt
 	}
@@ -146,6 +152,7 @@ SET r.appId = coalesce(row.appId, r.appId),
     r.emittedAt = coalesce(row.emittedAt, r.emittedAt),
     r.producer = coalesce(row.producer, r.producer),
     r.degraded = coalesce(row.degraded, r.degraded),
+    r.analyzed = CASE WHEN row.analyzed THEN true ELSE r.analyzed END,
     r.startedAt = CASE WHEN row.startedAt IS NOT NULL AND (r.startedAt IS NULL OR row.startedAt < r.startedAt) THEN row.startedAt ELSE r.startedAt END,
     r.endedAt = CASE WHEN ` + statusWinsCypher + ` AND row.endedAt IS NOT NULL THEN row.endedAt ELSE r.endedAt END,
     r.status = CASE WHEN ` + statusWinsCypher + ` THEN row.status ELSE r.status END
@@ -162,7 +169,7 @@ RETURN count(*) AS n`,
 				"key": x.key, "jobKey": x.jobKey, "appId": stringOrNil(x.appID), "executionId": exec,
 				"funcName": stringOrNil(x.funcName), "status": stringOrNil(x.status), "sparkVersion": stringOrNil(x.sparkVersion),
 				"producer": stringOrNil(x.producer), "startedAt": timeOrNil(x.startedAt),
-				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": boolOrNil(x.degraded),
+				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": boolOrNil(x.degraded), "analyzed": x.analyzed,
 			})
 		}
 		return out

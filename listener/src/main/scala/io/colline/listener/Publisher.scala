@@ -291,14 +291,7 @@ private[listener] final class Publisher(val cfg: Config) {
 
   /** Scrubs, caps (degraded forms above `event.maxBytes`), writes and sends one event. */
   def publish(json: J.Obj, executionId: Long, rootClass: String, key: String): Unit = {
-    Scrub.event(json)
-    var bytes = J.toBytes(json)
-    var level = 0
-    while (bytes.length > cfg.maxEventBytes && level < Degrade.Levels) {
-      level += 1
-      Degrade(json, level)
-      bytes = J.toBytes(json)
-    }
+    val (bytes, level) = Seal(json, cfg.maxEventBytes)
     if (level > 0) metrics.truncated.incrementAndGet()
     if (bytes.length > cfg.maxEventBytes) {
       metrics.droppedOversize.incrementAndGet()
