@@ -115,3 +115,17 @@ func jdbcNamespace(raw string) string {
 	}
 	return s
 }
+
+// ResultDataset is the dataset that stands for the result of a job that writes nothing (a
+// collect, count or show that the listener published with publishReads): namespace "result",
+// name "<job namespace>/<app name>/<action>-<hash of the result's column names>", kind "result".
+// One per job and result shape: every run of the same check feeds the same dataset, and two
+// checks of one job with different columns stay apart.
+func ResultDataset(app events.App, action string, columns []string) Dataset {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.Join(columns, "\x00"))))
+	if action == "" {
+		action = "result"
+	}
+	name := app.Namespace + "/" + app.Name + "/" + action + "-" + hex.EncodeToString(sum[:6])
+	return newDataset("result", name, "result", "")
+}
