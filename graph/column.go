@@ -1,12 +1,14 @@
 package graph
 
-// Column: a column of a dataset, keyed by plan's Column.Key.
+// Column: a column of a dataset, or a struct field of a column (plan's Column.Parent), keyed by
+// plan's Column.Key. A column hangs off its dataset, a field off its parent column or field.
 //
 //	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, datasetKey, dataType, firstSeen, lastSeen})
+//	(:Column)-[:HAS_FIELD]->(:Column {key, name, datasetKey, parent, dataType, firstSeen, lastSeen})
 
 type columnRow struct {
 	seen
-	key, datasetKey, name, dataType string
+	key, datasetKey, name, dataType, parent string
 }
 
 var columns = element{
@@ -23,14 +25,40 @@ SET c.datasetKey = row.datasetKey,
     c.lastSeen = CASE WHEN c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen THEN row.lastSeen ELSE c.lastSeen END
 MERGE (d)-[:HAS_COLUMN]->(c)
 RETURN count(*) AS n`,
-	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.columns))
-		for _, c := range r.columns {
-			out = append(out, map[string]any{
-				"key": c.key, "datasetKey": c.datasetKey, "name": c.name, "dataType": c.dataType,
-				"firstSeen": c.first, "lastSeen": c.last,
-			})
+	rows: func(r *rows) []map[string]any { return columnRows(r, false) },
+}
+
+// fields are the struct fields of columns: Column nodes like columns, under their parent (a
+// column or a field, written before them: rows are sorted by key, and a parent's key is a prefix
+// of its fields').
+var fields = element{
+	name:          "fields",
+	nodes:         []string{"Column"},
+	relationships: []string{"HAS_FIELD"},
+	query: `UNWIND $rows AS row
+MERGE (p:Column {key: row.parent})
+MERGE (c:Column {key: row.key})
+SET c.datasetKey = row.datasetKey, c.parent = row.parent,
+    c.name = CASE WHEN row.name <> '' AND (c.name IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.name ELSE c.name END,
+    c.dataType = CASE WHEN row.dataType <> '' AND (c.dataType IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.dataType ELSE c.dataType END,
+    c.firstSeen = CASE WHEN c.firstSeen IS NULL OR row.firstSeen < c.firstSeen THEN row.firstSeen ELSE c.firstSeen END,
+    c.lastSeen = CASE WHEN c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen THEN row.lastSeen ELSE c.lastSeen END
+MERGE (p)-[:HAS_FIELD]->(c)
+RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any { return columnRows(r, true) },
+}
+
+// columnRows are the rows of the columns (fields false) or of the struct fields (true).
+func columnRows(r *rows, fields bool) []map[string]any {
+	out := make([]map[string]any, 0, len(r.columns))
+	for _, c := range r.columns {
+		if (c.parent != "") != fields {
+			continue
 		}
-		return out
-	},
+		out = append(out, map[string]any{
+			"key": c.key, "datasetKey": c.datasetKey, "name": c.name, "dataType": c.dataType, "parent": c.parent,
+			"firstSeen": c.first, "lastSeen": c.last,
+		})
+	}
+	return out
 }

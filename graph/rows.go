@@ -117,6 +117,7 @@ func buildRows(items []Item) (*rows, error) {
 				win := cr.observe(ts)
 				cr.name = newer(win, cr.name, c.Name)
 				cr.dataType = newer(win, cr.dataType, c.Type)
+				cr.parent = newer(win, cr.parent, c.Parent)
 			}
 			return nil
 		}

@@ -107,13 +107,9 @@ func (r *resolver) feedCommand(s sink, target *Dataset, edges, rows map[[2]strin
 		v, assigned := values[a.ExprID]
 		if !assigned || op != "UPDATE" {
 			// rows that no clause changes keep the column's value
-			for src, d := range current[a.ExprID] {
-				r.addEdge(edges, src, col, d)
-			}
+			r.feedColumn(edges, target, name, col, current[a.ExprID])
 		}
-		for src, d := range v {
-			r.addEdge(edges, src, col, d)
-		}
+		r.feedColumn(edges, target, name, col, v)
 		for src, d := range all {
 			r.addEdge(edges, src, col, d)
 		}

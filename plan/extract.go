@@ -124,6 +124,7 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 		}
 		r.feed(s, &wr.Dataset, edges, rows)
 	}
+	r.addFields()
 	for _, key := range order {
 		w := writes[key]
 		if w.Mode == "" && w.Kind == "view" {
@@ -287,9 +288,7 @@ func (r *resolver) feed(s sink, target *Dataset, edges, rows map[[2]string]dep) 
 		if k >= len(inputs) {
 			continue
 		}
-		for src, d := range out[inputs[k]] {
-			r.addEdge(edges, src, col, d)
-		}
+		r.feedColumn(edges, target, name, col, out[inputs[k]])
 	}
 	for src, d := range r.indirect(s.query) {
 		var rowLevel dep

@@ -76,9 +76,22 @@ func newDataset(namespace, name, kind, location string) Dataset {
 }
 
 // ColumnKey is the key of a dataset's column. Spark resolves column names case-insensitively by
-// default, so the name is lower-cased in the key (the Column keeps its spelling).
+// default, so the name is lower-cased in the key (the Column keeps its spelling). A name with a
+// dot or a backquote is quoted with backquotes, so that no column key is also the key of a
+// struct field (FieldKey: "ds#address.city" is field city of column address).
 func ColumnKey(datasetKey, column string) string {
-	return datasetKey + "#" + strings.ToLower(column)
+	return datasetKey + "#" + strings.ToLower(quoteField(column))
+}
+
+// FieldKey is the key of struct field path (names from the column down, e.g. ["geo", "lat"]) of
+// a dataset's column: the column's key, then each name, lower-cased and quoted as in ColumnKey,
+// after a dot.
+func FieldKey(datasetKey, column string, path ...string) string {
+	k := ColumnKey(datasetKey, column)
+	for _, p := range path {
+		k += "." + strings.ToLower(quoteField(p))
+	}
+	return k
 }
 
 // splitURI splits a qualified path into an OpenLineage namespace and name:
