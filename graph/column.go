@@ -28,21 +28,29 @@ RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any { return columnRows(r, false) },
 }
 
-// fields are the struct fields of columns: Column nodes like columns, under their parent (a
-// column or a field, written before them: rows are sorted by key, and a parent's key is a prefix
-// of its fields').
+// fields are the struct fields of columns: Column nodes like columns (datasetKey set), with the
+// key of their parent (a column or a field); fieldLinks hangs each under its parent. Two
+// statements, so that neither reads the label it writes (no Eager operator).
 var fields = element{
-	name:          "fields",
-	nodes:         []string{"Column"},
-	relationships: []string{"HAS_FIELD"},
+	name:  "fields",
+	nodes: []string{"Column"},
 	query: `UNWIND $rows AS row
-MERGE (p:Column {key: row.parent})
 MERGE (c:Column {key: row.key})
 SET c.datasetKey = row.datasetKey, c.parent = row.parent,
     c.name = CASE WHEN row.name <> '' AND (c.name IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.name ELSE c.name END,
     c.dataType = CASE WHEN row.dataType <> '' AND (c.dataType IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.dataType ELSE c.dataType END,
     c.firstSeen = CASE WHEN c.firstSeen IS NULL OR row.firstSeen < c.firstSeen THEN row.firstSeen ELSE c.firstSeen END,
     c.lastSeen = CASE WHEN c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen THEN row.lastSeen ELSE c.lastSeen END
+RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any { return columnRows(r, true) },
+}
+
+var fieldLinks = element{
+	name:          "fieldLinks",
+	relationships: []string{"HAS_FIELD"},
+	query: `UNWIND $rows AS row
+MATCH (p:Column {key: row.parent})
+MATCH (c:Column {key: row.key})
 MERGE (p)-[:HAS_FIELD]->(c)
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any { return columnRows(r, true) },

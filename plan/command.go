@@ -85,11 +85,12 @@ func (r *resolver) feedCommand(s sink, target *Dataset, edges, rows map[[2]strin
 			if j >= len(vals) {
 				break
 			}
-			x := &vals[j]
+			x, text := &vals[j], vals[j].SQL
 			if len(cond) == 1 {
 				x = &events.Expr{Class: "If", Children: []events.Expr{cond[0], vals[j], keys[j]}}
+				text = "IF(" + cond[0].SQL + ", " + vals[j].SQL + ", " + keys[j].SQL + ")"
 			}
-			set(&keys[j], r.expr(s.command, x, ectx{expr: vals[j].SQL}))
+			set(&keys[j], r.expr(s.command, x, ectx{expr: text}))
 		}
 	case "DELETE":
 		cond := n.Exprs["condition"]
