@@ -111,8 +111,10 @@ type ectx struct {
 	expr     string
 	// field is the struct field that an enclosing extraction (GetStructField, …) reads of the value
 	// below it; build is the field of the enclosing built struct that the value below lands in
-	// (dotted paths, "" for the whole value; nested.go)
+	// (dotted paths, "" for the whole value); sealed: an expression on the way makes a new value
+	// of what is below it, whose own fields are no fields of the result (nested.go)
 	field, build string
+	sealed       bool
 }
 
 // The outer step decides an indirect subtype: a column that reaches a filter condition through a

@@ -91,7 +91,9 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out *acc) {
 		c.kind = kindTransformation
 	}
 	if !keepsStructure(x.Class) {
-		c.field, c.build = "", "" // a new value: no field of it is one of the input's
+		// a new value: no field of it is one of the input's, and what is below lands in the
+		// enclosing built field (if any) as a whole
+		c.field, c.sealed = "", true
 	}
 	if masking[x.Class] {
 		c.masking = true
@@ -106,7 +108,7 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out *acc) {
 			cc.indirect = role
 		}
 		if cc.indirect != "" && cc.indirect != c.indirect {
-			cc.field, cc.build = "", "" // a condition reads its own value, not the result's fields
+			cc.field, cc.build = "", "" // a condition decides the whole value, not a field of it
 		}
 		r.walk(i, &x.Children[k], cc, out)
 		if c.indirect == "" && x.Class == "Coalesce" && k < len(x.Children)-1 {

@@ -20,7 +20,8 @@ import (
 //   - both pass through expressions that keep a value's structure (casts, aliases, to_json and
 //     from_json, the value branches of IF/CASE/COALESCE) and stop at any other expression, where
 //     the edge falls back to the whole column, as before 1.4 (and for older events, which carry no
-//     field names). A map value or an array element by index has no field name in the schema: an
+//     field names). The analyzer's cast of a struct to a table's struct type,
+//     IF(x IS NULL, NULL, named_struct(…)), keeps every field's value. A map value or an array element by index has no field name in the schema: an
 //     element's field (`items[0].sku`) is the array's field (`items.sku`), TRANSFORMATION.
 //
 // A field's key is its column's key followed by the dotted path (ColumnKey, FieldKey); a name that
@@ -63,14 +64,23 @@ func (r *resolver) nested(i int, x *events.Expr, c ectx, out *acc) bool {
 			}
 			return false
 		}
-		if c.indirect != "" {
-			return false // a condition reads the whole struct
+		if c.indirect != "" || c.sealed {
+			return false // a condition reads the whole struct; below a new value, fields are its parts
 		}
 		for k, f := range x.Fields {
 			cc := c
 			cc.build = joinPath(c.build, quoteField(f))
 			r.walk(i, &x.Children[2*k+1], cc, out)
 		}
+		return true
+	case "If":
+		// IF(x IS NULL, NULL, named_struct(…x's fields…)): how the analyzer casts a struct to a
+		// table's struct type (by field); null stays null, every field keeps its value
+		if len(x.Children) != 3 || x.Children[0].Class != "IsNull" || x.Children[1].Class != "Literal" ||
+			x.Children[2].Class != "CreateNamedStruct" || len(x.Children[2].Fields) == 0 {
+			return false
+		}
+		r.walk(i, &x.Children[2], c, out)
 		return true
 	case "GetArrayItem":
 		// items[0].sku: a field of one element is the array's field, picked: TRANSFORMATION
@@ -80,7 +90,7 @@ func (r *resolver) nested(i int, x *events.Expr, c ectx, out *acc) bool {
 		cc := c
 		cc.kind = max(cc.kind, kindTransformation)
 		r.walk(i, &x.Children[0], cc, out)
-		cc.field, cc.build = "", ""
+		cc.field, cc.sealed = "", true // the index picks the element: part of the field's value
 		r.walk(i, &x.Children[1], cc, out)
 		return true
 	}

@@ -41,7 +41,7 @@ public class kafka_json_roundtrip {
     // the same read in SQL, through a temporary view over the topic
     spark.sql("CREATE OR REPLACE TEMPORARY VIEW events USING kafka OPTIONS ('kafka.bootstrap.servers' '" + servers
         + "', 'subscribe' '" + topic + "', 'startingOffsets' 'earliest')");
-    spark.sql("INSERT INTO kafka_json_roundtrip.dst SELECT CAST(key AS STRING), get_json_object(CAST(value AS STRING), '$.id'), "
+    spark.sql("INSERT INTO kafka_json_roundtrip.dst SELECT CAST(key AS STRING), CAST(get_json_object(CAST(value AS STRING), '$.id') AS BIGINT), "
         + "from_json(CAST(value AS STRING), 'customer STRING').customer, CAST(NULL AS DOUBLE), offset FROM events WHERE partition = 0");
   }
 }
