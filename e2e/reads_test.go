@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
@@ -31,24 +29,8 @@ func TestReadOnlyJobEndToEnd(t *testing.T) {
 func testReadOnly(t *testing.T, line string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	s, err := stack.FromEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	driver, err := neo4j.NewDriverWithContext(s.Neo4jURI, neo4j.NoAuth())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer driver.Close(ctx)
-	app := fmt.Sprintf("colline-e2e-dq-%d", time.Now().UnixNano())
+	s, driver, app, topic := jobStack(t, ctx, "colline-e2e-dq", "spark_catalog/dq.", 1)
 	job := "default/" + app
-	if err := stack.WipeKeys(ctx, driver, "spark_catalog/dq."); err != nil {
-		t.Fatal(err)
-	}
-	topic := "colline.e2e." + app
-	if err := s.CreateTopics(ctx, 1, topic, topic+".dlq"); err != nil {
-		t.Fatalf("Kafka is not usable at %s (start it with dev/services start): %v", s.Brokers, err)
-	}
 	if err := s.Spark(ctx, t.TempDir(), topic, []string{"SPARK_LINE=" + line},
 		"-Dspark.app.name="+app, "-Dspark.colline.publishReads=true", "e2e/testdata/read_only.sql"); err != nil {
 		t.Fatal(err)
@@ -61,16 +43,18 @@ func testReadOnly(t *testing.T, line string) {
 		t.Fatal(err)
 	}
 
-	// the result dataset of the collect: its key is the job's and the result's columns'
-	result := plan.ResultDataset(events.App{Namespace: "default", Name: app}, "collect", []string{"country", "total", "orders"}).Key
+	// the result dataset of the collect (dev/spark/SparkSqlRunner.java collects with
+	// collectAsList, Spark's funcName): its key is the job's, the action's and the result columns'
+	const action = "collectAsList"
+	result := plan.ResultDataset(events.App{Namespace: "default", Name: app}, action, []string{"country", "total", "orders"}).Key
 	const orders, customers = "spark_catalog/dq.orders", "spark_catalog/dq.customers"
 
 	// 1. the run of the collect read both tables and wrote the result
 	res, err := neo4j.ExecuteQuery(ctx, driver, `
-MATCH (:Job {key: $job})-[:HAS_RUN]->(r:Run {funcName: 'collect'})-[w:WROTE]->(d:Dataset {key: $result})
+MATCH (:Job {key: $job})-[:HAS_RUN]->(r:Run {funcName: $action})-[w:WROTE]->(d:Dataset {key: $result})
 MATCH (r)-[:READ]->(src:Dataset)
 RETURN d.kind AS kind, w.mode AS mode, collect(src.key) AS reads`,
-		map[string]any{"job": job, "result": result}, neo4j.EagerResultTransformer)
+		map[string]any{"job": job, "result": result, "action": action}, neo4j.EagerResultTransformer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +67,8 @@ RETURN d.kind AS kind, w.mode AS mode, collect(src.key) AS reads`,
 		reads = append(reads, r.(string))
 	}
 	sort.Strings(reads)
-	if rec["kind"] != "result" || rec["mode"] != "collect" || strings.Join(reads, " ") != customers+" "+orders {
-		t.Fatalf("collect run: result kind %v, mode %v, reads %v; want result, collect, [%s %s]", rec["kind"], rec["mode"], reads, customers, orders)
+	if rec["kind"] != "result" || rec["mode"] != action || strings.Join(reads, " ") != customers+" "+orders {
+		t.Fatalf("collect run: result kind %v, mode %v, reads %v; want result, %s, [%s %s]", rec["kind"], rec["mode"], reads, action, customers, orders)
 	}
 
 	// 2. the result's column lineage, derived from the SQL: the views are collapsed into the tables

@@ -11,6 +11,14 @@ type columnRow struct {
 	key, datasetKey, name, dataType, parent string
 }
 
+// columnProperties sets a column's (or field's) properties from its row: the newest observation
+// wins, an empty value never erases a known one (rows.go: newer).
+const columnProperties = `    c.name = CASE WHEN row.name <> '' AND (c.name IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.name ELSE c.name END,
+    c.dataType = CASE WHEN row.dataType <> '' AND (c.dataType IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.dataType ELSE c.dataType END,
+    c.firstSeen = CASE WHEN c.firstSeen IS NULL OR row.firstSeen < c.firstSeen THEN row.firstSeen ELSE c.firstSeen END,
+    c.lastSeen = CASE WHEN c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen THEN row.lastSeen ELSE c.lastSeen END
+`
+
 var columns = element{
 	name:          "columns",
 	nodes:         []string{"Column"},
@@ -19,11 +27,7 @@ var columns = element{
 MATCH (d:Dataset {key: row.datasetKey})
 MERGE (c:Column {key: row.key})
 SET c.datasetKey = row.datasetKey,
-    c.name = CASE WHEN row.name <> '' AND (c.name IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.name ELSE c.name END,
-    c.dataType = CASE WHEN row.dataType <> '' AND (c.dataType IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.dataType ELSE c.dataType END,
-    c.firstSeen = CASE WHEN c.firstSeen IS NULL OR row.firstSeen < c.firstSeen THEN row.firstSeen ELSE c.firstSeen END,
-    c.lastSeen = CASE WHEN c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen THEN row.lastSeen ELSE c.lastSeen END
-MERGE (d)-[:HAS_COLUMN]->(c)
+` + columnProperties + `MERGE (d)-[:HAS_COLUMN]->(c)
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any { return columnRows(r, false) },
 }
@@ -37,11 +41,7 @@ var fields = element{
 	query: `UNWIND $rows AS row
 MERGE (c:Column {key: row.key})
 SET c.datasetKey = row.datasetKey, c.parent = row.parent,
-    c.name = CASE WHEN row.name <> '' AND (c.name IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.name ELSE c.name END,
-    c.dataType = CASE WHEN row.dataType <> '' AND (c.dataType IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.dataType ELSE c.dataType END,
-    c.firstSeen = CASE WHEN c.firstSeen IS NULL OR row.firstSeen < c.firstSeen THEN row.firstSeen ELSE c.firstSeen END,
-    c.lastSeen = CASE WHEN c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen THEN row.lastSeen ELSE c.lastSeen END
-RETURN count(*) AS n`,
+` + columnProperties + `RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any { return columnRows(r, true) },
 }
 
