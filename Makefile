@@ -44,12 +44,15 @@ unit: ## unit tests only (no services)
 	go test -race -count=1 ./...
 
 .PHONY: test
-test: lint services listener ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5 and 4.1), faults, security, chart
-	go test -race -count=1 ./...
-	go test -count=1 -tags e2e -v -timeout 30m ./e2e/
-	COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-3} $(MAKE) faults
-	$(MAKE) secure
-	$(MAKE) chart-test
+test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5 and 4.1), faults, security, chart
+	@dev/step lint $(MAKE) --no-print-directory lint
+	@dev/step services $(MAKE) --no-print-directory services
+	@dev/step listener $(MAKE) --no-print-directory listener
+	@dev/step unit+integration go test -race -count=1 ./...
+	@dev/step e2e go test -count=1 -tags e2e -v -timeout 30m ./e2e/
+	@COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-3} dev/step faults $(MAKE) --no-print-directory faults
+	@dev/step secure $(MAKE) --no-print-directory secure
+	@dev/step chart $(MAKE) --no-print-directory chart-test
 
 .PHONY: demo
 demo: services listener consumer ## run a sample Spark job with the listener and show its lineage from Neo4j
