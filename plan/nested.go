@@ -146,17 +146,21 @@ func (r *resolver) fieldKey(parent, path string) string {
 type fieldOf struct{ parent, name string }
 
 // addFields adds the fields met during extraction to the datasets whose columns they are fields
-// of, parents first, each with the key of its parent.
+// of (a table both read and written has them in both), parents first, each with the key of its
+// parent.
 func (r *resolver) addFields() {
 	if len(r.fields) == 0 {
 		return
 	}
-	owner := map[string]*Dataset{}
-	name := map[string]string{}
+	type owner struct {
+		d    *Dataset
+		name string
+	}
+	owners := map[string][]owner{}
 	for d := range r.columns {
 		for k := range d.Columns {
-			owner[d.Columns[k].Key] = d
-			name[d.Columns[k].Key] = d.Columns[k].Name
+			c := &d.Columns[k]
+			owners[c.Key] = append(owners[c.Key], owner{d, c.Name})
 		}
 	}
 	keys := make([]string, 0, len(r.fields))
@@ -166,16 +170,14 @@ func (r *resolver) addFields() {
 	sort.Strings(keys) // a parent's key is a prefix of its fields' keys: parents first
 	for _, k := range keys {
 		f := r.fields[k]
-		d := owner[f.parent]
-		if d == nil {
-			continue // a parent that is no column of a read or written dataset
+		for _, o := range owners[f.parent] { // none: a parent that is no column of a read or written dataset
+			name := o.name + "." + f.name
+			owners[k] = append(owners[k], owner{o.d, name})
+			if !r.columns[o.d][k] {
+				r.columns[o.d][k] = true
+				o.d.Columns = append(o.d.Columns, Column{Key: k, Name: name, Parent: f.parent})
+			}
 		}
-		owner[k], name[k] = d, name[f.parent]+"."+f.name
-		if r.columns[d][k] {
-			continue
-		}
-		r.columns[d][k] = true
-		d.Columns = append(d.Columns, Column{Key: k, Name: name[k], Parent: f.parent})
 	}
 }
 
