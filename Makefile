@@ -38,29 +38,33 @@ lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	go vet ./...
 	go vet -tags e2e ./e2e/...
+	go vet -tags browser ./ui/
 
 .PHONY: unit
 unit: ## unit tests only (no services)
 	go test -race -count=1 ./...
 
 .PHONY: test
-test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5 and 4.1), faults, security, chart
+test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5 and 4.1), the explorer in Chromium, faults, security, chart
 	@dev/step lint $(MAKE) --no-print-directory lint
 	@dev/step services $(MAKE) --no-print-directory services
 	@dev/step listener $(MAKE) --no-print-directory listener
+	@dev/step ui-bundle $(MAKE) --no-print-directory ui-bundle
 	@dev/step unit+integration go test -race -count=1 ./...
 	@dev/step e2e go test -count=1 -tags e2e -v -timeout 30m ./e2e/
+	@dev/step ui $(MAKE) --no-print-directory ui-test
 	@COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-3} dev/step faults $(MAKE) --no-print-directory faults
 	@dev/step secure $(MAKE) --no-print-directory secure
 	@dev/step chart $(MAKE) --no-print-directory chart-test
 
 .PHONY: demo
-demo: services listener consumer ## run a sample Spark job with the listener and show its lineage from Neo4j
+demo: services listener consumer colline ## run a sample Spark job with the listener, show its lineage from Neo4j, serve the explorer (colline ui)
+	dev/services restart ui
 	go run ./e2e/demo
 
 .PHONY: clean
 clean: ## remove build outputs (keeps downloaded jars in .cache/jars)
-	rm -rf bin listener/target .cache/run
+	rm -rf bin listener/target .cache/run ui/bundle/app
 
 .PHONY: faults
 faults: ## fault tests (kill -9, Neo4j down, broker restart, poison, group) on private Kafka/Neo4j; COLLINE_FAULTS_EVENTS=5000
@@ -113,7 +117,7 @@ dbt-setup: ## create the dbt + dbt-ol virtualenv in .cache/dbt-venv
 TOOLS_BIN := $(CURDIR)/.cache/bin
 
 .PHONY: colline
-colline: ## build bin/colline, the offline CLI (colline explain / colline replay)
+colline: ui-bundle ## build bin/colline, the CLI (explain, replay, upgrade, ui), with the explorer's page embedded
 	$(GO_BUILD) -o bin/colline ./cmd/colline
 
 .PHONY: chart-tools
@@ -129,9 +133,32 @@ docker-check: chart-tools ## Dockerfile: same go build as `make consumer`, stati
 	cd deploy && COLLINE_TOOLS_BIN=$(TOOLS_BIN) COLLINE_TOOLS_REQUIRED=1 go test -count=1 -run 'Dockerfile|Hadolint' ./...
 
 .PHONY: screenshot
-screenshot: services colline ## load the captured skeleton run into Neo4j and screenshot a lineage query in Neo4j Browser (headless Chromium)
-	bin/colline replay plan/testdata/spark-3.5/skeleton
-	deploy/browser/screenshot.sh docs/img/browser-upstream.png
+screenshot: services colline ## load the captured skeleton run into Neo4j and screenshot Neo4j Browser with colline's style (headless Chromium)
+	bin/colline replay --neo4j $(COLLINE_TEST_NEO4J_URI) plan/testdata/spark-3.5/skeleton
+	dev/services restart ui
+	browser/screenshot.sh docs/img/browser-upstream.png
+
+# --- The lineage explorer (colline ui, docs/ui.md): ui/web's TypeScript, bundled into ui/bundle/app,
+# which go:embed puts in the binary (a plain go build embeds a placeholder page instead).
+UI_SRC := $(shell find ui/web/src -type f 2>/dev/null) ui/web/index.html ui/web/build.mjs ui/web/tsconfig.json
+
+ui/web/node_modules/.installed: ui/web/package.json ui/web/package-lock.json
+	cd ui/web && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+ui/bundle/app/index.html: ui/web/node_modules/.installed $(UI_SRC)
+	cd ui/web && npm run --silent build
+
+.PHONY: ui-bundle
+ui-bundle: ui/bundle/app/index.html ## build the explorer's page (npm ci from ui/web/package-lock.json, tsc, esbuild) into ui/bundle/app
+
+.PHONY: ui-test
+ui-test: services ui-bundle ## the explorer in headless Chromium (dev/chromium) against real Neo4j loaded with the captured skeleton run
+	go test -tags browser -count=1 -v -timeout 15m ./ui/
+
+.PHONY: ui-screenshots
+ui-screenshots: services ui-bundle ## redo docs/img/ui-*.png: the browser tests, keeping their screenshots
+	COLLINE_UI_SCREENSHOTS=docs/img go test -tags browser -count=1 -timeout 15m ./ui/
 
 # --- Listener version matrix (listener/README.md) ----------------------------------------------
 # One jar per line of dev/spark/lines (the Spark/Scala lines the Maven mirror serves).

@@ -16,9 +16,11 @@ var mustNot = map[string][]string{
 	"process":   {"ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
 	"ingest":    {"admin", "config", "cli", "cmd/", "e2e/stack"},
 	"admin":     {"events", "plan", "graph", "process", "ingest", "config", "cli", "e2e/stack"},
-	"config":    {"events", "plan", "graph", "process", "ingest", "admin", "cli", "e2e/stack"},
+	"config":    {"events", "plan", "graph", "process", "ingest", "admin", "cli", "e2e/stack", "ui", "browser"},
 	"cli":       {"ingest", "admin", "e2e/stack"},
-	"e2e/stack": {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli"},
+	"e2e/stack": {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli", "ui", "browser"},
+	"ui":        {"ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
+	"browser":   {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli", "ui", "e2e/stack"},
 }
 
 func TestPackageImports(t *testing.T) {

@@ -27,7 +27,7 @@ type benchEnv struct {
 
 func main() {
 	var (
-		parts      = flag.String("parts", "decode,e2e,fresh,rss,reads", "comma-separated parts to run (decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; neither in the default)")
+		parts      = flag.String("parts", "decode,e2e,fresh,rss,reads", "comma-separated parts to run (decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; ui: the explorer's API on the reads graph and its first draw in Chromium; none of these in the default)")
 		corpus     = flag.String("corpus", "plan/testdata/tpcds", "TPC-DS corpus directory (spark-*/q*.json[.gz])")
 		kafkaAddr  = flag.String("kafka", envOr("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers, comma-separated")
 		neo4jURI   = flag.String("neo4j", envOr("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (no auth)")
@@ -82,6 +82,8 @@ func main() {
 			return benchHostile(ctx, r)
 		case "reads":
 			return benchReads(ctx, r, env, *readEdges, *readN, *readTO, *readBudget, *readReuse)
+		case "ui":
+			return benchUI(ctx, r, env, *readEdges, *readN, *readBudget, *readReuse)
 		}
 		return fmt.Errorf("unknown part %q", part)
 	}, *keepGraph); err != nil {

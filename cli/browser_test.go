@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,30 +13,24 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
 
+	"github.com/colline/colline/browser"
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
 )
 
-// The Neo4j Browser queries shipped in deploy/browser/queries, run against a real Neo4j loaded
-// with the captured skeleton run through the real pipeline (events.Decode, plan.Extract,
+// The Neo4j Browser queries shipped in browser/queries (package browser), run against a real Neo4j
+// loaded with the captured skeleton run through the real pipeline (events.Decode, plan.Extract,
 // graph.Writer). Every key is prefixed so that the test shares the database with other tests.
-
-const queryDir = "../deploy/browser/queries"
 
 func browserQueries(t *testing.T) map[string]string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(queryDir, "*.cypher"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no queries in %s: %v", queryDir, err)
-	}
 	qs := map[string]string{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		qs[strings.TrimSuffix(filepath.Base(f), ".cypher")] = string(b)
+	for _, q := range browser.Queries() {
+		qs[q.Name] = q.Text
+	}
+	if len(qs) == 0 {
+		t.Fatal("no shipped queries")
 	}
 	return qs
 }

@@ -110,7 +110,7 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{"bad.json: byte 24: ", "not JSON", "cut short"}, is: events.ErrInvalidJSON},
 		{name: "syntax error", file: write("syntax.json", `{"schemaVersion": x}`),
 			want: []string{"syntax.json: byte 19: ", "invalid character 'x'"}, is: events.ErrInvalidJSON},
-		{name: "empty", file: write("empty.json", "  \n"), want: []string{"empty.json", "empty file"}, is: events.ErrInvalidJSON},
+		{name: "empty", file: write("empty.json", "  \n"), want: []string{"empty.json", "empty input"}, is: events.ErrInvalidJSON},
 		{name: "future major version", file: write("future.json", future),
 			want: []string{"future.json: unsupported schema version"}, is: events.ErrUnsupportedVersion},
 		{name: "not an event", file: write("other.json", `{"schemaVersion": "1.0", "hello": 1}`),

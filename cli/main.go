@@ -24,6 +24,7 @@ usage:
                   [--batch N] FILE|DIR...
   colline upgrade [--brokers HOST:PORT,...] [--topic NAME] [--neo4j URI] [--user NAME]
                   [--password-file F] [--ca-file F] [--database NAME] [--batch N]
+  colline ui      [--addr HOST:PORT]
   colline version
 
 FILE is an event captured by the listener (spark.colline.output.dir) or a file of events, one
@@ -49,6 +50,13 @@ re-reads the topic (default COLLINE_KAFKA_TOPIC or colline.plans; brokers COLLIN
 from the start, writes every event again, with progress, and stamps the graph. Stop the
 consumers first; start the new ones afterwards. Running it twice is harmless.
 
+ui serves the lineage explorer, a web page that draws a column's upstream and downstream as table
+boxes with column edges, the impact list (CSV too), job views and the SQL panel, reading Neo4j
+(read transactions only). It also serves Neo4j Browser's style and guide (/neo4j/colline.grass,
+/neo4j/guide.html). Configuration: COLLINE_UI_* and the consumer's COLLINE_NEO4J_* variables
+(docs/operations.md, docs/ui.md); --addr overrides COLLINE_UI_ADDR (default 127.0.0.1:7480).
+Ctrl-C stops it.
+
 Exit status: 0 ok, 1 an input or the write failed (every bad input is reported), 2 usage.
 `
 
@@ -66,6 +74,8 @@ func Main(ctx context.Context, version string, args []string, stdout, stderr io.
 		err = replay(ctx, rest, stdout)
 	case "upgrade":
 		err = upgrade(ctx, rest, stdout)
+	case "ui":
+		err = serveUI(ctx, version, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "colline", version)
 	case "help", "-h", "-help", "--help":

@@ -164,32 +164,7 @@ func (c Config) Validate() error {
 		bad("KAFKA_MAX_BYTES", "%d is below 1 MiB; plans are large, use at least the topic's max.message.bytes", c.KafkaMaxBytes)
 	}
 
-	if u, err := url.Parse(c.Neo4jURI); err != nil {
-		bad("NEO4J_URI", "not a URI")
-	} else {
-		switch u.Scheme {
-		case "bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc":
-		default:
-			bad("NEO4J_URI", "scheme %q is not one of bolt, bolt+s, bolt+ssc, neo4j, neo4j+s, neo4j+ssc", u.Scheme)
-		}
-		if u.Host == "" {
-			bad("NEO4J_URI", "no host in %q", u.Redacted())
-		}
-		if u.User != nil {
-			bad("NEO4J_URI", "credentials in the URI; use COLLINE_NEO4J_USER and COLLINE_NEO4J_PASSWORD")
-		}
-	}
-	if c.Neo4jPassword != "" && c.Neo4jUser == "" {
-		bad("NEO4J_USER", "is empty but COLLINE_NEO4J_PASSWORD is set")
-	}
-	if c.Neo4jTLSCaFile != "" {
-		if _, err := certPool(c.Neo4jTLSCaFile); err != nil {
-			bad("NEO4J_TLS_CA_FILE", "%v", err)
-		} else if u, err := url.Parse(c.Neo4jURI); err == nil && !strings.HasSuffix(u.Scheme, "+s") {
-			bad("NEO4J_TLS_CA_FILE", "is set but COLLINE_NEO4J_URI does not use TLS with verification (bolt+s:// or neo4j+s://)")
-		}
-	}
-
+	errs = append(errs, validateNeo4j(c.Neo4jURI, c.Neo4jUser, c.Neo4jPassword, c.Neo4jTLSCaFile)...)
 	errs = append(errs, c.validateKafkaSecurity()...)
 	if c.MaxEventBytes < 1<<20 {
 		bad("MAX_EVENT_BYTES", "%d is below 1 MiB", c.MaxEventBytes)
@@ -230,6 +205,41 @@ func (c Config) Validate() error {
 		bad("LOG_FORMAT", "%q is neither json nor text", c.LogFormat)
 	}
 	return errors.Join(errs...)
+}
+
+// validateNeo4j checks the COLLINE_NEO4J_* variables the consumer and the explorer share.
+func validateNeo4j(uri, user string, password Secret, caFile string) []error {
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s_%s: %s", Prefix, name, fmt.Sprintf(format, args...)))
+	}
+	if u, err := url.Parse(uri); err != nil {
+		bad("NEO4J_URI", "not a URI")
+	} else {
+		switch u.Scheme {
+		case "bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc":
+		default:
+			bad("NEO4J_URI", "scheme %q is not one of bolt, bolt+s, bolt+ssc, neo4j, neo4j+s, neo4j+ssc", u.Scheme)
+		}
+		if u.Host == "" {
+			bad("NEO4J_URI", "no host in %q", u.Redacted())
+		}
+		if u.User != nil {
+			bad("NEO4J_URI", "credentials in the URI; use COLLINE_NEO4J_USER and COLLINE_NEO4J_PASSWORD")
+		}
+	}
+	if password != "" && user == "" {
+		bad("NEO4J_USER", "is empty but COLLINE_NEO4J_PASSWORD is set")
+	}
+	if caFile != "" {
+		if _, err := certPool(caFile); err != nil {
+			bad("NEO4J_TLS_CA_FILE", "%v", err)
+		} else if u, err := url.Parse(uri); err == nil && !strings.HasSuffix(u.Scheme, "+s") {
+			bad("NEO4J_TLS_CA_FILE", "is set but COLLINE_NEO4J_URI does not use TLS with verification (bolt+s:// or neo4j+s://)")
+		}
+	}
+
+	return errs
 }
 
 // validateKafkaSecurity checks the TLS and SASL variables.

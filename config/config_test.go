@@ -132,23 +132,30 @@ func TestBadConfigs(t *testing.T) {
 		{"several at once", map[string]string{"COLLINE_BATCH_SIZE": "0", "COLLINE_LOG_FORMAT": "xml"}, []string{"COLLINE_BATCH_SIZE", "COLLINE_LOG_FORMAT"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clearEnv(t)
-			for k, v := range tc.env {
-				t.Setenv(k, v)
-			}
-			_, err := Load()
-			if err == nil {
-				t.Fatal("Load = nil error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Load = %q, want it to contain %q", err, w)
-				}
-			}
-			if strings.Contains(err.Error(), "secret") {
-				t.Errorf("the error shows a secret: %q", err)
-			}
+			failsWith(t, func() error { _, err := Load(); return err }, tc.env, tc.want)
 		})
+	}
+}
+
+// failsWith sets only the variables env, loads, and checks that the error holds every want and no
+// secret (the test values of passwords are "secret").
+func failsWith(t *testing.T, load func() error, env map[string]string, want []string) {
+	t.Helper()
+	clearEnv(t)
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	err := load()
+	if err == nil {
+		t.Fatal("load = nil error")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("load = %q, want it to contain %q", err, w)
+		}
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Errorf("the error shows a secret: %q", err)
 	}
 }
 

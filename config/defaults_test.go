@@ -3,6 +3,7 @@ package config
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -28,21 +29,23 @@ var homes = map[string]any{
 	"COLLINE_METRICS_INTERVAL": ingest.DefaultMonitorInterval,
 }
 
-// helmDiffers are the Helm values that deliberately differ from the consumer's default.
+// helmDiffers are the Helm values that deliberately differ from the consumer's (or the
+// explorer's) default.
 var helmDiffers = map[string]string{
 	"COLLINE_KAFKA_BROKERS": "required in the chart: no local default in a cluster",
 	"COLLINE_NEO4J_URI":     "required in the chart: no local default in a cluster",
 	"COLLINE_NEO4J_USER":    "the chart authenticates as neo4j by default; the local services need no user",
 }
 
-// tagDefaults returns the default tag of every variable of Config.
+// tagDefaults returns the default tag of every variable of Config and UI (TestUISharesVariables
+// checks that the variables both read agree).
 func tagDefaults(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	typ := reflect.TypeFor[Config]()
-	for i := range typ.NumField() {
-		f := typ.Field(i)
-		out[Prefix+"_"+strings.ToUpper(splitWords(f.Name))] = f.Tag.Get("default")
+	for _, typ := range []reflect.Type{reflect.TypeFor[Config](), reflect.TypeFor[UI]()} {
+		for name, f := range fields(typ) {
+			out[Prefix+"_"+strings.ToUpper(splitWords(name))] = f.Tag.Get("default")
+		}
 	}
 	return out
 }
@@ -77,7 +80,9 @@ func TestDefaultsHaveOneHome(t *testing.T) {
 	tags := tagDefaults(t)
 	docs := docsDefaults(t)
 	helm := helmValues(t)
-	for name, home := range homes {
+	all := maps.Clone(homes)
+	maps.Copy(all, uiHomes)
+	for name, home := range all {
 		tag, ok := tags[name]
 		if !ok {
 			t.Errorf("%s: no such variable in Config", name)

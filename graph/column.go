@@ -1,19 +1,22 @@
 package graph
 
 // Column: a column of a dataset, or a struct field of a column (plan's Column.Parent), keyed by
-// plan's Column.Key. A column hangs off its dataset, a field off its parent column or field.
+// plan's Column.Key. A column hangs off its dataset, a field off its parent column or field;
+// table is its dataset's name (shop.orders), so that a caption "{table}.{name}" (Neo4j Browser's
+// style, deploy/browser) says which table it is.
 //
-//	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, datasetKey, dataType, firstSeen, lastSeen})
-//	(:Column)-[:HAS_FIELD]->(:Column {key, name, datasetKey, parent, dataType, firstSeen, lastSeen})
+//	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, table, datasetKey, dataType, firstSeen, lastSeen})
+//	(:Column)-[:HAS_FIELD]->(:Column {key, name, table, datasetKey, parent, dataType, firstSeen, lastSeen})
 
 type columnRow struct {
 	seen
-	key, datasetKey, name, dataType, parent string
+	key, datasetKey, name, table, dataType, parent string
 }
 
 // columnProperties sets a column's (or field's) properties from its row: the newest observation
 // wins, an empty value never erases a known one (rows.go: newer).
 const columnProperties = `    c.name = CASE WHEN row.name <> '' AND (c.name IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.name ELSE c.name END,
+    c.table = CASE WHEN row.table <> '' AND (c.table IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.table ELSE c.table END,
     c.dataType = CASE WHEN row.dataType <> '' AND (c.dataType IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.dataType ELSE c.dataType END,
     c.firstSeen = CASE WHEN c.firstSeen IS NULL OR row.firstSeen < c.firstSeen THEN row.firstSeen ELSE c.firstSeen END,
     c.lastSeen = CASE WHEN c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen THEN row.lastSeen ELSE c.lastSeen END
@@ -64,7 +67,7 @@ func columnRows(r *rows, fields bool) []map[string]any {
 			continue
 		}
 		out = append(out, map[string]any{
-			"key": c.key, "datasetKey": c.datasetKey, "name": c.name, "dataType": c.dataType, "parent": c.parent,
+			"key": c.key, "datasetKey": c.datasetKey, "name": c.name, "table": c.table, "dataType": c.dataType, "parent": c.parent,
 			"firstSeen": c.first, "lastSeen": c.last,
 		})
 	}

@@ -12,6 +12,10 @@ var schema = []string{
 	`CREATE CONSTRAINT job_key IF NOT EXISTS FOR (n:Job) REQUIRE n.key IS UNIQUE`,
 	`CREATE CONSTRAINT run_key IF NOT EXISTS FOR (n:Run) REQUIRE n.key IS UNIQUE`,
 	`CREATE INDEX column_name IF NOT EXISTS FOR (n:Column) ON (n.name)`,
+	// Text indexes answer CONTAINS (and STARTS WITH) on names: the explorer's search (Reader.Search).
+	`CREATE TEXT INDEX column_name_text IF NOT EXISTS FOR (n:Column) ON (n.name)`,
+	`CREATE TEXT INDEX dataset_name_text IF NOT EXISTS FOR (n:Dataset) ON (n.name)`,
+	`CREATE TEXT INDEX job_name_text IF NOT EXISTS FOR (n:Job) ON (n.name)`,
 	`CREATE CONSTRAINT graph_model_key IF NOT EXISTS FOR (n:GraphModel) REQUIRE n.key IS UNIQUE`,
 }
 

@@ -4,7 +4,7 @@
 // The model:
 //
 //	(:Dataset {key, namespace, name, kind, location, firstSeen, lastSeen})-[:HAS_COLUMN]->
-//	  (:Column {key, name, datasetKey, dataType, firstSeen, lastSeen})
+//	  (:Column {key, name, table, datasetKey, dataType, firstSeen, lastSeen})
 //	(:Column)-[:FEEDS {job, roles, exprs, masked, type, subtype, firstSeen, lastSeen, lastRun}]->(:Column)
 //	(:Column)-[:DECIDES_ROWS {job, roles, exprs, firstSeen, lastSeen, lastRun}]->(:Dataset)
 //	(:Job {key, namespace, name, firstSeen, lastSeen})-[:HAS_RUN]->

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/colline/colline/plan"
 
@@ -126,9 +127,17 @@ func (r *Reader) walk(ctx context.Context, key string, depth int, format string)
 	return out, nil
 }
 
+// query runs q in a read transaction (access mode read: Neo4j refuses writes in it). When ctx
+// has a deadline, the transaction gets it as its timeout too, so Neo4j stops working on a query
+// the caller no longer waits for.
 func (r *Reader) query(ctx context.Context, q string, params map[string]any) (*neo4j.EagerResult, error) {
-	return neo4j.ExecuteQuery(ctx, r.driver, q, params, neo4j.EagerResultTransformer,
-		neo4j.ExecuteQueryWithDatabase(r.database), neo4j.ExecuteQueryWithReadersRouting())
+	opts := []neo4j.ExecuteQueryConfigurationOption{neo4j.ExecuteQueryWithDatabase(r.database), neo4j.ExecuteQueryWithReadersRouting()}
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left > 0 {
+			opts = append(opts, neo4j.ExecuteQueryWithTransactionConfig(neo4j.WithTxTimeout(left)))
+		}
+	}
+	return neo4j.ExecuteQuery(ctx, r.driver, q, params, neo4j.EagerResultTransformer, opts...)
 }
 
 func get[T any](rec *neo4j.Record, key string) (T, bool) {

@@ -116,6 +116,7 @@ func buildRows(items []Item) (*rows, error) {
 				}
 				win := cr.observe(ts)
 				cr.name = newer(win, cr.name, c.Name)
+				cr.table = newer(win, cr.table, d.Name)
 				cr.dataType = newer(win, cr.dataType, c.Type)
 				cr.parent = newer(win, cr.parent, c.Parent)
 			}

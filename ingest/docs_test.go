@@ -78,15 +78,18 @@ func TestOperationsDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var env, mets bytes.Buffer
+	var env, uiEnv, mets bytes.Buffer
 	if err := config.Markdown(&env); err != nil {
+		t.Fatal(err)
+	}
+	if err := config.MarkdownUI(&uiEnv); err != nil {
 		t.Fatal(err)
 	}
 	if err := admin.Markdown(&mets, registry()); err != nil {
 		t.Fatal(err)
 	}
 	got := string(doc)
-	for _, s := range []struct{ name, body string }{{"env", env.String()}, {"metrics", mets.String()}} {
+	for _, s := range []struct{ name, body string }{{"env", env.String()}, {"ui-env", uiEnv.String()}, {"metrics", mets.String()}} {
 		begin, end := "<!-- BEGIN GENERATED "+s.name+" -->\n", "<!-- END GENERATED "+s.name+" -->"
 		i, j := strings.Index(got, begin), strings.Index(got, end)
 		if i < 0 || j < i {
