@@ -87,6 +87,21 @@ func writeTable(w io.Writer, evs []Event) error {
 		}
 		// one row per transformation: a column playing several roles has several rows; a
 		// row-level dependency's target is the written dataset, marked "(rows)"
+		// a struct field (a column's part, nested.go in plan/) is marked "(field)"
+		fields := map[string]bool{}
+		for _, list := range [][]plan.Dataset{lin.Reads, writeDatasets(lin.Writes)} {
+			for _, d := range list {
+				for _, c := range d.Columns {
+					fields[c.Key] = c.Parent != ""
+				}
+			}
+		}
+		mark := func(key string) string {
+			if fields[key] {
+				return visible(key) + " (field)"
+			}
+			return visible(key)
+		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "SOURCE\tTARGET\tTYPE\tSUBTYPE\tMASKING\tEXPR")
 		for _, set := range []struct {
@@ -99,7 +114,7 @@ func writeTable(w io.Writer, evs []Event) error {
 					if t.Masking {
 						masking = "yes"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", visible(e.Source), visible(e.Target)+set.suffix, t.Type, t.Subtype, masking, oneLine(t.Expr))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", mark(e.Source), mark(e.Target)+set.suffix, t.Type, t.Subtype, masking, oneLine(t.Expr))
 				}
 			}
 		}
@@ -113,6 +128,14 @@ func writeTable(w io.Writer, evs []Event) error {
 // degradedNote says what a degraded event's lineage lacks, in every format.
 const degradedNote = "column lineage missing: a degraded event (markers.truncated: the listener cut the plan to fit spark.colline.event.maxBytes); " +
 	"reads, writes and written columns are complete, which columns feed which is not known"
+
+func writeDatasets(ws []plan.Write) []plan.Dataset {
+	out := make([]plan.Dataset, len(ws))
+	for k := range ws {
+		out[k] = ws[k].Dataset
+	}
+	return out
+}
 
 func datasetList(ds []plan.Dataset) string {
 	keys := make([]string, 0, len(ds))
@@ -401,6 +424,7 @@ type jsonDataset struct {
 	Location      string             `json:"location,omitempty"`
 	Mode          string             `json:"mode,omitempty"`
 	Columns       []string           `json:"columns"`
+	Fields        []string           `json:"fields,omitempty"`        // struct fields of the columns, dotted: address.city
 	ColumnLineage *jsonColumnLineage `json:"columnLineage,omitempty"` // writes only; absent when missing
 	// ColumnLineageMissing says why a write has no columnLineage (writes of a degraded event).
 	ColumnLineageMissing string `json:"columnLineageMissing,omitempty"`
@@ -439,6 +463,10 @@ func writeJSON(w io.Writer, evs []Event) error {
 		j := jsonDataset{Key: d.Key, Namespace: d.Namespace, Name: d.Name, Kind: d.Kind, Location: d.Location, Mode: mode,
 			Columns: make([]string, 0, len(d.Columns))}
 		for _, c := range d.Columns {
+			if c.Parent != "" {
+				j.Fields = append(j.Fields, c.Name)
+				continue
+			}
 			j.Columns = append(j.Columns, c.Name)
 		}
 		return j

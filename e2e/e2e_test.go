@@ -50,22 +50,8 @@ func TestSkeletonEndToEnd(t *testing.T) {
 func testSkeleton(t *testing.T, line string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	s, err := stack.FromEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	driver := s.Neo4j(ctx, t)
-	// Other tests may share this Neo4j: this run's job and the shop datasets are its own.
-	app := fmt.Sprintf("colline-e2e-%d", time.Now().UnixNano())
+	s, driver, app, topic := jobStack(t, ctx, "colline-e2e", "spark_catalog/shop.", 3)
 	job := "default/" + app
-	if err := stack.WipeKeys(ctx, driver, "spark_catalog/shop."); err != nil {
-		t.Fatal(err)
-	}
-
-	topic := "colline.e2e." + app
-	if err := s.CreateTopics(ctx, 3, topic, topic+".dlq"); err != nil {
-		t.Fatalf("Kafka is not usable at %s (start it with dev/services start): %v", s.Brokers, err)
-	}
 
 	// 1. Spark runs the SQL with the listener publishing to Kafka.
 	capture := t.TempDir()
@@ -135,6 +121,28 @@ RETURN [n IN nodes(p) | n.key] AS path`, map[string]any{
 		t.Fatalf("dead letters: %d (%v), want 0", dead, err)
 	}
 	_ = os.RemoveAll(capture)
+}
+
+// jobStack is what an end-to-end test of one job needs: the services, a Neo4j driver (closed at
+// the end of the test), a fresh app name (the job is default/<app>) and a topic with its
+// dead-letter topic. Other tests may share this Neo4j: the datasets whose keys start with wipe
+// are removed first, so that they are this run's own.
+func jobStack(t *testing.T, ctx context.Context, prefix, wipe string, partitions int) (*stack.Stack, neo4j.DriverWithContext, string, string) {
+	t.Helper()
+	s, err := stack.FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver := s.Neo4j(ctx, t)
+	app := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	if err := stack.WipeKeys(ctx, driver, wipe); err != nil {
+		t.Fatal(err)
+	}
+	topic := "colline.e2e." + app
+	if err := s.CreateTopics(ctx, partitions, topic, topic+".dlq"); err != nil {
+		t.Fatalf("Kafka is not usable at %s (start it with dev/services start): %v", s.Brokers, err)
+	}
+	return s, driver, app, topic
 }
 
 // edgeLines renders the lineage relationships of one job: FEEDS as "->", DECIDES_ROWS as "=>",

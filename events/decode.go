@@ -556,7 +556,7 @@ var (
 	markersKeys   = []string{"nestedWrite", "truncated", "analyzed"}
 	nodeKeys      = []string{"id", "class", "children", "output", "exprs", "plans", "args", "dataset", "write", "ddl"}
 	attributeKeys = []string{"exprId", "name", "type", "nullable", "qualifier", "metadataCol"}
-	exprKeys      = []string{"class", "exprId", "name", "type", "sql", "plan", "children"}
+	exprKeys      = []string{"class", "exprId", "name", "type", "sql", "plan", "children", "fields"}
 	datasetKeys   = []string{"kind", "catalog", "namespace", "name", "provider", "location", "tableType", "format", "paths",
 		"url", "table", "query", "servers", "topics", "pattern", "temporary", "description"}
 	writeKeys = []string{"dataset", "mode", "columns", "partitionColumns", "query"}
@@ -859,6 +859,8 @@ func (d *decoder) expr(x *Expr) error {
 			var err error
 			x.Children, err = d.exprList()
 			return 6, err
+		case "fields":
+			return 7, d.strings(&x.Fields)
 		}
 		return unknownKey, nil
 	})

@@ -157,6 +157,9 @@ func Check(it Item) error {
 			if c.Key == "" {
 				return fmt.Errorf("%w: event %q: %s[%d] (%s) column %d has an empty key", ErrInvalidItem, id, role, i, d.Key, j)
 			}
+			if c.Parent != "" && !columns[c.Parent] {
+				return fmt.Errorf("%w: event %q: %s[%d] (%s) field %q has parent %q, which is no column listed before it", ErrInvalidItem, id, role, i, d.Key, c.Key, c.Parent)
+			}
 			columns[c.Key] = true
 		}
 		return nil

@@ -638,3 +638,33 @@ func TestWriteOpenLineageRuns(t *testing.T) {
 		}
 	}
 }
+
+// Struct fields are Column nodes under their parent column (HAS_FIELD), and lineage walks reach
+// what a column's fields feed: a change of b#amount reaches c#total.eur through b#amount.eur.
+func TestWriteFields(t *testing.T) {
+	d := testDriver(t)
+	w, r := NewWriter(d, ""), NewReader(d, "")
+	ctx := context.Background()
+	p := testPrefix(t)
+	if err := w.Write(ctx, []Item{nested(p, t0)}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range snapshot(t, d, p) {
+		if strings.Contains(l, "-HAS_FIELD->") || strings.Contains(l, "-HAS_COLUMN->") {
+			got = append(got, strings.SplitN(strings.ReplaceAll(l, p, ""), " map[", 2)[0])
+		}
+	}
+	want := []string{"b -HAS_COLUMN-> b#amount", "b -HAS_COLUMN-> b#id", "b#amount -HAS_FIELD-> b#amount.eur",
+		"c -HAS_COLUMN-> c#total", "c#total -HAS_FIELD-> c#total.eur"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("structure:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	down, err := r.Downstream(ctx, p+"b#amount", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(down, []string{p + "b#amount.eur", p + "c#total.eur"}) {
+		t.Errorf("downstream of b#amount = %v", down)
+	}
+}

@@ -81,8 +81,9 @@ const maxDepth = 20
 
 // lineageHops is the relationship pattern of one lineage step: a FEEDS between columns, or a
 // row-level dependency, DECIDES_ROWS to a dataset and HAS_COLUMN to each of its columns (two
-// relationships: a depth counts relationships).
-const lineageHops = `FEEDS|DECIDES_ROWS|HAS_COLUMN`
+// relationships: a depth counts relationships), or HAS_FIELD from a column to its struct fields
+// (a change of a column reaches what its fields feed).
+const lineageHops = `FEEDS|DECIDES_ROWS|HAS_COLUMN|HAS_FIELD`
 
 // Upstream returns the keys of the columns that column key depends on, for its values (FEEDS) or
 // for which rows its dataset holds (DECIDES_ROWS), directly or through up to depth relationships

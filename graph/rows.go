@@ -119,7 +119,8 @@ func buildRows(items []Item) (*rows, error) {
 			r.name = newer(win, r.name, d.Name)
 			r.kind = newer(win, r.kind, d.Kind)
 			r.location = newer(win, r.location, d.Location)
-			for pos, c := range d.Columns {
+			pos := 0 // the place among the dataset's own columns; a struct field has none
+			for _, c := range d.Columns {
 				cr := columns[c.Key]
 				if cr == nil {
 					cr = &columnRow{key: c.Key, datasetKey: d.Key, position: -1}
@@ -132,8 +133,12 @@ func buildRows(items []Item) (*rows, error) {
 				cr.name = newer(win, cr.name, c.Name)
 				cr.table = newer(win, cr.table, d.Name)
 				cr.dataType = newer(win, cr.dataType, c.Type)
-				if win || cr.position < 0 {
-					cr.position = pos
+				cr.parent = newer(win, cr.parent, c.Parent)
+				if c.Parent == "" {
+					if win || cr.position < 0 {
+						cr.position = pos
+					}
+					pos++
 				}
 			}
 			return nil

@@ -254,7 +254,7 @@ func TestBuildRowsChanges(t *testing.T) {
 
 // Rows hold only what a Neo4j property can be: scalars and lists of scalars, never maps.
 func TestStatementsAreFlat(t *testing.T) {
-	r, err := buildRows(append(fixture("", t0, ""), ddl("", t0, ""), olRun("", t0, "START")))
+	r, err := buildRows(append(fixture("", t0, ""), ddl("", t0, ""), olRun("", t0, "START"), nested("", t0)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,5 +325,42 @@ func TestOpenLineageRunMerge(t *testing.T) {
 	r, _ := buildRows([]Item{fail, complete, olRun("", t0.Add(4*time.Second), "RUNNING")})
 	if x := r.runs[1]; x.status != StatusFailure || !x.endedAt.Equal(t0.Add(3*time.Second)) {
 		t.Errorf("a later FAIL after COMPLETE, then RUNNING: %s at %v, want failure at %v", x.status, x.endedAt, t0.Add(3*time.Second))
+	}
+}
+
+// nested is a hand-built event of job "etl/nested" that writes struct field c#total.eur of table c
+// from field a#amount.eur of path a: columns with their fields (plan.Column.Parent).
+func nested(prefix string, at time.Time) Item {
+	it := fixture(prefix, at, "")[1]
+	it.Event.EventID = prefix + "run-nested"
+	it.Event.App.Name = "nested"
+	a, c := it.Lineage.Reads[0], it.Lineage.Writes[0]
+	a.Columns = append(append([]plan.Column(nil), a.Columns...), plan.Column{Key: a.Columns[1].Key + ".eur", Name: "amount.eur", Parent: a.Columns[1].Key})
+	c.Columns = append(append([]plan.Column(nil), c.Columns...), plan.Column{Key: c.Columns[0].Key + ".eur", Name: "total.eur", Parent: c.Columns[0].Key})
+	it.Lineage = &plan.Lineage{
+		Reads:  []plan.Dataset{a},
+		Writes: []plan.Write{c},
+		Edges:  []plan.Edge{{Source: a.Columns[2].Key, Target: c.Columns[1].Key, Transformations: tf(plan.Direct, plan.Identity, "")}},
+	}
+	return it
+}
+
+func TestFieldsHangOffTheirParents(t *testing.T) {
+	r, err := buildRows([]Item{nested("", t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range r.columns {
+		got = append(got, c.key+" parent="+c.parent)
+	}
+	want := "b#amount parent=|b#amount.eur parent=b#amount|b#id parent=|c#total parent=|c#total.eur parent=c#total"
+	if strings.Join(got, "|") != want {
+		t.Errorf("columns = %s, want %s", strings.Join(got, "|"), want)
+	}
+	bad := nested("", t0)
+	bad.Lineage.Reads[0].Columns[2].Parent = "b#nothing"
+	if err := Check(bad); !errors.Is(err, ErrInvalidItem) || !strings.Contains(err.Error(), `has parent "b#nothing"`) {
+		t.Errorf("Check(field without its parent) = %v", err)
 	}
 }

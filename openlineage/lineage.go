@@ -183,30 +183,46 @@ func (m *mapper) resolve(namespace, name string) *plan.Dataset {
 }
 
 // column adds a column to d if it is not there, and returns its key; typ fills an unknown type.
+// A name that is the dotted path of a struct field of d's schema (fields) is that field.
 func column(d *plan.Dataset, name, typ string) string {
 	key := plan.ColumnKey(d.Key, name)
 	for i := range d.Columns {
-		if d.Columns[i].Key == key {
-			if d.Columns[i].Type == "" {
-				d.Columns[i].Type = typ
+		if c := &d.Columns[i]; c.Key == key || (c.Parent != "" && strings.EqualFold(c.Name, name)) {
+			if c.Type == "" {
+				c.Type = typ
 			}
-			return key
+			return c.Key
 		}
 	}
 	d.Columns = append(d.Columns, plan.Column{Key: key, Name: name, Type: typ})
 	return key
 }
 
+// fields adds the nested struct fields of a schema field (key, at path) to d, depth first.
+func fields(d *plan.Dataset, key string, path []string, nested []SchemaField) {
+	for _, f := range nested {
+		if f.Name == "" {
+			continue
+		}
+		p := append(slices.Clone(path), f.Name)
+		k := plan.FieldKey(d.Key, p[0], p[1:]...)
+		if !slices.ContainsFunc(d.Columns, func(c plan.Column) bool { return c.Key == k }) {
+			d.Columns = append(d.Columns, plan.Column{Key: k, Name: strings.Join(p, "."), Type: f.Type, Parent: key})
+		}
+		fields(d, k, p, f.Fields)
+	}
+}
+
 // dataset resolves d and adds its schema fields as columns.
 func (m *mapper) dataset(d *Dataset) (*plan.Dataset, error) {
 	x := m.resolve(d.Namespace, d.Name)
-	fields, err := d.Schema()
+	schema, err := d.Schema()
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range fields {
+	for _, f := range schema {
 		if f.Name != "" {
-			column(x, f.Name, f.Type)
+			fields(x, column(x, f.Name, f.Type), []string{f.Name}, f.Fields)
 		}
 	}
 	return x, nil

@@ -127,14 +127,28 @@ func FromSpark(env *events.Envelope, lin *plan.Lineage) ([]byte, error) {
 		}
 		return map[string]any{"namespace": d.Namespace, "name": d.Name, "field": c[1], "transformations": trs}, true
 	}
+	// schema lists a dataset's columns, each struct field nested under its parent (fields), with
+	// its own name within the parent; columnLineage names a field by its dotted path.
 	schema := func(d plan.Dataset) map[string]any {
+		nodes := map[string]map[string]any{}
 		var fields []map[string]any
 		for _, c := range d.Columns {
-			field := map[string]any{"name": c.Name}
+			field := map[string]any{"name": c.Name, "path": c.Name}
 			if c.Type != "" {
 				field["type"] = c.Type
 			}
-			fields = append(fields, field)
+			nodes[c.Key] = field
+			parent := nodes[c.Parent]
+			if c.Parent == "" || parent == nil {
+				fields = append(fields, field)
+				continue
+			}
+			field["name"] = strings.TrimPrefix(c.Name, parent["path"].(string)+".")
+			sub, _ := parent["fields"].([]map[string]any)
+			parent["fields"] = append(sub, field)
+		}
+		for _, n := range nodes {
+			delete(n, "path")
 		}
 		return f("SchemaDatasetFacet.json", map[string]any{"fields": fields})
 	}

@@ -121,12 +121,17 @@ func sameTableLevel(lin, whole *Lineage, level int) string {
 	if !lin.Degraded || len(lin.Edges)+len(lin.RowDeps) > 0 {
 		return fmt.Sprintf("Degraded %v with %d edges and %d row-level dependencies, want Degraded and none", lin.Degraded, len(lin.Edges), len(lin.RowDeps))
 	}
+	// struct fields come from expressions (GetStructField, …), which a degraded event lacks: the
+	// table level is the datasets' own columns
+	top := func(cs []Column) []Column {
+		return slices.DeleteFunc(slices.Clone(cs), func(c Column) bool { return c.Parent != "" })
+	}
 	reads := func(l *Lineage, cols bool) []string {
 		var out []string
 		for _, d := range l.Reads {
 			s := d.Key
 			if cols {
-				s += " (" + columnNames(d.Columns) + ")"
+				s += " (" + columnNames(top(d.Columns)) + ")"
 			}
 			out = append(out, s)
 		}
@@ -140,7 +145,7 @@ func sameTableLevel(lin, whole *Lineage, level int) string {
 		for _, w := range l.Writes {
 			s := w.Key + " " + w.Mode
 			if w.Kind != "view" || level < 3 {
-				s += " (" + columnNames(w.Columns) + ")" // level 3 drops a view's output, its columns
+				s += " (" + columnNames(top(w.Columns)) + ")" // level 3 drops a view's output, its columns
 			}
 			out = append(out, s)
 		}

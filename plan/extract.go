@@ -27,6 +27,10 @@ type sink struct {
 	inputs []int64 // exprId of the query output written to each column (dataInput), when not output k
 	delta  bool    // WriteDelta: rows the delta does not touch keep their values
 	update bool    // WriteDelta of an UPDATE: its filter chooses the rows that get new values
+	// byCommand: the columns are fed by the row-level command at node command, which a connector
+	// runs itself (Delta Lake's MERGE / UPDATE / DELETE; event format 1.4; command.go)
+	byCommand bool
+	command   int
 }
 
 // Extract computes the lineage of one event: for every write in the plan (and every persistent
@@ -76,6 +80,9 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 		r.checkCTERefs() // a degraded event may have lost the cteId arguments: it resolves no reference
 	}
 	r.writeSinks(env)
+	if s, ok := resultSink(env); ok && len(r.sinks) == 0 && len(r.changes) == 0 {
+		r.sinks = append(r.sinks, s)
+	}
 	if degraded {
 		r.datasets(env.Root)
 	}
@@ -98,6 +105,7 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 			r.feed(s, &wr.Dataset, edges, rows)
 		}
 	}
+	r.addFields()
 	for _, key := range order {
 		w := writes[key]
 		if w.Mode == "" && w.Kind == "view" {
@@ -117,6 +125,28 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 	lin.Edges = sortedEdges(edges)
 	lin.RowDeps = sortedEdges(rows)
 	return lin, Budget{Depth: max(r.deepest, planDepth(env.Nodes)), Nodes: len(env.Nodes), Edges: r.edges, Work: r.work}
+}
+
+// resultSink is the sink of a job that writes nothing (a read action the listener published with
+// publishReads: collect, count, show): its result is a dataset of its own (ResultDataset), fed by
+// the root plan, so that the columns and tables the result depends on, and how, are in the graph
+// like any other lineage. There is none for an event with a write or DDL node, a nested write, or
+// a command at the root.
+func resultSink(env *events.Envelope) (sink, bool) {
+	if env.Markers.NestedWrite || env.Root < 0 || env.Root >= len(env.Nodes) {
+		return sink{}, false
+	}
+	for i := range env.Nodes {
+		if env.Nodes[i].Write != nil || env.Nodes[i].DDL != nil {
+			return sink{}, false
+		}
+	}
+	root := &env.Nodes[env.Root]
+	if isCommand(shortClass(root.Class)) || len(root.Output) == 0 {
+		return sink{}, false
+	}
+	cols := names(root.Output)
+	return sink{target: ResultDataset(env.App, env.Query.FuncName, cols), names: cols, query: env.Root, mode: env.Query.FuncName}, true
 }
 
 // checkCTERefs refuses a plan with a CTE reference whose definition is not in the event: the
@@ -166,6 +196,7 @@ func (r *resolver) writeSinks(env *events.Envelope) {
 		for _, t := range Identify(&w.Dataset) {
 			s := sink{target: t, names: cols, query: q, mode: w.Mode}
 			rowLevel(&env.Nodes[i], &s)
+			command(&env.Nodes[i], i, &s)
 			r.sinks = append(r.sinks, s)
 		}
 	}
@@ -208,6 +239,9 @@ func (r *resolver) datasets(root int) {
 	read := make([]bool, len(r.nodes))
 	for _, s := range r.sinks {
 		reach(read, s.query)
+		if s.byCommand {
+			reach(read, s.command) // a connector's row-level command plans its source and target itself
+		}
 	}
 	for i := range r.nodes {
 		if !tree[i] {
@@ -327,6 +361,10 @@ func (r *resolver) feed(s sink, target *Dataset, edges, rows map[[2]string]dep) 
 	if s.query < 0 {
 		return // a write without a plan (LOAD DATA): no columns to map
 	}
+	if s.byCommand {
+		r.feedCommand(s, target, edges, rows)
+		return
+	}
 	q := &r.nodes[s.query]
 	out := r.outputs(s.query)
 	inputs := s.inputs
@@ -353,9 +391,7 @@ func (r *resolver) feed(s sink, target *Dataset, edges, rows map[[2]string]dep) 
 		if k >= len(inputs) {
 			continue
 		}
-		for src, d := range out[inputs[k]] {
-			r.addEdge(edges, src, col, d)
-		}
+		r.feedColumn(edges, target, name, col, out[inputs[k]])
 	}
 	for src, d := range r.indirect(s.query) {
 		var rowLevel dep

@@ -71,7 +71,11 @@ func scenarioNames(t *testing.T) map[string][]string {
 		}
 		var only []string
 		for _, l := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(l, "-- spark: "); ok {
+			v, ok := strings.CutPrefix(l, "-- spark: ")
+			if !ok {
+				v, ok = strings.CutPrefix(l, "// spark: ")
+			}
+			if ok {
 				only = strings.Fields(v)
 				break
 			}

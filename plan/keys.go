@@ -85,7 +85,7 @@ func Named(namespace, name string) Dataset {
 			loc = namespace + ":" + name
 		}
 		return newDataset(namespace, name, kind, loc)
-	case "kafka":
+	case "kafka", "result":
 		return newDataset(namespace, name, kind, "")
 	}
 	if !strings.Contains(namespace, ":") {
@@ -100,7 +100,8 @@ var fileSystems = map[string]bool{
 	"abfs": true, "abfss": true, "wasb": true, "wasbs": true, "adl": true, "dbfs": true, "oss": true, "cos": true,
 }
 
-// namespaceKind tells what the datasets of an OpenLineage namespace are: path, kafka or table.
+// namespaceKind tells what the datasets of an OpenLineage namespace are: path, kafka, result
+// (ResultDataset's) or table.
 func namespaceKind(namespace string) string {
 	scheme, _, _ := strings.Cut(namespace, ":")
 	scheme = strings.ToLower(scheme)
@@ -109,6 +110,8 @@ func namespaceKind(namespace string) string {
 		return "path"
 	case scheme == "kafka":
 		return "kafka"
+	case namespace == resultNamespace:
+		return "result"
 	}
 	return "table"
 }
@@ -123,9 +126,22 @@ func newDataset(namespace, name, kind, location string) Dataset {
 }
 
 // ColumnKey is the key of a dataset's column. Spark resolves column names case-insensitively by
-// default, so the name is lower-cased in the key (the Column keeps its spelling).
+// default, so the name is lower-cased in the key (the Column keeps its spelling). A name with a
+// dot or a backquote is quoted with backquotes, so that no column key is also the key of a
+// struct field (FieldKey: "ds#address.city" is field city of column address).
 func ColumnKey(datasetKey, column string) string {
-	return datasetKey + "#" + strings.ToLower(column)
+	return datasetKey + "#" + strings.ToLower(quoteField(column))
+}
+
+// FieldKey is the key of struct field path (names from the column down, e.g. ["geo", "lat"]) of
+// a dataset's column: the column's key, then each name, lower-cased and quoted as in ColumnKey,
+// after a dot.
+func FieldKey(datasetKey, column string, path ...string) string {
+	k := ColumnKey(datasetKey, column)
+	for _, p := range path {
+		k += "." + strings.ToLower(quoteField(p))
+	}
+	return k
 }
 
 // splitURI splits a qualified path into an OpenLineage namespace and name:
@@ -161,4 +177,20 @@ func jdbcNamespace(raw string) string {
 		s = scheme + "://" + rest
 	}
 	return s
+}
+
+// resultNamespace is the namespace of ResultDataset's datasets.
+const resultNamespace = "result"
+
+// ResultDataset is the dataset that stands for the result of a job that writes nothing (a
+// collect, count or show that the listener published with publishReads): namespace "result",
+// name "<job namespace>/<app name>/<action>-<hash of the result's column names>", kind "result".
+// One per job and result shape: every run of the same check feeds the same dataset, and two
+// checks of one job with different columns stay apart.
+func ResultDataset(app events.App, action string, columns []string) Dataset {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.Join(columns, "\x00"))))
+	if action == "" {
+		action = "result"
+	}
+	return Named(resultNamespace, app.Namespace+"/"+app.Name+"/"+action+"-"+hex.EncodeToString(sum[:6]))
 }

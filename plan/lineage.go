@@ -48,9 +48,11 @@ type Dataset struct {
 
 // Column is a column of a dataset.
 type Column struct {
-	Key  string // Dataset.Key + "#" + lower-cased name
-	Name string
+	Key  string // Dataset.Key + "#" + lower-cased name; a struct field: its parent's key + "." + lower-cased field name
+	Name string // a struct field: its parent's name + "." + the field's name (address.city)
 	Type string
+	// Parent is the key of the column (or field) this is a struct field of; "" for a column.
+	Parent string
 }
 
 // Write is a dataset written by the event, with its mode.

@@ -8,7 +8,7 @@ import scala.collection.mutable.ArrayBuffer
 import scala.util.Try
 import scala.util.matching.Regex
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, Literal, NamedExpression, ScalaUDF, SubqueryExpression}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, CreateNamedStruct, Expression, GetArrayStructFields, GetStructField, Literal, NamedExpression, ScalaUDF, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Command, LogicalPlan}
 
 /** What the listener-bus thread snapshots from a QueryExecution; the rest happens later. */
@@ -241,6 +241,7 @@ private[listener] object EventBuilder {
           Reflect.string(e, "name").foreach(nm => o.put("name", nm))
         case _ =>
       }
+      fieldNames(e, o) // 1.4: struct fields read and built
       if (Try(e.resolved).getOrElse(false)) Try(e.dataType.catalogString).foreach(t => o.put("type", t))
       if (top) sql(e).foreach(s => o.put("sql", s))
       e match {
@@ -250,6 +251,17 @@ private[listener] object EventBuilder {
       if (e.children.nonEmpty) o.put("children", J.arr(e.children.map(c => expr(c, top = false))))
       o
     }
+
+    /**
+     * The field a GetStructField or GetArrayStructFields reads (`name`), the fields a
+     * CreateNamedStruct builds (`fields`, in the order of its values): schema names, not data.
+     */
+    private def fieldNames(e: Expression, o: J.Obj): Unit = Try(e match {
+      case g: GetStructField => o.put("name", g.extractFieldName)
+      case g: GetArrayStructFields => o.put("name", g.field.name)
+      case c: CreateNamedStruct => o.put("fields", J.strs(c.dataType.fieldNames.toSeq))
+      case _ =>
+    })
 
     private def sql(e: Expression): Option[String] = Try {
       val raw = e.sql
