@@ -50,7 +50,7 @@ func main() {
 		keepGraph  = flag.Bool("keep-graph", false, "do not wipe the graph at the end")
 		readReuse  = flag.Bool("reads-reuse", false, "reads: time the queries on the graph a previous -keep-graph run generated, if any, instead of generating one")
 		anLines    = flag.String("analyze-lines", "3.5_2.12,4.1_2.13", "analyze: Spark lines, comma-separated")
-		anTPCDS    = flag.String("tpcds", "../shared/data/tpcds", "analyze: the TPC-DS schema and queries (ddl.sql, queries/)")
+		anTPCDS    = flag.String("tpcds", "dev/tpcds/data", "analyze: the TPC-DS schema and queries (ddl.sql, queries/)")
 		anPasses   = flag.Int("analyze-passes", 3, "analyze: passes over the queries (the first warms up)")
 		hostileArg = flag.String("hostile-child", "", "internal: extract one hostile plan \"shape,n\" (the hostile part runs itself with it)")
 	)

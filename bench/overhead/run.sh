@@ -6,12 +6,12 @@
 #
 # Environment: BENCH_KAFKA (bootstrap, default 127.0.0.1:19092; "-" = no Kafka: events are built and
 # dropped), BENCH_TOPIC (default colline.bench.overhead, created if missing), BENCH_QUERIES (subset,
-# e.g. "q1 q2"), COLLINE_SHARED_DIR (default <repo>/../shared).
+# e.g. "q1 q2"), COLLINE_TPCDS_DIR (default dev/tpcds/data).
 # Needs: the Spark jars of dev/spark-sql (fetched on first use), the listener jar (built if missing),
 # io.openlineage:openlineage-spark_2.12:1.53.0 (fetched into ~/.m2 if missing).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-SHARED="${COLLINE_SHARED_DIR:-$ROOT/../shared}"
+TPCDS="${COLLINE_TPCDS_DIR:-$ROOT/dev/tpcds/data}"
 JARS="$ROOT/.cache/jars/spark-3.5_2.12"
 LISTENER="$ROOT/listener/target/colline-listener-spark3.5_2.12-0.1.0.jar"
 OL_VERSION=1.53.0
@@ -49,4 +49,4 @@ java -XX:+IgnoreUnrecognizedVMOptions \
   -Dlog4j2.configurationFile="$ROOT/dev/spark/log4j2.properties" \
   -Dbench.topic="$TOPIC" -Dbench.queries="${BENCH_QUERIES:-}" \
   -cp "$work/colline-listener.jar:$OL:$JARS/*" \
-  "$ROOT/bench/overhead/Overhead.java" "$work" "$SHARED/data/tpcds" "$KAFKA" "${1:-1}"
+  "$ROOT/bench/overhead/Overhead.java" "$work" "$TPCDS" "$KAFKA" "${1:-1}"

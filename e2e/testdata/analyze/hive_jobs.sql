@@ -3,8 +3,8 @@
 SET hive.exec.dynamic.partition.mode=nonstrict;
 INSERT OVERWRITE TABLE hv.daily PARTITION (dt = '2026-01-01')
 SELECT u.country, t.tag, sum(e.amount)
-FROM hv.events e LATERAL VIEW explode(e.tags) t AS tag
-JOIN hv.users u ON e.user_id = u.user_id
+FROM hv.events e JOIN hv.users u ON e.user_id = u.user_id
+LATERAL VIEW explode(e.tags) t AS tag
 GROUP BY u.country, t.tag;
 CREATE TABLE hv.big_spenders STORED AS ORC AS
 SELECT u.name, e.amount FROM hv.events e JOIN hv.users u ON e.user_id = u.user_id WHERE e.amount > 1;

@@ -1,6 +1,6 @@
 -- TestAnalyzeMetastore: every statement here would change the metastore or the warehouse if it
 -- ran; analyzed against the metastore, none may. The last three prove it from inside the session.
-INSERT OVERWRITE TABLE hv.events SELECT id + 100, user_id, tags, amount FROM hv.events;
+INSERT OVERWRITE TABLE hv.events SELECT user_id + 100, user_id, array(name), 1.0 FROM hv.users;
 TRUNCATE TABLE hv.users;
 ALTER TABLE hv.big_spenders RENAME TO hv.big_spenders_renamed;
 CREATE TABLE hv.created (a int) STORED AS PARQUET;
