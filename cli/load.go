@@ -116,6 +116,10 @@ func loadFile(ctx context.Context, name string) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	st, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
 	var raws []json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	for {
@@ -129,7 +133,8 @@ func loadFile(ctx context.Context, name string) ([]Event, error) {
 			var syn *json.SyntaxError
 			switch {
 			case errors.As(err, &syn):
-				return nil, fmt.Errorf("%s: byte %d: %w: %v", name, syn.Offset, events.ErrInvalidJSON, err)
+				return nil, fmt.Errorf("%s: byte %d: %w: %v (a LineageLogger log must be written with the layout %%m%%n: one JSON record a line)",
+					name, syn.Offset, events.ErrInvalidJSON, err)
 			case errors.Is(err, io.ErrUnexpectedEOF):
 				return nil, fmt.Errorf("%s: byte %d: %w: the file ends inside the value that follows byte %d; is it cut short?", name, len(data), events.ErrInvalidJSON, start)
 			}
@@ -150,7 +155,8 @@ func loadFile(ctx context.Context, name string) ([]Event, error) {
 		if len(raws) > 1 {
 			src = fmt.Sprintf("%s#%d", name, i+1)
 		}
-		it, err := process.Step{}.Item(raw)
+		// a LineageLogger record without a timestamp (hive.in.test) is stamped with the file's time
+		it, err := process.Step{LineageLog: events.LineageLogOptions{Time: st.ModTime()}}.Item(raw)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w (the consumer would dead-letter it as %s)", src, err, process.Reason(err)))
 			continue

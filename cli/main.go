@@ -16,7 +16,7 @@ import (
 	"github.com/colline/colline/graph"
 )
 
-const usage = `colline: column-level lineage of captured Spark plan events, offline.
+const usage = `colline: column-level lineage of captured Spark and Hive events, offline.
 
 usage:
   colline explain [--format table|dot|mermaid|json] FILE|DIR...
@@ -26,9 +26,12 @@ usage:
                   [--password-file F] [--ca-file F] [--database NAME] [--batch N]
   colline version
 
-FILE is an event captured by the listener (spark.colline.output.dir) or a file of events, one
-JSON value after another (e.g. saved from the colline.plans topic); DIR means every *.json and
-*.jsonl file below it. Flags may come before or after the files.
+FILE is an event captured by the listener or the Hive hook (spark.colline.output.dir,
+colline.output.dir) or a file of events, one JSON value after another (e.g. saved from the
+colline.plans topic); a file may also hold records of Hive's LineageLogger, one a line (its log
+with the layout %m%n; a record without a timestamp gets the file's modification time), so that
+the history of a Hive deployment can be loaded. DIR means every *.json and *.jsonl file below it.
+Flags may come before or after the files.
 
 explain prints the column lineage the consumer would write: per event, its job, reads and writes
 and one row per column edge (source -> target, type/subtype, masking, expression). dot and

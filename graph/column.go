@@ -1,8 +1,11 @@
 package graph
 
-// Column: a column of a dataset, keyed by plan's Column.Key.
+import "time"
+
+// Column: a column of a dataset, keyed by plan's Column.Key; an alter that dropped it marks its
+// newest drop (a column exists while droppedAt is absent or older than lastSeen).
 //
-//	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, datasetKey, dataType, firstSeen, lastSeen})
+//	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, datasetKey, dataType, firstSeen, lastSeen, droppedAt})
 
 type columnRow struct {
 	seen
@@ -30,6 +33,27 @@ RETURN count(*) AS n`,
 				"key": c.key, "datasetKey": c.datasetKey, "name": c.name, "dataType": c.dataType,
 				"firstSeen": c.first, "lastSeen": c.last,
 			})
+		}
+		return out
+	},
+}
+
+// columnMarkRow records the newest drop of a column by an alter (plan.ChangeAlter).
+type columnMarkRow struct {
+	column    string
+	droppedAt time.Time
+}
+
+var columnMarks = element{
+	name: "columnMarks",
+	query: `UNWIND $rows AS row
+MATCH (c:Column {key: row.column})
+SET c.droppedAt = CASE WHEN c.droppedAt IS NULL OR c.droppedAt < row.droppedAt THEN row.droppedAt ELSE c.droppedAt END
+RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any {
+		out := make([]map[string]any, 0, len(r.colMarks))
+		for _, m := range r.colMarks {
+			out = append(out, map[string]any{"column": m.column, "droppedAt": m.droppedAt})
 		}
 		return out
 	},
