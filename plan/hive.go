@@ -228,7 +228,7 @@ func (x *hiveExtractor) edge(e *events.HiveEdge) {
 			if src.col == "" {
 				continue // a TABLE vertex: no column feeds the value
 			}
-			d := projection(expr, x.h.Vertices[s].VertexID, len(e.Sources) == 1)
+			d := projection(expr, x.h.Vertices[s].VertexID)
 			if len(d) == 0 {
 				continue
 			}
@@ -270,9 +270,8 @@ func (x *hiveExtractor) edge(e *events.HiveEdge) {
 }
 
 // projection is how a PROJECTION edge's expression feeds the target from the source column
-// labelled label; sole says the column is the edge's only source. Nil: not at all (a window
-// tree's source that the tree never names).
-func projection(expr, label string, sole bool) dep {
+// labelled label. Nil: not at all (a window tree's source that the tree never names).
+func projection(expr, label string) dep {
 	if expr == "" {
 		return dep{{kind: kindIdentity}}
 	}
@@ -296,11 +295,14 @@ func projection(expr, label string, sole bool) dep {
 		return d
 	}
 	u := analyzeHive(expr, col)
-	if !u.found {
-		// the text names the column otherwise (an alias of a subquery, VALUES' col1): the
-		// whole expression decides
-		u = hiveUse{found: true, value: true, aggregated: hiveCalls(expr, hiveAggregates), identity: sole && u.single,
-			masked: hiveMaskedAll(expr)}
+	switch {
+	case u.single:
+		// one reference, through conversions only, whatever it names: a subquery's alias
+		// (UDFToInteger(x)), a union's column, named after its first branch, fed by every branch
+		u = hiveUse{value: true, identity: true}
+	case !u.found:
+		// the text names the column otherwise (an alias of a subquery): the whole expression decides
+		u = hiveUse{value: true, aggregated: hiveCalls(expr, hiveAggregates), masked: hiveMaskedAll(expr)}
 	}
 	var d dep
 	if u.value {

@@ -144,13 +144,13 @@ func analyzeHive(x, col string) hiveUse {
 				stack = stack[:len(stack)-1]
 			}
 			continue
+		case inType:
+			continue // a cast's target type: DECIMAL(10,2)
 		case t.text == ",":
 			if len(stack) > 0 {
 				stack[len(stack)-1].arg++
 			}
 			meaningful++
-			continue
-		case inType:
 			continue
 		case t.ident && lower == "case":
 			stack = append(stack, hiveFrame{fn: "case", cond: true})

@@ -14,7 +14,8 @@
 //
 // -Drunner.serve=true: after the files, prints "HIVE_READY thrift://127.0.0.1:<port>" and reads
 // HiveQL file names from stdin, one a line, running each and answering "HIVE_DONE <file> ok" or
-// "HIVE_DONE <file> failed"; the metastore stays up for other engines (Spark) until stdin closes.
+// "HIVE_DONE <file> failed", then colline's counters ({seen=…, published=…}); the metastore stays
+// up for other engines (Spark) until stdin closes.
 // -Drunner.splitCapture=true (with colline.output.dir) moves the events of each file into
 // <output.dir>/<file name without extension>/ once the file has run (dev/hive/capture).
 import java.io.BufferedReader;
@@ -70,6 +71,10 @@ public class HiveSqlRunner {
     ms.set("javax.jdo.option.ConnectionURL", "jdbc:derby:;databaseName=" + work.resolve("metastore_db") + ";create=true");
     ms.set("metastore.schema.verification", "false");
     ms.set("datanucleus.schema.autoCreateAll", "true");
+    // the metastore's direct SQL reads tables (PART_COL_STATS, ...) that DataNucleus creates only
+    // when JDO first needs them: JDO only, so that every table exists when it is used
+    ms.set("metastore.try.direct.sql", "false");
+    ms.set("metastore.try.direct.sql.ddl", "false");
     ms.set("metastore.thrift.bind.host", "127.0.0.1");
     if (colline && ms.get("metastore.event.listeners") == null) ms.set("metastore.event.listeners", LISTENER);
     final int msPort = port;
@@ -125,7 +130,8 @@ public class HiveSqlRunner {
         if (line.trim().isEmpty()) continue;
         int n = runFile(conf, Path.of(line.trim()), continueOnError, capture);
         failures += n;
-        System.out.println("HIVE_DONE " + line.trim() + (n == 0 ? " ok" : " failed"));
+        drain(); // the counters below count every event of the file: sent, or lost and counted
+        System.out.println("HIVE_DONE " + line.trim() + (n == 0 ? " ok" : " failed") + (colline ? " " + stats() : ""));
         System.out.flush();
       }
     }

@@ -1,37 +1,68 @@
 package io.colline.hive;
 
-import java.util.Collections;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
-/** The single publisher of this JVM, shared by the hook and the metastore listener; re-created only when the settings change. */
+/**
+ * The publishers of this JVM, one per distinct colline.* settings (the hook reads the session's
+ * HiveConf, which SET can change; the metastore listener reads the metastore's): shared by the
+ * hook and the metastore listener. A publisher is never shut down on a query's thread: the oldest
+ * of more than MAX is retired on a thread of its own.
+ */
 public final class Colline {
-  private static volatile Publisher current;
+  private static final int MAX = 8;
+  private static final LinkedHashMap<Config, Publisher> PUBLISHERS = new LinkedHashMap<>(16, 0.75f, true);
 
   private Colline() {
   }
 
-  static synchronized Publisher publisher(Config cfg) {
-    Publisher p = current;
-    if (p == null || !p.cfg.equals(cfg)) {
-      if (p != null) {
-        p.shutdown(cfg.shutdownTimeoutMs);
-        p.removeShutdownHook();
+  static Publisher publisher(Config cfg) {
+    Publisher retired = null;
+    Publisher p;
+    synchronized (PUBLISHERS) {
+      p = PUBLISHERS.get(cfg);
+      if (p == null) {
+        p = new Publisher(cfg);
+        PUBLISHERS.put(cfg, p);
+        if (PUBLISHERS.size() > MAX) {
+          Iterator<Publisher> it = PUBLISHERS.values().iterator();
+          retired = it.next();
+          it.remove();
+        }
       }
-      p = new Publisher(cfg);
-      current = p;
+    }
+    if (retired != null) {
+      Publisher r = retired;
+      Thread t = new Thread(() -> {
+        r.shutdown(r.cfg.shutdownTimeoutMs);
+        r.removeShutdownHook();
+      }, "colline-retire");
+      t.setDaemon(true);
+      t.start();
     }
     return p;
   }
 
-  /** The counters (seen, enqueued, dropped by reason, published, send errors, ...); empty before the first event. */
+  private static List<Publisher> all() {
+    synchronized (PUBLISHERS) {
+      return new ArrayList<>(PUBLISHERS.values());
+    }
+  }
+
+  /** The counters (seen, enqueued, dropped by reason, published, send errors, ...), summed over the publishers. */
   public static Map<String, Long> stats() {
-    Publisher p = current;
-    return p == null ? Collections.emptyMap() : p.metrics.snapshot();
+    Map<String, Long> sum = new LinkedHashMap<>();
+    for (Publisher p : all()) {
+      for (Map.Entry<String, Long> e : p.metrics.snapshot().entrySet()) sum.merge(e.getKey(), e.getValue(), Long::sum);
+    }
+    return sum.isEmpty() ? new Metrics().snapshot() : sum;
   }
 
   /** Waits (bounded by colline.shutdown.timeoutMs) until everything queued is sent: for tests and tools. */
   public static void drain() {
-    Publisher p = current;
-    if (p != null) p.awaitIdle(p.cfg.shutdownTimeoutMs);
+    for (Publisher p : all()) p.awaitIdle(p.cfg.shutdownTimeoutMs);
   }
 }

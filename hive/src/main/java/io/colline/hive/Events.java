@@ -126,6 +126,7 @@ final class Events {
       o.addProperty("provider", "hive");
       if (location != null) o.addProperty("location", r.text(Redact.uri(location)));
       if (tableType != null) o.addProperty("tableType", tableType);
+      if ("view".equals(kind)) o.addProperty("temporary", false); // a metastore view is never temporary
       return o;
     }
   }
