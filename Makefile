@@ -32,7 +32,11 @@ hive: ## build the Hive hook and metastore listener jar (hive/target/colline-hiv
 
 .PHONY: hive-test
 hive-test: services hive ## Hive end to end: HiveQL in a real Hive 4.0.1 → Kafka → consumer → Neo4j, Spark 4.1 on Hive's metastore (docs/hive.md)
-	go test -count=1 -tags e2e -v -timeout 40m -run 'TestHiveEndToEnd$$' ./e2e/
+	COLLINE_E2E_HIVE=full go test -count=1 -tags e2e -v -timeout 40m -run 'TestHiveEndToEnd$$' ./e2e/
+
+.PHONY: spark24-test
+spark24-test: services ## Spark 2.4.8 / Scala 2.11 on JDK 17 end to end: Hive table writes (no joins or windows) and DDL (docs/listener.md)
+	COLLINE_E2E_SPARK24=1 go test -count=1 -tags e2e -v -timeout 30m -run 'TestSpark24EndToEnd$$' ./e2e/
 
 .PHONY: hive-capture
 hive-capture: ## re-capture the Hive golden corpus (plan/testdata/hive-4.0) from a real Hive 4.0.1

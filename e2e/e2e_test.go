@@ -47,22 +47,19 @@ func TestSkeletonEndToEnd(t *testing.T) {
 	}
 }
 
-// Spark 2.4.8 / Scala 2.11 on JDK 17 (dev/spark/lines flags it nocollect: its collecting actions
-// fail there with "Unsupported class file major version 61"): the skeleton's writes, then Hive
-// table writes and DDL (e2e/testdata/spark24_hive_ddl.sql), end to end.
+// Spark 2.4.8 / Scala 2.11 on JDK 17, restricted to what 2.4 runs there (dev/spark/lines flags it
+// nocollect): writes without joins or windows and DDL (e2e/testdata/spark24_hive_ddl.sql), end to
+// end. The skeleton cannot run: its join's job fails in Spark's closure cleaner ("Unsupported class
+// file major version 61"), as collecting actions do. `make spark24-test` runs it
+// (COLLINE_E2E_SPARK24=1); `make test` does not: fetching 2.4 and compiling its listener with Scala
+// 2.11 would take CI past its budget.
 func TestSpark24EndToEnd(t *testing.T) {
-	testSkeleton(t, "2.4_2.11")
+	if os.Getenv("COLLINE_E2E_SPARK24") == "" {
+		t.Skip("COLLINE_E2E_SPARK24 is not set (make spark24-test)")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	s, err := stack.FromEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	driver, err := neo4j.NewDriverWithContext(s.Neo4jURI, neo4j.NoAuth())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer driver.Close(ctx)
+	s, driver := connect(ctx, t)
 	app := fmt.Sprintf("colline-e2e-spark24-%d", time.Now().UnixNano())
 	if err := stack.WipeKeys(ctx, driver, "spark_catalog/shop24."); err != nil {
 		t.Fatal(err)
@@ -124,18 +121,7 @@ WHERE b.droppedAt IS NOT NULL RETURN count(*) AS n`, nil, neo4j.EagerResultTrans
 func testSkeleton(t *testing.T, line string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	s, err := stack.FromEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	driver, err := neo4j.NewDriverWithContext(s.Neo4jURI, neo4j.NoAuth())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer driver.Close(ctx)
-	if err := driver.VerifyConnectivity(ctx); err != nil {
-		t.Fatalf("Neo4j is not reachable at %s (start it with dev/services start): %v", s.Neo4jURI, err)
-	}
+	s, driver := connect(ctx, t)
 	// Other tests may share this Neo4j: this run's job and the shop datasets are its own.
 	app := fmt.Sprintf("colline-e2e-%d", time.Now().UnixNano())
 	job := "default/" + app
@@ -216,6 +202,25 @@ RETURN [n IN nodes(p) | n.key] AS path`, map[string]any{
 		t.Fatalf("dead letters: %d (%v), want 0", dead, err)
 	}
 	_ = os.RemoveAll(capture)
+}
+
+// connect returns the test stack and a driver of its Neo4j (closed when t ends), or fails t
+// naming the service that is not there.
+func connect(ctx context.Context, t *testing.T) (*stack.Stack, neo4j.DriverWithContext) {
+	t.Helper()
+	s, err := stack.FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver, err := neo4j.NewDriverWithContext(s.Neo4jURI, neo4j.NoAuth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { driver.Close(context.Background()) })
+	if err := driver.VerifyConnectivity(ctx); err != nil {
+		t.Fatalf("Neo4j is not reachable at %s (start it with dev/services start): %v", s.Neo4jURI, err)
+	}
+	return s, driver
 }
 
 // edgeLines renders the lineage relationships of one job: FEEDS as "->", DECIDES_ROWS as "=>",

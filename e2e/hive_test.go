@@ -20,10 +20,24 @@ import (
 	"github.com/colline/colline/graph"
 )
 
-// The HiveQL of plan/testdata/hive-scenarios that this test runs, in order, in one Hive JVM (the
-// issue's list: INSERT OVERWRITE with a join and aggregates, LATERAL VIEW explode, a multi-insert,
-// CTAS, static and dynamic partitions, a view; then, after Spark, DROP, RENAME, ALTER and TRUNCATE).
-var hiveFiles = []string{"00_setup", "01_join_aggregate", "02_lateral_view", "03_multi_insert", "04_ctas", "05_partitions", "07_view"}
+// The HiveQL of plan/testdata/hive-scenarios that this test runs, in order, in one Hive JVM: with
+// COLLINE_E2E_HIVE=full (make hive-test) the issue's list (INSERT OVERWRITE with a join and
+// aggregates, LATERAL VIEW explode, a multi-insert, CTAS, static and dynamic partitions, a view);
+// in make test the setup and the join (a Hive start and three MapReduce jobs fit CI's budget).
+// Then, after Spark, the DDL: ALTER, TRUNCATE, RENAME, DROP.
+func hiveFiles() []string {
+	if os.Getenv("COLLINE_E2E_HIVE") == "full" {
+		return []string{"00_setup", "01_join_aggregate", "02_lateral_view", "03_multi_insert", "04_ctas", "05_partitions", "07_view"}
+	}
+	return []string{"00_setup", "01_join_aggregate"}
+}
+
+// hiveJob is the Hive job of each scenario file (its first written table).
+var hiveJob = map[string]string{
+	"01_join_aggregate": "hive.hshop.country_revenue", "02_lateral_view": "hive.hshop.order_tags",
+	"03_multi_insert": "hive.hshop.paid_orders", "04_ctas": "hive.hshop.order_summary",
+	"05_partitions": "hive.hshop.orders_by_day hive.hshop.orders_by_status", "07_view": "hive.hshop.paid_view hive.hshop.paid_copy",
+}
 
 // hiveEdges is the lineage of those files, per Hive job (named after the first written table),
 // read from the HiveQL (docs/hive.md): Hive's PROJECTION edges are DIRECT, its PREDICATE edges
@@ -117,18 +131,7 @@ func counters(s string) map[string]int {
 func TestHiveEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
-	s, err := stack.FromEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	driver, err := neo4j.NewDriverWithContext(s.Neo4jURI, neo4j.NoAuth())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer driver.Close(ctx)
-	if err := driver.VerifyConnectivity(ctx); err != nil {
-		t.Fatalf("Neo4j is not reachable at %s (start it with dev/services start): %v", s.Neo4jURI, err)
-	}
+	s, driver := connect(ctx, t)
 	// the hshop datasets and the Hive jobs are this test's own
 	for _, p := range []string{"spark_catalog/hshop.", "default/hive"} {
 		if err := stack.WipeKeys(ctx, driver, p); err != nil {
@@ -144,9 +147,10 @@ func TestHiveEndToEnd(t *testing.T) {
 
 	// 1. Hive runs the scenarios with the hook and the listener publishing to Kafka.
 	start := time.Now()
-	var files []string
-	for _, f := range hiveFiles {
+	var files, jobs []string
+	for _, f := range hiveFiles() {
 		files = append(files, filepath.Join("plan", "testdata", "hive-scenarios", f+".hql"))
+		jobs = append(jobs, strings.Fields(hiveJob[f])...)
 	}
 	h, err := s.StartHive(ctx, filepath.Join(work, "hive"), topic, files...)
 	if err != nil {
@@ -231,7 +235,8 @@ func TestHiveEndToEnd(t *testing.T) {
 	}
 	reader := graph.NewReader(driver, "")
 	total := 0
-	for job, want := range hiveEdges {
+	for _, job := range jobs {
+		want := hiveEdges[job]
 		got := edgeLines(t, ctx, reader, "default/"+job)
 		sort.Strings(want)
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -243,7 +248,7 @@ func TestHiveEndToEnd(t *testing.T) {
 	if got := edgeLines(t, ctx, reader, "default/"+app); strings.Join(got, "\n") != strings.Join(sparkMixedEdges, "\n") {
 		t.Errorf("Spark job over Hive's table: lineage in Neo4j:\n%s\n\nwant:\n%s", strings.Join(got, "\n"), strings.Join(sparkMixedEdges, "\n"))
 	}
-	t.Logf("edges: %d Hive jobs, %d relationships, and the Spark job's %d, all as expected", len(hiveEdges), total, len(sparkMixedEdges))
+	t.Logf("edges: %d Hive jobs, %d relationships, and the Spark job's %d, all as expected", len(jobs), total, len(sparkMixedEdges))
 
 	// 6. The column path crosses the engines: Hive fed country_revenue.revenue from orders.amount,
 	// Spark fed country_report.revenue from it; one Dataset node for the table both used.
@@ -276,17 +281,13 @@ RETURN mid.key AS mid, a.job AS first, b.job AS second`, map[string]any{
 		{"scratch truncated", `MATCH (d:Dataset {key: 'spark_catalog/hshop.scratch'}) WHERE d.truncatedAt IS NOT NULL RETURN count(d) AS n`},
 		{"scratch renamed", `MATCH (:Dataset {key: 'spark_catalog/hshop.scratch'})-[:RENAMED_TO]->(:Dataset {key: 'spark_catalog/hshop.scratch_renamed'}) RETURN count(*) AS n`},
 		{"scratch_renamed dropped", `MATCH (d:Dataset {key: 'spark_catalog/hshop.scratch_renamed'}) WHERE d.droppedAt IS NOT NULL RETURN count(d) AS n`},
-		{"paid_view dropped, its lineage kept", `MATCH (d:Dataset {key: 'spark_catalog/hshop.paid_view', kind: 'view'}) WHERE d.droppedAt IS NOT NULL AND EXISTS { (:Column)-[:FEEDS]->(:Column)<-[:HAS_COLUMN]-(d) } RETURN count(d) AS n`},
 		{"the changes are runs of the metastore job", `MATCH (:Job {key: 'default/hive-metastore'})-[:HAS_RUN]->(r:Run)-[c:CHANGED]->(:Dataset) RETURN count(c) AS n`},
 	} {
-		res, err := neo4j.ExecuteQuery(ctx, driver, q.cypher, nil, neo4j.EagerResultTransformer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, _ := res.Records[0].Get("n")
-		if n.(int64) < 1 {
-			t.Errorf("%s: not in the graph (%s)", q.what, q.cypher)
-		}
+		checkCount(t, ctx, driver, q.what, q.cypher)
+	}
+	if os.Getenv("COLLINE_E2E_HIVE") == "full" {
+		checkCount(t, ctx, driver, "paid_view dropped, its lineage kept",
+			`MATCH (d:Dataset {key: 'spark_catalog/hshop.paid_view', kind: 'view'}) WHERE d.droppedAt IS NOT NULL AND EXISTS { (:Column)-[:FEEDS]->(:Column)<-[:HAS_COLUMN]-(d) } RETURN count(d) AS n`)
 	}
 
 	// 8. Replaying the topic changes nothing.
@@ -298,6 +299,18 @@ RETURN mid.key AS mid, a.job AS first, b.job AS second`, map[string]any{
 		t.Fatalf("replay changed the graph")
 	}
 	t.Logf("replay: %d nodes and relationships compared, identical", len(graphBefore))
+}
+
+// checkCount fails t unless the query's count n is at least 1.
+func checkCount(t *testing.T, ctx context.Context, driver neo4j.DriverWithContext, what, cypher string) {
+	t.Helper()
+	res, err := neo4j.ExecuteQuery(ctx, driver, cypher, nil, neo4j.EagerResultTransformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.Records[0].Get("n"); n.(int64) < 1 {
+		t.Errorf("%s: not in the graph (%s)", what, cypher)
+	}
 }
 
 func writeHQL(t *testing.T, dir, name string, stmts ...string) string {
