@@ -54,8 +54,8 @@ class CollineListener(conf: SparkConf) extends QueryExecutionListener {
         } else if (!CollineListener.CommandFuncs(funcName) && !pub.cfg.publishReads) {
           pub.metrics.droppedNotCommand.incrementAndGet()
         } else {
-          val plan: LogicalPlan =
-            if (error.isEmpty) qe.analyzed else Try(qe.analyzed).getOrElse(qe.logical)
+          val plan: LogicalPlan = Compat.qualify(
+            if (error.isEmpty) qe.analyzed else Try(qe.analyzed).getOrElse(qe.logical), session)
           val redaction = Try(session.sessionState.conf.stringRedactionPattern).toOption.flatten
           val err = error.map(t => Redact.truncate(Redact.text(CollineListener.describe(t), redaction), EventBuilder.ErrorMax))
           pub.offer(Pending(

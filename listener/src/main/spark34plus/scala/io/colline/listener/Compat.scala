@@ -26,4 +26,6 @@ private[listener] object Compat {
   def queryExecutionId(qe: QueryExecution): Long = qe.id
   val tracksExecutions = true
   def innerChildren(p: LogicalPlan): Seq[Any] = p.innerChildren
+  /** The analyzer has qualified every name already (2.4's does not: src/main/spark24). */
+  def qualify(p: LogicalPlan, session: org.apache.spark.sql.SparkSession): LogicalPlan = p
 }
