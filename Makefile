@@ -55,30 +55,54 @@ lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	go vet ./...
 	go vet -tags e2e ./e2e/...
+	go vet -tags browser ./ui/
 
 .PHONY: unit
 unit: ## unit tests only (no services)
 	go test -race -count=1 ./...
 
 .PHONY: test
-test: lint services listener ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5 and 4.1), faults, security, chart
-	go test -race -count=1 ./...
-	go test -count=1 -tags e2e -v -timeout 30m ./e2e/
-	COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-3} $(MAKE) faults
-	$(MAKE) secure
-	$(MAKE) chart-test
+test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5 and 4.1, real Hive 4.0.1), the explorer in Chromium, faults, security, chart
+	@dev/step lint $(MAKE) --no-print-directory lint
+	@dev/step services $(MAKE) --no-print-directory services
+	@dev/step listener $(MAKE) --no-print-directory listener
+	@dev/step hive $(MAKE) --no-print-directory hive
+	@dev/step ui-bundle $(MAKE) --no-print-directory ui-bundle
+	@dev/step unit+integration go test -race -count=1 ./...
+	@dev/step e2e go test -count=1 -tags e2e -v -timeout 30m ./e2e/
+	@dev/step ui $(MAKE) --no-print-directory ui-test
+	@COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-3} dev/step faults $(MAKE) --no-print-directory faults
+	@dev/step secure $(MAKE) --no-print-directory secure
+	@dev/step chart $(MAKE) --no-print-directory chart-test
 
 .PHONY: demo
-demo: services listener consumer ## run a sample Spark job with the listener and show its lineage from Neo4j
+demo: services listener consumer colline ## run a sample Spark job with the listener, show its lineage from Neo4j, serve the explorer (colline ui)
+	dev/services restart ui
 	go run ./e2e/demo
 
 .PHONY: clean
 clean: ## remove build outputs (keeps downloaded jars in .cache/jars)
-	rm -rf bin listener/target .cache/run
+	rm -rf bin listener/target .cache/run ui/bundle/app
 
 .PHONY: faults
-faults: ## fault tests (kill -9, Neo4j down, broker restart, poison, group) on private Kafka/Neo4j; COLLINE_FAULTS_EVENTS=5000
-	go test -tags e2e -count=1 -v -timeout 30m ./e2e/faults/
+faults: ## fault tests (kill -9 at random instants, Neo4j down or slow, broker restart, poison, group, hostile plans, a 1-minute soak) on private Kafka/Neo4j; COLLINE_FAULTS_EVENTS=5000, COLLINE_FAULTS_HOSTILE=small|default
+	go test -tags e2e -count=1 -v -timeout 40m ./e2e/faults/
+
+.PHONY: kills
+kills: ## the long kill -9 run (not in CI): 24 kills at random instants over 12,000 events, each kind of instant hit
+	COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-24} COLLINE_FAULTS_EVENTS=$${COLLINE_FAULTS_EVENTS:-12000} \
+	  go test -tags e2e -count=1 -v -timeout 90m -run 'TestFaults/kill9' ./e2e/faults/
+
+.PHONY: soak
+soak: ## the long run (not in CI): 30 minutes at 50 events/s, a Neo4j and a broker restart; table in .cache/soak.md
+	@mkdir -p .cache
+	COLLINE_SOAK_DURATION=$${COLLINE_SOAK_DURATION:-30m} COLLINE_SOAK_TABLE=$(CURDIR)/.cache/soak.md \
+	  go test -tags e2e -count=1 -v -timeout 120m -run 'TestSoak' ./e2e/faults/
+
+.PHONY: listener-load
+listener-load: services listener ## the listener under load, long (not in CI): 3 rounds of 3,000 queries without and with the listener
+	COLLINE_LOAD_QUERIES=$${COLLINE_LOAD_QUERIES:-3000} COLLINE_LOAD_ROUNDS=$${COLLINE_LOAD_ROUNDS:-3} \
+	  go test -tags e2e -count=1 -v -timeout 120m -run 'TestListenerUnderLoad' ./e2e/
 
 .PHONY: secure
 secure: ## security tests: consumer through SASL_SSL/mTLS into Neo4j with auth + Bolt TLS, refusals, no secret logged (dev/secure-services)
@@ -91,6 +115,14 @@ secure-services: ## start the secured Kafka (SASL_SSL, mTLS, ACLs) and Neo4j (au
 .PHONY: bench
 bench: services ## benchmarks (not a test, not in CI; WIPES the Neo4j graph): docs/benchmarks.md
 	go run ./bench $(BENCH_FLAGS)
+
+.PHONY: degraded-capture
+degraded-capture: ## re-capture the degraded corpus (plan/testdata/degraded/): every scenario with the listener's cap at 4 KB, Spark 3.5 and 4.1
+	dev/capture --degraded
+
+.PHONY: analyzer
+analyzer: ## start colline's analyzer (a local Spark that analyzes SQL and never runs it) on 127.0.0.1:18990, kept warm: docs/analyze.md
+	dev/spark-analyze --port $${COLLINE_ANALYZER_PORT:-18990} $(ANALYZER_FLAGS)
 
 .PHONY: tpcds-capture
 tpcds-capture: ## re-capture the TPC-DS corpus (plan/testdata/tpcds/) from Spark 3.5 and 4.1
@@ -127,7 +159,7 @@ dbt-setup: ## create the dbt + dbt-ol virtualenv in .cache/dbt-venv
 TOOLS_BIN := $(CURDIR)/.cache/bin
 
 .PHONY: colline
-colline: ## build bin/colline, the offline CLI (colline explain / colline replay)
+colline: ui-bundle ## build bin/colline, the CLI (explain, replay, upgrade, ui), with the explorer's page embedded
 	$(GO_BUILD) -o bin/colline ./cmd/colline
 
 .PHONY: chart-tools
@@ -143,9 +175,32 @@ docker-check: chart-tools ## Dockerfile: same go build as `make consumer`, stati
 	cd deploy && COLLINE_TOOLS_BIN=$(TOOLS_BIN) COLLINE_TOOLS_REQUIRED=1 go test -count=1 -run 'Dockerfile|Hadolint' ./...
 
 .PHONY: screenshot
-screenshot: services colline ## load the captured skeleton run into Neo4j and screenshot a lineage query in Neo4j Browser (headless Chromium)
-	bin/colline replay plan/testdata/spark-3.5/skeleton
-	deploy/browser/screenshot.sh docs/img/browser-upstream.png
+screenshot: services colline ## load the captured skeleton run into Neo4j and screenshot Neo4j Browser with colline's style (headless Chromium)
+	bin/colline replay --neo4j $(COLLINE_TEST_NEO4J_URI) plan/testdata/spark-3.5/skeleton
+	dev/services restart ui
+	browser/screenshot.sh docs/img/browser-upstream.png
+
+# --- The lineage explorer (colline ui, docs/ui.md): ui/web's TypeScript, bundled into ui/bundle/app,
+# which go:embed puts in the binary (a plain go build embeds a placeholder page instead).
+UI_SRC := $(shell find ui/web/src -type f 2>/dev/null) ui/web/index.html ui/web/build.mjs ui/web/tsconfig.json
+
+ui/web/node_modules/.installed: ui/web/package.json ui/web/package-lock.json
+	cd ui/web && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+ui/bundle/app/index.html: ui/web/node_modules/.installed $(UI_SRC)
+	cd ui/web && npm run --silent build
+
+.PHONY: ui-bundle
+ui-bundle: ui/bundle/app/index.html ## build the explorer's page (npm ci from ui/web/package-lock.json, tsc, esbuild) into ui/bundle/app
+
+.PHONY: ui-test
+ui-test: services ui-bundle ## the explorer in headless Chromium (dev/chromium) against real Neo4j loaded with the captured skeleton run
+	go test -tags browser -count=1 -v -timeout 15m ./ui/
+
+.PHONY: ui-screenshots
+ui-screenshots: services ui-bundle ## redo docs/img/ui-*.png: the browser tests, keeping their screenshots
+	COLLINE_UI_SCREENSHOTS=docs/img go test -tags browser -count=1 -timeout 15m ./ui/
 
 # --- Listener version matrix (listener/README.md) ----------------------------------------------
 # One jar per line of dev/spark/lines (the Spark/Scala lines the Maven mirror serves).

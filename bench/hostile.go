@@ -20,9 +20,11 @@ import (
 // its third size is over it, refused before resolution.
 var hostileSizes = map[string][]int{
 	hostile.DeepFilters: {2000, 4000, 150000},
-	hostile.WideFilter:  {20000, 40000},
-	hostile.Fanout:      {25000, 50000},
+	hostile.WideFilter:  {10000, 20000},
+	hostile.Fanout:      {20000, 40000},
 	hostile.HotAttr:     {4000, 8000},
+	hostile.AliasChain:  {350, 700}, // work grows with n²: ×4 per doubling; 700 is just within the work budget
+	hostile.Paths:       {16, 32},   // edges grow with n³: ×8 per doubling; 32 is within the edges budget
 }
 
 // benchHostile extracts each hostile shape at its sizes, each in a child process (this binary

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/colline/colline/browser"
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 )
@@ -155,7 +154,7 @@ func dedupe(rows []map[string]any) []map[string]any {
 }
 
 // The queries measured: those docs/browser.md recommends (3: upstream of a column as a table;
-// 4: downstream impact with the jobs involved), read from deploy/browser/queries as shipped, and
+// 4: downstream impact with the jobs involved), as shipped (package browser), and
 // graph.Reader's; all walk FEEDS and DECIDES_ROWS.
 const (
 	qOneHop = `MATCH (s:Column)-[:FEEDS]->(c:Column {key: $key}) RETURN s.key AS key`
@@ -189,15 +188,14 @@ func generatedTables(ctx context.Context, d neo4j.DriverWithContext) (int, error
 	return int(n.(int64)), nil
 }
 
-// benchReads generates the graph and times each query over samples random start columns (fewer
-// when a kind's samples exceed budget): upstream queries start in the last layer, downstream ones
-// in the first. A query that fails or times out counts as taking the timeout.
-func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples int, timeout, budget time.Duration, reuse bool) error {
+// readsGraph returns the tables per layer of the generated graph: the one a previous -keep-graph
+// run left when reuse is set and there is one, else a new one (the graph is wiped first).
+func readsGraph(ctx context.Context, r *report, env *benchEnv, edges int, reuse bool) (int, error) {
 	perLayer := 0
 	if reuse {
 		var err error
 		if perLayer, err = generatedTables(ctx, env.driver); err != nil {
-			return err
+			return 0, err
 		}
 		if perLayer > 0 {
 			r.notef("reads: reusing the generated graph, %d tables per layer", perLayer)
@@ -206,15 +204,26 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 	if perLayer == 0 {
 		d, err := stack.WipeGraph(ctx, env.driver)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if err := env.writer.Bootstrap(ctx); err != nil {
-			return err
+			return 0, err
 		}
 		r.notef("reads: graph wiped in %.1fs; generating ≥%d edges", d.Seconds(), edges)
 		if perLayer, err = generateGraph(ctx, r, env, edges); err != nil {
-			return err
+			return 0, err
 		}
+	}
+	return perLayer, nil
+}
+
+// benchReads generates the graph and times each query over samples random start columns (fewer
+// when a kind's samples exceed budget): upstream queries start in the last layer, downstream ones
+// in the first. A query that fails or times out counts as taking the timeout.
+func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples int, timeout, budget time.Duration, reuse bool) error {
+	perLayer, err := readsGraph(ctx, r, env, edges, reuse)
+	if err != nil {
+		return err
 	}
 	qUpstreamTable, err := shippedQuery("03-upstream-table")
 	if err != nil {
@@ -316,11 +325,13 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 	return nil
 }
 
-// shippedQuery reads deploy/browser/queries/<name>.cypher, with its $column parameter renamed $key.
+// shippedQuery is the shipped Browser query name (package browser), with its $column parameter
+// renamed $key.
 func shippedQuery(name string) (string, error) {
-	b, err := os.ReadFile(filepath.Join("deploy", "browser", "queries", name+".cypher"))
-	if err != nil {
-		return "", fmt.Errorf("reads: run the bench from the repository root: %w", err)
+	for _, q := range browser.Queries() {
+		if q.Name == name {
+			return strings.ReplaceAll(q.Text, "$column", "$key"), nil
+		}
 	}
-	return strings.ReplaceAll(string(b), "$column", "$key"), nil
+	return "", fmt.Errorf("reads: no shipped query %s", name)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,30 +13,24 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
 
+	"github.com/colline/colline/browser"
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
 )
 
-// The Neo4j Browser queries shipped in deploy/browser/queries, run against a real Neo4j loaded
-// with the captured skeleton run through the real pipeline (events.Decode, plan.Extract,
+// The Neo4j Browser queries shipped in browser/queries (package browser), run against a real Neo4j
+// loaded with the captured skeleton run through the real pipeline (events.Decode, plan.Extract,
 // graph.Writer). Every key is prefixed so that the test shares the database with other tests.
-
-const queryDir = "../deploy/browser/queries"
 
 func browserQueries(t *testing.T) map[string]string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(queryDir, "*.cypher"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no queries in %s: %v", queryDir, err)
-	}
 	qs := map[string]string{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		qs[strings.TrimSuffix(filepath.Base(f), ".cypher")] = string(b)
+	for _, q := range browser.Queries() {
+		qs[q.Name] = q.Text
+	}
+	if len(qs) == 0 {
+		t.Fatal("no shipped queries")
 	}
 	return qs
 }
@@ -183,6 +176,9 @@ func TestBrowserQueries(t *testing.T) {
 		// 5 FEEDS and 5 DECIDES_ROWS (model 1 had 17 FEEDS: the row-level ones copied per column)
 		{query: "09-stale-edges", params: map[string]any{"days": 0}, want: []string{job + "|10|<time>|<time>"}},
 		{query: "09-stale-edges", params: map[string]any{"days": 36500}, want: nil},
+		// job|runs|FEEDS|DECIDES_ROWS|already stale: all of the skeleton is older than now
+		{query: "11-retention-preview", params: map[string]any{"runDays": 0, "edgeDays": 0}, want: []string{job + "|4|5|5|0"}},
+		{query: "11-retention-preview", params: map[string]any{"runDays": 36500, "edgeDays": 36500}, want: nil},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.query, tc.params), func(t *testing.T) {
@@ -232,6 +228,40 @@ func TestBrowserQueries(t *testing.T) {
 				t.Errorf("rows:\n got %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestMissingColumnLineageQuery: browser.md query 10 lists the write of a degraded captured event
+// (markers.truncated, dev/capture --degraded), loaded through the real pipeline, and not the
+// writes of whole events.
+func TestMissingColumnLineageQuery(t *testing.T) {
+	driver, prefix := testGraph(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	evs, err := Load([]string{degraded, skeleton})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Replay(ctx, graph.NewWriter(driver, ""), prefixed(evs, prefix), 10); err != nil {
+		t.Fatal(err)
+	}
+	res, err := neo4j.ExecuteQuery(ctx, driver, browserQueries(t)["10-missing-column-lineage"], nil, neo4j.EagerResultTransformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rec := range res.Records {
+		if s, _ := rec.Values[0].(string); !strings.HasPrefix(s, prefix) {
+			continue // another test's data in the shared database
+		}
+		cells := make([]string, len(rec.Values))
+		for i, v := range rec.Values {
+			cells[i] = cell(v, prefix)
+		}
+		got = append(got, strings.Join(cells, "|"))
+	}
+	if want := []string{"spark_catalog/join_inner.dst|default/colline-capture|1|<time>"}; !slices.Equal(got, want) {
+		t.Errorf("rows:\n got %q\nwant %q", got, want)
 	}
 }
 

@@ -13,23 +13,35 @@ import (
 
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
+
+	"github.com/colline/colline/openlineage"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 const skeleton = "../plan/testdata/spark-3.5/skeleton"
 
-// TestExplainGolden pins every format's output for the captured skeleton run.
+// degraded is a captured event the listener degraded (markers.truncated, level 2: dev/capture
+// --degraded): a join of two tables whose column lineage the event no longer carries.
+const degraded = "../plan/testdata/degraded/spark-3.5/join_inner"
+
+// TestExplainGolden pins every format's output for the captured skeleton run and for a degraded
+// event, where every format says that column lineage is missing for the write.
 func TestExplainGolden(t *testing.T) {
-	for _, format := range Formats {
-		t.Run(format, func(t *testing.T) {
-			var out, errOut bytes.Buffer
-			code := Main(context.Background(), "test", []string{"explain", skeleton, "--format", format}, &out, &errOut)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut.String())
-			}
-			golden(t, filepath.Join("testdata", "skeleton."+format), out.Bytes())
-		})
+	for name, dir := range map[string]string{"skeleton": skeleton, "degraded": degraded} {
+		for _, format := range Formats {
+			t.Run(name+"/"+format, func(t *testing.T) {
+				var out, errOut bytes.Buffer
+				code := Main(context.Background(), "test", []string{"explain", dir, "--format", format}, &out, &errOut)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errOut.String())
+				}
+				golden(t, filepath.Join("testdata", name+"."+format), out.Bytes())
+				if name == "degraded" && !bytes.Contains(out.Bytes(), []byte("column lineage missing")) {
+					t.Errorf("%s output does not say that column lineage is missing:\n%s", format, out.Bytes())
+				}
+			})
+		}
 	}
 }
 
@@ -110,7 +122,7 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{"bad.json: byte 24: ", "not JSON", "cut short"}, is: events.ErrInvalidJSON},
 		{name: "syntax error", file: write("syntax.json", `{"schemaVersion": x}`),
 			want: []string{"syntax.json: byte 19: ", "invalid character 'x'"}, is: events.ErrInvalidJSON},
-		{name: "empty", file: write("empty.json", "  \n"), want: []string{"empty.json", "empty file"}, is: events.ErrInvalidJSON},
+		{name: "empty", file: write("empty.json", "  \n"), want: []string{"empty.json", "empty input"}, is: events.ErrInvalidJSON},
 		{name: "future major version", file: write("future.json", future),
 			want: []string{"future.json: unsupported schema version"}, is: events.ErrUnsupportedVersion},
 		{name: "not an event", file: write("other.json", `{"schemaVersion": "1.0", "hello": 1}`),
@@ -307,5 +319,26 @@ func TestExplainShowsEveryRole(t *testing.T) {
 	}
 	if len(evs[0].Writes[0].ColumnLineage.Dataset) != 2 {
 		t.Errorf("dataset = %+v, want the two join keys", evs[0].Writes[0].ColumnLineage.Dataset)
+	}
+}
+
+// explain --format openlineage prints one RunEvent per event, each valid against the spec.
+func TestExplainOpenLineageValidates(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), "test", []string{"explain", "--format", "openlineage", skeleton}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	v, err := openlineage.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want one per event of the skeleton (4)", len(lines))
+	}
+	for i, l := range lines {
+		if _, err := v.Validate([]byte(l)); err != nil {
+			t.Errorf("line %d: %v", i+1, err)
+		}
 	}
 }

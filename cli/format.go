@@ -15,11 +15,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
 )
 
 // Formats are the output formats of explain.
-var Formats = []string{"table", "dot", "mermaid", "json"}
+var Formats = []string{"table", "dot", "mermaid", "json", "openlineage"}
 
 // Write renders evs to w in format (one of Formats).
 func Write(w io.Writer, format string, evs []Event) error {
@@ -32,6 +33,8 @@ func Write(w io.Writer, format string, evs []Event) error {
 		return writeMermaid(w, evs)
 	case "json":
 		return writeJSON(w, evs)
+	case "openlineage":
+		return writeOpenLineage(w, evs)
 	}
 	return fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats, ", "))
 }
@@ -45,14 +48,25 @@ func writeTable(w io.Writer, evs []Event) error {
 		}
 		env, lin := ev.Env, ev.Lineage
 		fmt.Fprintf(w, "# %s\n", visible(ev.Source))
+		status := visible(env.Query.Status)
+		if env.Markers.Analyzed {
+			status = "analyzed, not run"
+		}
 		fmt.Fprintf(w, "job     %s  (app %s, query %d, %s, %s)\n", visible(graph.JobKey(env.App)), visible(env.App.ID),
-			env.Query.ExecutionID, visible(env.Query.FuncName), visible(env.Query.Status))
+			env.Query.ExecutionID, visible(env.Query.FuncName), status)
 		fmt.Fprintf(w, "reads   %s\n", datasetList(lin.Reads))
 		writes := make([]string, 0, len(lin.Writes))
 		for _, d := range lin.Writes {
-			s := d.Key
+			var notes []string
 			if d.Mode != "" {
-				s += " (" + d.Mode + ")"
+				notes = append(notes, d.Mode)
+			}
+			if lin.Degraded {
+				notes = append(notes, "column lineage missing")
+			}
+			s := d.Key
+			if len(notes) > 0 {
+				s += " (" + strings.Join(notes, "; ") + ")"
 			}
 			writes = append(writes, visible(s))
 		}
@@ -65,14 +79,32 @@ func writeTable(w io.Writer, evs []Event) error {
 		}
 		if len(lin.Edges) == 0 && len(lin.RowDeps) == 0 {
 			note := "no column lineage"
-			if env.Markers.NestedWrite {
+			switch {
+			case env.Markers.NestedWrite:
 				note += ": a nested write, the outer command's event carries it"
+			case lin.Degraded:
+				note = degradedNote
 			}
 			fmt.Fprintf(w, "(%s)\n", note)
 			continue
 		}
 		// one row per transformation: a column playing several roles has several rows; a
 		// row-level dependency's target is the written dataset, marked "(rows)"
+		// a struct field (a column's part, nested.go in plan/) is marked "(field)"
+		fields := map[string]bool{}
+		for _, list := range [][]plan.Dataset{lin.Reads, writeDatasets(lin.Writes)} {
+			for _, d := range list {
+				for _, c := range d.Columns {
+					fields[c.Key] = c.Parent != ""
+				}
+			}
+		}
+		mark := func(key string) string {
+			if fields[key] {
+				return visible(key) + " (field)"
+			}
+			return visible(key)
+		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "SOURCE\tTARGET\tTYPE\tSUBTYPE\tMASKING\tEXPR")
 		for _, set := range []struct {
@@ -85,7 +117,7 @@ func writeTable(w io.Writer, evs []Event) error {
 					if t.Masking {
 						masking = "yes"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", visible(e.Source), visible(e.Target)+set.suffix, t.Type, t.Subtype, masking, oneLine(t.Expr))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", mark(e.Source), mark(e.Target)+set.suffix, t.Type, t.Subtype, masking, oneLine(t.Expr))
 				}
 			}
 		}
@@ -94,6 +126,18 @@ func writeTable(w io.Writer, evs []Event) error {
 		}
 	}
 	return nil
+}
+
+// degradedNote says what a degraded event's lineage lacks, in every format.
+const degradedNote = "column lineage missing: a degraded event (markers.truncated: the listener cut the plan to fit spark.colline.event.maxBytes); " +
+	"reads, writes and written columns are complete, which columns feed which is not known"
+
+func writeDatasets(ws []plan.Write) []plan.Dataset {
+	out := make([]plan.Dataset, len(ws))
+	for k := range ws {
+		out[k] = ws[k].Dataset
+	}
+	return out
 }
 
 func datasetList(ds []plan.Dataset) string {
@@ -167,10 +211,11 @@ type lineageGraph struct {
 	names    map[string]string   // column key -> column name
 	edges    []plan.Edge         // column -> column, sorted by source and target
 	rowDeps  []plan.Edge         // column -> dataset, sorted by source and target
+	missing  map[string]bool     // datasets written by a degraded event: their column lineage is missing
 }
 
 func union(evs []Event) lineageGraph {
-	g := lineageGraph{columns: map[string][]string{}, names: map[string]string{}}
+	g := lineageGraph{columns: map[string][]string{}, names: map[string]string{}, missing: map[string]bool{}}
 	owner := map[string]string{}
 	add := func(d plan.Dataset) {
 		if _, ok := g.columns[d.Key]; !ok {
@@ -206,6 +251,9 @@ func union(evs []Event) lineageGraph {
 		}
 		for _, d := range ev.Lineage.Writes {
 			add(d.Dataset)
+			if ev.Lineage.Degraded {
+				g.missing[d.Key] = true
+			}
 		}
 		for _, e := range ev.Lineage.Edges {
 			merge(edges, e)
@@ -246,6 +294,15 @@ func roleLabel(e plan.Edge) string {
 	return strings.Join(parts, ", ")
 }
 
+// label is a dataset's title in DOT and Mermaid: its key, and whether some write of it lacks
+// column lineage.
+func (g lineageGraph) label(d string) string {
+	if g.missing[d] {
+		return d + " (column lineage missing: degraded event)"
+	}
+	return d
+}
+
 // ids numbers the columns in dataset order, for DOT and Mermaid node ids.
 func (g lineageGraph) ids() map[string]string {
 	ids := map[string]string{}
@@ -271,7 +328,10 @@ func writeDOT(w io.Writer, evs []Event) error {
 	b.WriteString("digraph colline {\n  rankdir=LR;\n  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=10];\n")
 	rowsNode := map[string]string{}
 	for i, d := range g.datasets {
-		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n", i, dotText(d))
+		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n", i, dotText(g.label(d)))
+		if g.missing[d] {
+			b.WriteString("    style=dashed;\n")
+		}
 		for _, c := range g.columns[d] {
 			fmt.Fprintf(&b, "    %s [label=%s];\n", ids[c], dotText(g.names[c]))
 		}
@@ -315,7 +375,7 @@ func writeMermaid(w io.Writer, evs []Event) error {
 	b.WriteString("flowchart LR\n")
 	for i, d := range g.datasets {
 		sub[d] = "d" + strconv.Itoa(i)
-		fmt.Fprintf(&b, "  subgraph %s[\"%s\"]\n", sub[d], mermaidText(d))
+		fmt.Fprintf(&b, "  subgraph %s[\"%s\"]\n", sub[d], mermaidText(g.label(d)))
 		for _, c := range g.columns[d] {
 			fmt.Fprintf(&b, "    %s[\"%s\"]\n", ids[c], mermaidText(g.names[c]))
 		}
@@ -351,7 +411,9 @@ type jsonEvent struct {
 	ExecutionID int64          `json:"executionId"`
 	FuncName    string         `json:"funcName"`
 	Status      string         `json:"status"`
+	Analyzed    bool           `json:"analyzed,omitempty"` // colline analyze: lineage of SQL that did not run
 	EndedAt     string         `json:"endedAt,omitempty"`
+	Degraded    bool           `json:"degraded,omitempty"` // markers.truncated: no write has column lineage
 	Reads       []jsonDataset  `json:"reads"`
 	Writes      []jsonDataset  `json:"writes"`
 	Unknown     map[string]int `json:"unknownNodes,omitempty"`
@@ -365,7 +427,10 @@ type jsonDataset struct {
 	Location      string             `json:"location,omitempty"`
 	Mode          string             `json:"mode,omitempty"`
 	Columns       []string           `json:"columns"`
-	ColumnLineage *jsonColumnLineage `json:"columnLineage,omitempty"` // writes only
+	Fields        []string           `json:"fields,omitempty"`        // struct fields of the columns, dotted: address.city
+	ColumnLineage *jsonColumnLineage `json:"columnLineage,omitempty"` // writes only; absent when missing
+	// ColumnLineageMissing says why a write has no columnLineage (writes of a degraded event).
+	ColumnLineageMissing string `json:"columnLineageMissing,omitempty"`
 }
 
 // jsonColumnLineage is OpenLineage's ColumnLineageDatasetFacet (without the facet's _producer
@@ -401,6 +466,10 @@ func writeJSON(w io.Writer, evs []Event) error {
 		j := jsonDataset{Key: d.Key, Namespace: d.Namespace, Name: d.Name, Kind: d.Kind, Location: d.Location, Mode: mode,
 			Columns: make([]string, 0, len(d.Columns))}
 		for _, c := range d.Columns {
+			if c.Parent != "" {
+				j.Fields = append(j.Fields, c.Name)
+				continue
+			}
 			j.Columns = append(j.Columns, c.Name)
 		}
 		return j
@@ -410,7 +479,7 @@ func writeJSON(w io.Writer, evs []Event) error {
 		j := jsonEvent{
 			Source: ev.Source, EventID: env.EventID, Job: graph.JobKey(env.App), AppID: env.App.ID,
 			ExecutionID: env.Query.ExecutionID, FuncName: env.Query.FuncName, Status: env.Query.Status,
-			EndedAt: env.Query.EndedAt, Unknown: lin.Unknown,
+			Analyzed: env.Markers.Analyzed, EndedAt: env.Query.EndedAt, Unknown: lin.Unknown, Degraded: lin.Degraded,
 			Reads: []jsonDataset{}, Writes: []jsonDataset{},
 		}
 		// column key -> its dataset and name, for the facet's (namespace, name, field)
@@ -444,6 +513,11 @@ func writeJSON(w io.Writer, evs []Event) error {
 		for k := range lin.Writes {
 			d := &lin.Writes[k]
 			jd := ds(d.Dataset, d.Mode)
+			if lin.Degraded {
+				jd.ColumnLineageMissing = degradedNote
+				j.Writes = append(j.Writes, jd)
+				continue
+			}
 			cl := &jsonColumnLineage{Fields: map[string]jsonField{}, Dataset: []jsonInputField{}}
 			for _, e := range lin.Edges {
 				if c := cols[e.Target]; c.ds == &d.Dataset {
@@ -470,6 +544,21 @@ func writeJSON(w io.Writer, evs []Event) error {
 	}
 	_, err := w.Write(jsonVisible(b.Bytes()))
 	return err
+}
+
+// writeOpenLineage prints the OpenLineage RunEvent the consumer emits for each event
+// (openlineage.FromSpark), one JSON object per line, as openlineage's file transport writes them.
+func writeOpenLineage(w io.Writer, evs []Event) error {
+	for _, ev := range evs {
+		data, err := openlineage.FromSpark(ev.Env, ev.Lineage)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ev.Source, err)
+		}
+		if _, err := w.Write(append(jsonVisible(data), '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // jsonVisible escapes, as \uXXXX, the characters encoding/json leaves raw that a terminal would

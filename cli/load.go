@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -120,30 +117,9 @@ func loadFile(ctx context.Context, name string) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	var raws []json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	for {
-		start := dec.InputOffset()
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			var syn *json.SyntaxError
-			switch {
-			case errors.As(err, &syn):
-				return nil, fmt.Errorf("%s: byte %d: %w: %v (a LineageLogger log must be written with the layout %%m%%n: one JSON record a line)",
-					name, syn.Offset, events.ErrInvalidJSON, err)
-			case errors.Is(err, io.ErrUnexpectedEOF):
-				return nil, fmt.Errorf("%s: byte %d: %w: the file ends inside the value that follows byte %d; is it cut short?", name, len(data), events.ErrInvalidJSON, start)
-			}
-			return nil, fmt.Errorf("%s: byte %d: %w: %v", name, start, events.ErrInvalidJSON, err)
-		}
-		raws = append(raws, raw)
-	}
-	if len(raws) == 0 {
-		return nil, fmt.Errorf("%s: %w: empty file", name, events.ErrInvalidJSON)
+	raws, err := process.Split(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (a LineageLogger log must be written with the layout %%m%%n: one JSON record a line)", name, err)
 	}
 	var out []Event
 	var errs []error

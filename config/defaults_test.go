@@ -3,6 +3,7 @@ package config
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,38 +12,53 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colline/colline/emit"
+	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
+	"github.com/colline/colline/intake"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/retention"
 )
 
 // Each default has one home, a package constant used by the code that applies it. These are the
 // variables whose default is such a constant: the config tag, the Helm value and the
 // docs/operations.md row must all say the same.
 var homes = map[string]any{
-	"COLLINE_MAX_EVENT_BYTES":  process.DefaultMaxBytes,
-	"COLLINE_KAFKA_MAX_BYTES":  ingest.DefaultKafkaMaxBytes,
-	"COLLINE_BATCH_SIZE":       ingest.DefaultBatchSize,
-	"COLLINE_BATCH_MAX_BYTES":  ingest.DefaultBatchMaxBytes,
-	"COLLINE_BATCH_WAIT":       ingest.DefaultBatchWait,
-	"COLLINE_SHUTDOWN_TIMEOUT": ingest.DefaultShutdownTimeout,
-	"COLLINE_METRICS_INTERVAL": ingest.DefaultMonitorInterval,
+	"COLLINE_MAX_EVENT_BYTES":       process.DefaultMaxBytes,
+	"COLLINE_KAFKA_MAX_BYTES":       ingest.DefaultKafkaMaxBytes,
+	"COLLINE_BATCH_SIZE":            ingest.DefaultBatchSize,
+	"COLLINE_BATCH_MAX_BYTES":       ingest.DefaultBatchMaxBytes,
+	"COLLINE_BATCH_WAIT":            ingest.DefaultBatchWait,
+	"COLLINE_SHUTDOWN_TIMEOUT":      ingest.DefaultShutdownTimeout,
+	"COLLINE_METRICS_INTERVAL":      ingest.DefaultMonitorInterval,
+	"COLLINE_KAFKA_SESSION_TIMEOUT": ingest.DefaultSessionTimeout,
+	"COLLINE_NEO4J_WRITE_TIMEOUT":   graph.DefaultWriteTimeout,
+	"COLLINE_NEO4J_SLOW_WRITE":      ingest.DefaultSlowWrite,
+	"COLLINE_RETENTION_EDGE_ACTION": retention.DefaultEdgeAction,
+	"COLLINE_RETENTION_INTERVAL":    retention.DefaultInterval,
+	"COLLINE_RETENTION_BATCH_SIZE":  retention.DefaultBatchSize,
+
+	"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": intake.DefaultMaxBytes,
+	"COLLINE_OPENLINEAGE_EMIT_TIMEOUT":   emit.DefaultTimeout,
 }
 
-// helmDiffers are the Helm values that deliberately differ from the consumer's default.
+// helmDiffers are the Helm values that deliberately differ from the consumer's (or the
+// explorer's) default.
 var helmDiffers = map[string]string{
 	"COLLINE_KAFKA_BROKERS": "required in the chart: no local default in a cluster",
 	"COLLINE_NEO4J_URI":     "required in the chart: no local default in a cluster",
 	"COLLINE_NEO4J_USER":    "the chart authenticates as neo4j by default; the local services need no user",
 }
 
-// tagDefaults returns the default tag of every variable of Config.
+// tagDefaults returns the default tag of every variable of Config and UI (TestUISharesVariables
+// checks that the variables both read agree).
 func tagDefaults(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	typ := reflect.TypeFor[Config]()
-	for i := range typ.NumField() {
-		f := typ.Field(i)
-		out[Prefix+"_"+strings.ToUpper(splitWords(f.Name))] = f.Tag.Get("default")
+	for _, typ := range []reflect.Type{reflect.TypeFor[Config](), reflect.TypeFor[UI]()} {
+		for name, f := range fields(typ) {
+			out[Prefix+"_"+strings.ToUpper(splitWords(name))] = f.Tag.Get("default")
+		}
 	}
 	return out
 }
@@ -77,7 +93,9 @@ func TestDefaultsHaveOneHome(t *testing.T) {
 	tags := tagDefaults(t)
 	docs := docsDefaults(t)
 	helm := helmValues(t)
-	for name, home := range homes {
+	all := maps.Clone(homes)
+	maps.Copy(all, uiHomes)
+	for name, home := range all {
 		tag, ok := tags[name]
 		if !ok {
 			t.Errorf("%s: no such variable in Config", name)

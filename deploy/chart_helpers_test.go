@@ -75,7 +75,17 @@ func split(t *testing.T, manifest string) []object {
 
 func find(objs []object, kind string) *object {
 	for i := range objs {
-		if objs[i].Kind == kind {
+		if objs[i].Kind == kind && !strings.HasSuffix(objs[i].Name, "-ui") { // the consumer's, not the explorer's
+			return &objs[i]
+		}
+	}
+	return nil
+}
+
+// findNamed returns the object of kind and name, or nil.
+func findNamed(objs []object, kind, name string) *object {
+	for i := range objs {
+		if objs[i].Kind == kind && objs[i].Name == name {
 			return &objs[i]
 		}
 	}

@@ -223,6 +223,10 @@ func TestChartRejects(t *testing.T) {
 		{"schema: misspelt key", append(slices.Clone(base), "--set", "topologySpreadContraints[0].maxSkew=1"), "topologySpreadContraints"},
 		{"schema: credentials in the URI", []string{"--set", "config.kafka.brokers={k:9092}", "--set", "config.neo4j.uri=bolt://u:p@n:7687", "--set", "secret.neo4jPassword=x"}, "uri"},
 		{"schema: unknown alert", append(slices.Clone(base), "--set", "metrics.prometheusRule.disabled={CollineTypo}"), "disabled"},
+		{"ui: basic user without password", append(slices.Clone(base), "--set", "ui.enabled=true", "--set", "ui.auth.basicUser=ops"), "ui.secret.basicPassword is required with ui.auth.basicUser"},
+		{"ui: proxy header without networks", append(slices.Clone(base), "--set", "ui.enabled=true", "--set", "ui.auth.proxyUserHeader=X-User"), "ui.auth.proxyTrustedNets is required"},
+		{"ui: short token", append(slices.Clone(base), "--set", "ui.enabled=true", "--set", "ui.secret.token=short"), "at least 16 characters"},
+		{"ui: schema: steps", append(slices.Clone(base), "--set", "ui.maxSteps=50"), "maxSteps"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -178,12 +178,18 @@ func TestDockerfileBinary(t *testing.T) {
 // consumerVariables returns the COLLINE_* variables the consumer reads, from its own usage text.
 func consumerVariables(t *testing.T) []string {
 	t.Helper()
-	var vars []string
-	for _, m := range regexp.MustCompile(`(?m)^(COLLINE_[A-Z0-9_]+)\s`).FindAllStringSubmatch(usage(t), -1) {
-		vars = append(vars, m[1])
-	}
+	vars := usageVariables(usage(t))
 	if len(vars) < 5 {
 		t.Fatalf("found only %v in the consumer's usage", vars)
+	}
+	return vars
+}
+
+// usageVariables returns the COLLINE_* variables of an envconfig usage table.
+func usageVariables(usage string) []string {
+	var vars []string
+	for _, m := range regexp.MustCompile(`(?m)^(COLLINE_[A-Z0-9_]+)\s`).FindAllStringSubmatch(usage, -1) {
+		vars = append(vars, m[1])
 	}
 	return vars
 }

@@ -59,15 +59,7 @@ func TestSpark24EndToEnd(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	s, driver := connect(ctx, t)
-	app := fmt.Sprintf("colline-e2e-spark24-%d", time.Now().UnixNano())
-	if err := stack.WipeKeys(ctx, driver, "spark_catalog/shop24."); err != nil {
-		t.Fatal(err)
-	}
-	topic := "colline.e2e." + app
-	if err := s.CreateTopics(ctx, 3, topic, topic+".dlq"); err != nil {
-		t.Fatal(err)
-	}
+	s, driver, app, topic := jobStack(t, ctx, "colline-e2e-spark24", "spark_catalog/shop24.", 3)
 	capture := t.TempDir()
 	if err := s.Spark(ctx, t.TempDir(), topic, []string{"COLLINE_CAPTURE_DIR=" + capture, "SPARK_LINE=2.4_2.11"},
 		"-Dspark.app.name="+app, "e2e/testdata/spark24_hive_ddl.sql"); err != nil {
@@ -121,18 +113,8 @@ WHERE b.droppedAt IS NOT NULL RETURN count(*) AS n`, nil, neo4j.EagerResultTrans
 func testSkeleton(t *testing.T, line string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	s, driver := connect(ctx, t)
-	// Other tests may share this Neo4j: this run's job and the shop datasets are its own.
-	app := fmt.Sprintf("colline-e2e-%d", time.Now().UnixNano())
+	s, driver, app, topic := jobStack(t, ctx, "colline-e2e", "spark_catalog/shop.", 3)
 	job := "default/" + app
-	if err := stack.WipeKeys(ctx, driver, "spark_catalog/shop."); err != nil {
-		t.Fatal(err)
-	}
-
-	topic := "colline.e2e." + app
-	if err := s.CreateTopics(ctx, 3, topic, topic+".dlq"); err != nil {
-		t.Fatalf("Kafka is not usable at %s (start it with dev/services start): %v", s.Brokers, err)
-	}
 
 	// 1. Spark runs the SQL with the listener publishing to Kafka.
 	capture := t.TempDir()
@@ -204,23 +186,26 @@ RETURN [n IN nodes(p) | n.key] AS path`, map[string]any{
 	_ = os.RemoveAll(capture)
 }
 
-// connect returns the test stack and a driver of its Neo4j (closed when t ends), or fails t
-// naming the service that is not there.
-func connect(ctx context.Context, t *testing.T) (*stack.Stack, neo4j.DriverWithContext) {
+// jobStack is what an end-to-end test of one job needs: the services, a Neo4j driver (closed at
+// the end of the test), a fresh app name (the job is default/<app>) and a topic with its
+// dead-letter topic. Other tests may share this Neo4j: the datasets whose keys start with wipe
+// are removed first, so that they are this run's own.
+func jobStack(t *testing.T, ctx context.Context, prefix, wipe string, partitions int) (*stack.Stack, neo4j.DriverWithContext, string, string) {
 	t.Helper()
 	s, err := stack.FromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	driver, err := neo4j.NewDriverWithContext(s.Neo4jURI, neo4j.NoAuth())
-	if err != nil {
+	driver := s.Neo4j(ctx, t)
+	app := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	if err := stack.WipeKeys(ctx, driver, wipe); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { driver.Close(context.Background()) })
-	if err := driver.VerifyConnectivity(ctx); err != nil {
-		t.Fatalf("Neo4j is not reachable at %s (start it with dev/services start): %v", s.Neo4jURI, err)
+	topic := "colline.e2e." + app
+	if err := s.CreateTopics(ctx, partitions, topic, topic+".dlq"); err != nil {
+		t.Fatalf("Kafka is not usable at %s (start it with dev/services start): %v", s.Brokers, err)
 	}
-	return s, driver
+	return s, driver, app, topic
 }
 
 // edgeLines renders the lineage relationships of one job: FEEDS as "->", DECIDES_ROWS as "=>",

@@ -131,7 +131,11 @@ func counters(s string) map[string]int {
 func TestHiveEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
-	s, driver := connect(ctx, t)
+	s, err := stack.FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver := s.Neo4j(ctx, t)
 	// the hshop datasets and the Hive jobs are this test's own
 	for _, p := range []string{"spark_catalog/hshop.", "default/hive"} {
 		if err := stack.WipeKeys(ctx, driver, p); err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/e2e/stack"
+	"github.com/colline/colline/process"
 )
 
 // The secrets of e2e/testdata/safety/SafetyJob.java.
@@ -97,7 +98,7 @@ func TestSafetyRedactionFaultsAndDegradedEvents(t *testing.T) {
 	}
 
 	// 3. The identities are still there, credential-free, and the failure and the wide plan arrived.
-	var jdbcWrite, jdbcRead, jdbcQuery, failure, truncated, final bool
+	var jdbcWrite, jdbcRead, jdbcQuery, failure, truncated, degradedChecked, final bool
 	wantURL := "jdbc:derby:" + filepath.Join(work, "derby-people") + ";create=true"
 	for _, m := range msgs {
 		var ev map[string]any
@@ -129,6 +130,10 @@ func TestSafetyRedactionFaultsAndDegradedEvents(t *testing.T) {
 					if len(w["columns"].([]any)) != 601 {
 						t.Errorf("degraded event lost the write columns: %d", len(w["columns"].([]any)))
 					}
+					if markers["nestedWrite"] != true {
+						checkDegraded(t, m.Value)
+						degradedChecked = true
+					}
 				}
 				if d["name"] == "final_copy" {
 					final = true
@@ -152,11 +157,37 @@ func TestSafetyRedactionFaultsAndDegradedEvents(t *testing.T) {
 	}
 	for what, ok := range map[string]bool{"JDBC write": jdbcWrite, "JDBC read (dbtable)": jdbcRead,
 		"JDBC read (query, redacted)": jdbcQuery, "failed write with redacted error": failure,
-		"degraded wide CTAS with markers.truncated": truncated, "final write after the faults": final} {
+		"degraded wide CTAS with markers.truncated": truncated, "degraded wide CTAS (not the nested write) processed": degradedChecked,
+		"final write after the faults": final} {
 		if !ok {
 			t.Errorf("no %s event", what)
 		}
 	}
+}
+
+// checkDegraded runs the consumer's processing step on the degraded wide CTAS as it came from
+// Kafka: table-level lineage (the read of people_copy, the write of wide with its 601 columns),
+// marked Degraded, and no column edge that would look complete.
+func checkDegraded(t *testing.T, value []byte) {
+	t.Helper()
+	it, err := process.Step{}.Item(value)
+	if err != nil {
+		t.Errorf("the degraded event: %v", err)
+		return
+	}
+	lin := it.Lineage
+	var reads []string
+	for _, r := range lin.Reads {
+		reads = append(reads, r.Name)
+	}
+	if !lin.Degraded || len(lin.Edges)+len(lin.RowDeps) > 0 || len(lin.Writes) != 1 || lin.Writes[0].Name != "default.wide" ||
+		len(lin.Writes[0].Columns) != 601 || strings.Join(reads, ",") != "default.people_copy" {
+		t.Errorf("degraded event: Degraded %v, %d edges, %d row deps, reads %v, writes %d, want Degraded, none, [default.people_copy], wide with 601 columns",
+			lin.Degraded, len(lin.Edges), len(lin.RowDeps), reads, len(lin.Writes))
+		return
+	}
+	t.Logf("degraded event (%d bytes): table-level lineage, reads %v, writes %s with %d columns, column lineage missing",
+		len(value), reads, lin.Writes[0].Key, len(lin.Writes[0].Columns))
 }
 
 // TestSafetyKafkaDown runs the same job three times against a private broker: healthy (baseline),

@@ -553,10 +553,10 @@ var (
 	producerKeys  = []string{"name", "version", "spark", "scala", "hive"}
 	appKeys       = []string{"id", "name", "user", "namespace"}
 	queryKeys     = []string{"executionId", "funcName", "status", "error", "durationMs", "endedAt"}
-	markersKeys   = []string{"nestedWrite", "truncated"}
+	markersKeys   = []string{"nestedWrite", "truncated", "analyzed"}
 	nodeKeys      = []string{"id", "class", "children", "output", "exprs", "plans", "args", "dataset", "write", "ddl"}
 	attributeKeys = []string{"exprId", "name", "type", "nullable", "qualifier", "metadataCol"}
-	exprKeys      = []string{"class", "exprId", "name", "type", "sql", "plan", "children"}
+	exprKeys      = []string{"class", "exprId", "name", "type", "sql", "plan", "children", "fields"}
 	datasetKeys   = []string{"kind", "catalog", "namespace", "name", "provider", "location", "tableType", "format", "paths",
 		"url", "table", "query", "servers", "topics", "pattern", "temporary", "description"}
 	writeKeys      = []string{"dataset", "mode", "columns", "partitionColumns", "query", "columnTypes"}
@@ -654,6 +654,8 @@ func (d *decoder) envelope(env *Envelope) (version *string, err error) {
 					return 0, d.bool(&m.NestedWrite)
 				case "truncated":
 					return 1, d.bool(&m.Truncated)
+				case "analyzed":
+					return 2, d.bool(&m.Analyzed)
 				}
 				return unknownKey, nil
 			})
@@ -857,6 +859,8 @@ func (d *decoder) expr(x *Expr) error {
 			var err error
 			x.Children, err = d.exprList()
 			return 6, err
+		case "fields":
+			return 7, d.strings(&x.Fields)
 		}
 		return unknownKey, nil
 	})

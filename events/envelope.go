@@ -48,6 +48,9 @@ type Query struct {
 type Markers struct {
 	NestedWrite bool `json:"nestedWrite"`
 	Truncated   bool `json:"truncated"`
+	// Analyzed marks an event of `colline analyze` (since 1.4): the plan Spark's analyzer made of
+	// SQL that was not run; query.status says the analysis succeeded, durationMs is null.
+	Analyzed bool `json:"analyzed,omitempty"`
 }
 
 // Node is one logical plan node. References to other nodes are indexes into Envelope.Nodes.
@@ -79,13 +82,16 @@ type Attribute struct {
 // Expr is an expression tree. ExprID is set for named expressions; Plan (an index into
 // Envelope.Nodes) for subquery expressions.
 type Expr struct {
-	Class    string `json:"class"`
-	ExprID   *int64 `json:"exprId"`
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	SQL      string `json:"sql"`
-	Plan     *int   `json:"plan"`
-	Children []Expr `json:"children"`
+	Class  string `json:"class"`
+	ExprID *int64 `json:"exprId"`
+	Name   string `json:"name"`
+	Type   string `json:"type"`
+	SQL    string `json:"sql"`
+	Plan   *int   `json:"plan"`
+	// Fields are the field names of a struct-building expression (CreateNamedStruct), in the
+	// order of its values (since 1.4).
+	Fields   []string `json:"fields,omitempty"`
+	Children []Expr   `json:"children"`
 }
 
 // Dataset is the resolved identity of a source or a write target.

@@ -2,15 +2,33 @@ package graph
 
 import "time"
 
-// Column: a column of a dataset, keyed by plan's Column.Key; an alter that dropped it marks its
-// newest drop (a column exists while droppedAt is absent or older than lastSeen).
+// Column: a column of a dataset, or a struct field of a column (plan's Column.Parent), keyed by
+// plan's Column.Key. A column hangs off its dataset, a field off its parent column or field;
+// table is its dataset's name (shop.orders), so that a caption "{table}.{name}" (Neo4j Browser's
+// style, browser/) says which table it is. An alter that dropped a column marks its newest drop
+// (a column exists while droppedAt is absent or older than lastSeen).
 //
-//	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, datasetKey, dataType, firstSeen, lastSeen, droppedAt})
+//	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, table, datasetKey, dataType, position, firstSeen, lastSeen, droppedAt})
+//	(:Column)-[:HAS_FIELD]->(:Column {key, name, table, datasetKey, parent, dataType, firstSeen, lastSeen})
+//
+// position is the column's 0-based place in its dataset's schema, as the newest event listed the
+// dataset's columns: what `colline analyze` needs to define the dataset again (docs/analyze.md).
 
 type columnRow struct {
 	seen
-	key, datasetKey, name, dataType string
+	key, datasetKey, name, table, dataType, parent string
+	position                                       int // -1: unknown
 }
+
+// columnProperties sets a column's (or field's) properties from its row: the newest observation
+// wins, an empty value never erases a known one (rows.go: newer).
+const columnProperties = `    c.name = CASE WHEN row.name <> '' AND (c.name IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.name ELSE c.name END,
+    c.table = CASE WHEN row.table <> '' AND (c.table IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.table ELSE c.table END,
+    c.dataType = CASE WHEN row.dataType <> '' AND (c.dataType IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.dataType ELSE c.dataType END,
+    c.position = CASE WHEN row.position >= 0 AND (c.position IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.position ELSE c.position END,
+    c.firstSeen = CASE WHEN c.firstSeen IS NULL OR row.firstSeen < c.firstSeen THEN row.firstSeen ELSE c.firstSeen END,
+    c.lastSeen = CASE WHEN c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen THEN row.lastSeen ELSE c.lastSeen END
+`
 
 var columns = element{
 	name:          "columns",
@@ -20,22 +38,48 @@ var columns = element{
 MATCH (d:Dataset {key: row.datasetKey})
 MERGE (c:Column {key: row.key})
 SET c.datasetKey = row.datasetKey,
-    c.name = CASE WHEN row.name <> '' AND (c.name IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.name ELSE c.name END,
-    c.dataType = CASE WHEN row.dataType <> '' AND (c.dataType IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.dataType ELSE c.dataType END,
-    c.firstSeen = CASE WHEN c.firstSeen IS NULL OR row.firstSeen < c.firstSeen THEN row.firstSeen ELSE c.firstSeen END,
-    c.lastSeen = CASE WHEN c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen THEN row.lastSeen ELSE c.lastSeen END
-MERGE (d)-[:HAS_COLUMN]->(c)
+` + columnProperties + `MERGE (d)-[:HAS_COLUMN]->(c)
 RETURN count(*) AS n`,
-	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.columns))
-		for _, c := range r.columns {
-			out = append(out, map[string]any{
-				"key": c.key, "datasetKey": c.datasetKey, "name": c.name, "dataType": c.dataType,
-				"firstSeen": c.first, "lastSeen": c.last,
-			})
+	rows: func(r *rows) []map[string]any { return columnRows(r, false) },
+}
+
+// fields are the struct fields of columns: Column nodes like columns (datasetKey set), with the
+// key of their parent (a column or a field); fieldLinks hangs each under its parent. Two
+// statements, so that neither reads the label it writes (no Eager operator).
+var fields = element{
+	name:  "fields",
+	nodes: []string{"Column"},
+	query: `UNWIND $rows AS row
+MERGE (c:Column {key: row.key})
+SET c.datasetKey = row.datasetKey, c.parent = row.parent,
+` + columnProperties + `RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any { return columnRows(r, true) },
+}
+
+var fieldLinks = element{
+	name:          "fieldLinks",
+	relationships: []string{"HAS_FIELD"},
+	query: `UNWIND $rows AS row
+MATCH (p:Column {key: row.parent})
+MATCH (c:Column {key: row.key})
+MERGE (p)-[:HAS_FIELD]->(c)
+RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any { return columnRows(r, true) },
+}
+
+// columnRows are the rows of the columns (fields false) or of the struct fields (true).
+func columnRows(r *rows, fields bool) []map[string]any {
+	out := make([]map[string]any, 0, len(r.columns))
+	for _, c := range r.columns {
+		if (c.parent != "") != fields {
+			continue
 		}
-		return out
-	},
+		out = append(out, map[string]any{
+			"key": c.key, "datasetKey": c.datasetKey, "name": c.name, "table": c.table, "dataType": c.dataType, "parent": c.parent, "position": int64(c.position),
+			"firstSeen": c.first, "lastSeen": c.last,
+		})
+	}
+	return out
 }
 
 // columnMarkRow records the newest drop of a column by an alter (plan.ChangeAlter).

@@ -12,7 +12,16 @@ var schema = []string{
 	`CREATE CONSTRAINT job_key IF NOT EXISTS FOR (n:Job) REQUIRE n.key IS UNIQUE`,
 	`CREATE CONSTRAINT run_key IF NOT EXISTS FOR (n:Run) REQUIRE n.key IS UNIQUE`,
 	`CREATE INDEX column_name IF NOT EXISTS FOR (n:Column) ON (n.name)`,
+	// Text indexes answer CONTAINS (and STARTS WITH) on names: the explorer's search (Reader.Search).
+	`CREATE TEXT INDEX column_name_text IF NOT EXISTS FOR (n:Column) ON (n.name)`,
+	`CREATE TEXT INDEX dataset_name_text IF NOT EXISTS FOR (n:Dataset) ON (n.name)`,
+	`CREATE TEXT INDEX job_name_text IF NOT EXISTS FOR (n:Job) ON (n.name)`,
 	`CREATE CONSTRAINT graph_model_key IF NOT EXISTS FOR (n:GraphModel) REQUIRE n.key IS UNIQUE`,
+	// Retention (retention.go) finds old runs and edges by these, without scanning the graph.
+	`CREATE INDEX run_ended_at IF NOT EXISTS FOR (n:Run) ON (n.endedAt)`,
+	`CREATE INDEX run_emitted_at IF NOT EXISTS FOR (n:Run) ON (n.emittedAt)`,
+	`CREATE INDEX feeds_last_seen IF NOT EXISTS FOR ()-[f:FEEDS]-() ON (f.lastSeen)`,
+	`CREATE INDEX decides_rows_last_seen IF NOT EXISTS FOR ()-[x:DECIDES_ROWS]-() ON (x.lastSeen)`,
 }
 
 func zeroNil(t time.Time) any {
@@ -27,6 +36,13 @@ func timeOrNil(t *time.Time) any {
 		return nil
 	}
 	return *t
+}
+
+func boolOrNil(b *bool) any {
+	if b == nil {
+		return nil
+	}
+	return *b
 }
 
 func stringOrNil(s string) any {

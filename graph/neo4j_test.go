@@ -498,3 +498,175 @@ func TestModelStampAndUpgrade(t *testing.T) {
 		t.Errorf("lineage relationships after the upgrade: %d, want the fixture's 5", got)
 	}
 }
+
+// TestWriteDegraded: a run whose event was degraded (plan.Lineage.Degraded) is stored with
+// degraded = true and columnLineage = "missing" on its WROTE, beside its reads, writes and written
+// columns; a later whole run of the same job is not marked, and leaves the degraded run marked;
+// writing the same items again changes nothing.
+func TestWriteDegraded(t *testing.T) {
+	d := testDriver(t)
+	w := NewWriter(d, "")
+	ctx := context.Background()
+	p := testPrefix(t)
+	degraded := fixture(p, t0, "")[:1]
+	degraded[0].Lineage.Degraded = true
+	degraded[0].Lineage.Edges, degraded[0].Lineage.RowDeps = nil, nil
+	whole := fixture(p, t0.Add(time.Hour), "-2")[:1]
+	for _, batch := range [][]Item{degraded, whole} {
+		if err := w.Write(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marks := func() []string {
+		res, err := neo4j.ExecuteQuery(ctx, d,
+			`MATCH (r:Run)-[w:WROTE]->(ds:Dataset) WHERE r.key STARTS WITH $p
+			 OPTIONAL MATCH (ds)-[:HAS_COLUMN]->(c:Column)
+			 RETURN r.key AS run, r.degraded AS degraded, w.columnLineage AS cl, count(c) AS columns ORDER BY run`,
+			map[string]any{"p": p}, neo4j.EagerResultTransformer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, rec := range res.Records {
+			m := rec.AsMap()
+			out = append(out, fmt.Sprintf("%s degraded=%v columnLineage=%v columns=%v", strings.TrimPrefix(m["run"].(string), p), m["degraded"], m["cl"], m["columns"]))
+		}
+		return out
+	}
+	want := []string{"run-load degraded=true columnLineage=missing columns=2", "run-load-2 degraded=false columnLineage=<nil> columns=2"}
+	if got := marks(); !reflect.DeepEqual(got, want) {
+		t.Errorf("runs and writes:\n got %q\nwant %q", got, want)
+	}
+	before := snapshot(t, d, p)
+	if err := w.Write(ctx, degraded); err != nil {
+		t.Fatal(err)
+	}
+	if after := snapshot(t, d, p); !reflect.DeepEqual(after, before) {
+		t.Errorf("replaying the degraded event changed the graph:\n%s", diff(before, after))
+	}
+}
+
+// A write blocked behind a lock held by another transaction ends after Writer.Timeout with a
+// transient error (the consumer retries it with backoff) and leaves nothing behind; once the lock
+// is released the same write goes through.
+func TestWriteTimesOutBehindALock(t *testing.T) {
+	d := testDriver(t)
+	ctx := context.Background()
+	p := testPrefix(t)
+	batch := fixture(p, t0, "")
+	// Another transaction creates, uncommitted, the job the batch merges: the batch waits on its lock.
+	sess := d.NewSession(ctx, neo4j.SessionConfig{AccessMode: neo4j.AccessModeWrite})
+	defer sess.Close(ctx)
+	tx, err := sess.BeginTransaction(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Run(ctx, `MERGE (:Job {key: $k})`, map[string]any{"k": p + "etl/load"}); err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(d, "")
+	w.Timeout = 2 * time.Second
+	start := time.Now()
+	err = w.Write(ctx, batch)
+	took := time.Since(start)
+	if err == nil {
+		t.Fatal("Write behind a held lock = nil error")
+	}
+	if !IsTransient(err) || IsRejected(err) {
+		t.Errorf("Write behind a held lock = %v; want a transient error, not a rejection", err)
+	}
+	t.Logf("blocked write returned after %v: %v", took.Round(time.Millisecond), err)
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshot(t, d, p); len(got) != 0 {
+		t.Errorf("the timed-out write left %d elements: %q", len(got), got)
+	}
+	w.Timeout = time.Minute
+	if err := w.Write(ctx, batch); err != nil {
+		t.Fatalf("Write after the lock is released: %v", err)
+	}
+}
+
+// The events of an OpenLineage run, delivered in any order, in one batch or one by one, and
+// again, leave the same graph: one Run (status from the terminal event, startedAt from START),
+// its job, its parent run and job, and the lineage.
+func TestWriteOpenLineageRuns(t *testing.T) {
+	d := testDriver(t)
+	w := NewWriter(d, "")
+	ctx := context.Background()
+	var want []string
+	for i, order := range [][]string{{"START", "RUNNING", "COMPLETE"}, {"COMPLETE", "START", "RUNNING"}} {
+		p := testPrefix(t)
+		var items []Item
+		for k, typ := range order {
+			at := map[string]time.Time{"START": t0, "RUNNING": t0.Add(time.Second), "COMPLETE": t0.Add(2 * time.Second)}[typ]
+			items = append(items, olRun(p, at, typ))
+			if i == 1 { // one by one, the first event twice
+				if err := w.Write(ctx, items[k:k+1]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if i == 0 {
+			if err := w.Write(ctx, items); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Write(ctx, items[:1]); err != nil { // a redelivery
+			t.Fatal(err)
+		}
+		got := strings.Split(strings.ReplaceAll(strings.Join(snapshot(t, d, p), "\n"), p, ""), "\n")
+		if i == 0 {
+			want = got
+			var runs []string
+			for _, l := range got {
+				if strings.HasPrefix(l, "Run ") || strings.Contains(l, "-CHILD_OF->") {
+					runs = append(runs, l)
+				}
+			}
+			wantRuns := []string{
+				"Run parent key=parent",
+				"Run run-ol endedAt=2026-11-30T10:15:04.1Z key=run-ol producer=https://example/dbt startedAt=2026-11-30T10:15:02.1Z status=success",
+				"run-ol -CHILD_OF-> parent",
+			}
+			if !reflect.DeepEqual(runs, wantRuns) {
+				t.Errorf("runs:\n%s\nwant\n%s", strings.Join(runs, "\n"), strings.Join(wantRuns, "\n"))
+			}
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("order %v gave another graph:\n%s\nwant\n%s", order, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// Struct fields are Column nodes under their parent column (HAS_FIELD), and lineage walks reach
+// what a column's fields feed: a change of b#amount reaches c#total.eur through b#amount.eur.
+func TestWriteFields(t *testing.T) {
+	d := testDriver(t)
+	w, r := NewWriter(d, ""), NewReader(d, "")
+	ctx := context.Background()
+	p := testPrefix(t)
+	if err := w.Write(ctx, []Item{nested(p, t0)}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range snapshot(t, d, p) {
+		if strings.Contains(l, "-HAS_FIELD->") || strings.Contains(l, "-HAS_COLUMN->") {
+			got = append(got, strings.SplitN(strings.ReplaceAll(l, p, ""), " map[", 2)[0])
+		}
+	}
+	want := []string{"b -HAS_COLUMN-> b#amount", "b -HAS_COLUMN-> b#id", "b#amount -HAS_FIELD-> b#amount.eur",
+		"c -HAS_COLUMN-> c#total", "c#total -HAS_FIELD-> c#total.eur"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("structure:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	down, err := r.Downstream(ctx, p+"b#amount", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(down, []string{p + "b#amount.eur", p + "c#total.eur"}) {
+		t.Errorf("downstream of b#amount = %v", down)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/colline/colline/plan"
 
@@ -44,19 +45,7 @@ RETURN type(f) AS kind, s.key AS source, t.key AS target, f.job AS job, f.roles 
 		e.Source, _ = get[string](rec, "source")
 		e.Target, _ = get[string](rec, "target")
 		e.Job, _ = get[string](rec, "job")
-		roles, _ := get[[]any](rec, "roles")
-		masked, _ := get[[]any](rec, "masked")
-		var ts []plan.Transformation
-		for k, x := range roles {
-			s, _ := x.(string)
-			t := plan.Transformation{}
-			t.Type, t.Subtype, _ = strings.Cut(s, "/")
-			if k < len(masked) {
-				t.Masking, _ = masked[k].(bool)
-			}
-			ts = append(ts, t)
-		}
-		out = append(out, newEdgeRow(e.Kind, e.Source, e.Target, e.Job, ts))
+		out = append(out, newEdgeRow(e.Kind, e.Source, e.Target, e.Job, transformations(rec)))
 	}
 	sortEdges(out)
 	return out, nil
@@ -92,8 +81,9 @@ const maxDepth = 20
 
 // lineageHops is the relationship pattern of one lineage step: a FEEDS between columns, or a
 // row-level dependency, DECIDES_ROWS to a dataset and HAS_COLUMN to each of its columns (two
-// relationships: a depth counts relationships).
-const lineageHops = `FEEDS|DECIDES_ROWS|HAS_COLUMN`
+// relationships: a depth counts relationships), or HAS_FIELD from a column to its struct fields
+// (a change of a column reaches what its fields feed).
+const lineageHops = `FEEDS|DECIDES_ROWS|HAS_COLUMN|HAS_FIELD`
 
 // Upstream returns the keys of the columns that column key depends on, for its values (FEEDS) or
 // for which rows its dataset holds (DECIDES_ROWS), directly or through up to depth relationships
@@ -125,9 +115,39 @@ func (r *Reader) walk(ctx context.Context, key string, depth int, format string)
 	return out, nil
 }
 
+// query runs q in a read transaction (access mode read: Neo4j refuses writes in it). When ctx
+// has a deadline, the transaction gets it as its timeout too, so Neo4j stops working on a query
+// the caller no longer waits for.
 func (r *Reader) query(ctx context.Context, q string, params map[string]any) (*neo4j.EagerResult, error) {
-	return neo4j.ExecuteQuery(ctx, r.driver, q, params, neo4j.EagerResultTransformer,
-		neo4j.ExecuteQueryWithDatabase(r.database), neo4j.ExecuteQueryWithReadersRouting())
+	opts := []neo4j.ExecuteQueryConfigurationOption{neo4j.ExecuteQueryWithDatabase(r.database), neo4j.ExecuteQueryWithReadersRouting()}
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left > 0 {
+			opts = append(opts, neo4j.ExecuteQueryWithTransactionConfig(neo4j.WithTxTimeout(left)))
+		}
+	}
+	return neo4j.ExecuteQuery(ctx, r.driver, q, params, neo4j.EagerResultTransformer, opts...)
+}
+
+// transformations reads a relationship's roles, exprs and masked lists (the parallel lists
+// roleLists stores; exprs and masked may be absent) back into transformations.
+func transformations(rec *neo4j.Record) []plan.Transformation {
+	roles, _ := get[[]any](rec, "roles")
+	exprs, _ := get[[]any](rec, "exprs")
+	masked, _ := get[[]any](rec, "masked")
+	var ts []plan.Transformation
+	for k, x := range roles {
+		s, _ := x.(string)
+		t := plan.Transformation{}
+		t.Type, t.Subtype, _ = strings.Cut(s, "/")
+		if k < len(exprs) {
+			t.Expr, _ = exprs[k].(string)
+		}
+		if k < len(masked) {
+			t.Masking, _ = masked[k].(bool)
+		}
+		ts = append(ts, t)
+	}
+	return ts
 }
 
 func get[T any](rec *neo4j.Record, key string) (T, bool) {

@@ -14,6 +14,9 @@ import (
 
 	"github.com/colline/colline/admin"
 	"github.com/colline/colline/config"
+	"github.com/colline/colline/emit"
+	"github.com/colline/colline/intake"
+	"github.com/colline/colline/retention"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated sections of docs/operations.md")
@@ -24,11 +27,15 @@ func registry() *prometheus.Registry {
 	reg := prometheus.NewPedanticRegistry()
 	admin.RegisterBuildInfo(reg, "doc")
 	m := NewMetrics(reg)
+	intake.NewMetrics(reg)
+	emit.NewMetrics(reg)
 	m.countUnknown(map[string]int{"com.example.Node": 1})
-	m.setLag(map[int]int64{0: 0})
+	m.countIgnored("DatasourceDatasetFacet")
+	m.setLag(map[Partition]int64{{Topic: "colline.plans", ID: 0}: 0})
 	m.batch.Observe(1)
 	m.eventAge.Observe(1)
 	m.reader.add(kafka.ReaderStats{})
+	retention.NewMetrics(reg)
 	return reg
 }
 
@@ -78,15 +85,18 @@ func TestOperationsDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var env, mets bytes.Buffer
+	var env, uiEnv, mets bytes.Buffer
 	if err := config.Markdown(&env); err != nil {
+		t.Fatal(err)
+	}
+	if err := config.MarkdownUI(&uiEnv); err != nil {
 		t.Fatal(err)
 	}
 	if err := admin.Markdown(&mets, registry()); err != nil {
 		t.Fatal(err)
 	}
 	got := string(doc)
-	for _, s := range []struct{ name, body string }{{"env", env.String()}, {"metrics", mets.String()}} {
+	for _, s := range []struct{ name, body string }{{"env", env.String()}, {"ui-env", uiEnv.String()}, {"metrics", mets.String()}} {
 		begin, end := "<!-- BEGIN GENERATED "+s.name+" -->\n", "<!-- END GENERATED "+s.name+" -->"
 		i, j := strings.Index(got, begin), strings.Index(got, end)
 		if i < 0 || j < i {

@@ -13,8 +13,9 @@ import (
 	"github.com/colline/colline/process"
 )
 
-// pending is a message that became an item to write. Its value is dropped once decoded: the
-// commit needs only the topic, partition and offset.
+// pending is a message that became an item to write. A plan's value is dropped once decoded: the
+// commit needs only the topic, partition and offset. An OpenLineage event keeps its value (it is
+// small), so that a dead letter found at write time carries the original bytes.
 type pending struct {
 	msg  kafka.Message
 	item graph.Item
@@ -31,7 +32,13 @@ type batch struct {
 
 // collect fetches one batch: it waits for a first message, then takes more for up to BatchWait,
 // BatchSize messages or BatchMaxBytes. stop is true when the loop should end after this batch.
+// The messages the last batch left over (see process) come first, as a batch of their own: they
+// were fetched before anything collect could fetch now.
 func (l *Loop) collect(ctx context.Context) (msgs []kafka.Message, stop bool, err error) {
+	if len(l.rest) > 0 {
+		msgs, l.rest = l.rest, nil
+		return msgs, false, nil
+	}
 	for attempt := 0; ; attempt++ {
 		if ctx.Err() != nil { // FetchMessage may still return a buffered message after ctx ended
 			return nil, true, nil
@@ -78,19 +85,45 @@ func valueBytes(msgs []kafka.Message) int {
 }
 
 // process turns msgs into a batch: items to write and dead letters. It drops the value of every
-// message that became an item, in msgs too, so that only the decoded items stay in memory; a
-// dead letter keeps its value, to be republished.
+// plan that became an item, in msgs too, so that only the decoded items stay in memory; a dead
+// letter and an OpenLineage event keep their values.
+//
+// A batch holds at most BatchMaxEdges of lineage (plan.Lineage.Size), or one item if that item
+// alone is larger: process stops before the item that would take the batch past it and leaves
+// that message and the ones after it, unprocessed but for that item (kept in l.restItem), to
+// the next collect. Lineage can be far larger than the message it came from, so without this a
+// batch of small messages could hold many budgets' worth of lineage.
 func (l *Loop) process(msgs []kafka.Message) *batch {
-	b := &batch{msgs: msgs, bytes: valueBytes(msgs)}
+	b := &batch{}
+	edges := 0
 	for i, m := range msgs {
-		it, err := l.p.Processor.Process(m)
+		bytes := len(m.Value)
+		var it graph.Item
+		var err error
+		if i == 0 && l.restItem != nil {
+			it, l.restItem = *l.restItem, nil
+		} else {
+			it, err = l.p.Processor.Process(m)
+		}
 		if err != nil {
 			b.dead = append(b.dead, deadLetter{msg: m, reason: process.Reason(err), err: err})
+			b.bytes += bytes
 			continue
 		}
-		msgs[i].Value = nil
-		m.Value = nil
+		if it.Event != nil {
+			msgs[i].Value = nil
+			m.Value = nil
+		}
+		size := it.Lineage.Size()
+		if len(b.items) > 0 && edges+size > l.p.BatchMaxEdges {
+			l.rest, l.restItem = msgs[i:], &it
+			b.msgs = msgs[:i]
+			return b
+		}
+		b.bytes += bytes
+		edges += size
 		b.items = append(b.items, pending{msg: m, item: it})
 	}
+	b.msgs = msgs
 	return b
 }

@@ -7,13 +7,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/plan"
 )
 
 func TestCommitAfterWrite(t *testing.T) {
@@ -85,6 +88,53 @@ func TestBatchWaitBoundsLatency(t *testing.T) {
 		t.Errorf("a lone message waited %v for its batch", d)
 	}
 	stop()
+}
+
+// TestBatchMaxEdgesSplitsBatches: a batch ends before the item whose lineage would take it past
+// BatchMaxEdges (an "ok" item has 2, a "wide" one 10); the messages left over come next, each
+// processed once, and everything is written and committed in fetch order.
+func TestBatchMaxEdgesSplitsBatches(t *testing.T) {
+	var mu sync.Mutex
+	processed := map[string]int{}
+	h := newHarness(t, func(p *Params) {
+		p.BatchMaxEdges = 5
+		p.BatchWait = 200 * time.Millisecond
+		p.Processor = ProcessorFunc(func(m kafka.Message) (graph.Item, error) {
+			mu.Lock()
+			processed[strconv.FormatInt(m.Offset, 10)]++
+			mu.Unlock()
+			if string(m.Value) != "wide" {
+				return fakeProcessor(m)
+			}
+			it, err := fakeProcessor(kafka.Message{Partition: m.Partition, Offset: m.Offset, Value: []byte("ok")})
+			it.Lineage = &plan.Lineage{Edges: make([]plan.Edge, 10)}
+			return it, err
+		})
+	})
+	h.reader.send(0, "ok", "ok", "ok", "json", "wide", "ok", "ok")
+	stop := h.start(t)
+	eventually(t, "all commits", func() bool { return len(h.reader.committed()) == 7 })
+	if err := stop(); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	var writes []string
+	for _, l := range h.j.get() {
+		if strings.HasPrefix(l, "write ") {
+			writes = append(writes, l)
+		}
+	}
+	want := []string{"write 0@0,0@1", "write 0@2", "write 0@4", "write 0@5,0@6"}
+	if !reflect.DeepEqual(writes, want) {
+		t.Errorf("writes %q, want %q", writes, want)
+	}
+	for off, n := range processed {
+		if n != 1 {
+			t.Errorf("message at offset %s processed %d times, want once", off, n)
+		}
+	}
+	if len(processed) != 7 {
+		t.Errorf("processed %d messages, want 7", len(processed))
+	}
 }
 
 func TestShutdownFinishesTheBatchInHand(t *testing.T) {

@@ -46,10 +46,11 @@ type Symlink struct {
 	Type      string `json:"type"`
 }
 
-// SchemaField is a field of the schema dataset facet (nested fields flattened out are not kept).
+// SchemaField is a field of the schema dataset facet, with its nested struct fields.
 type SchemaField struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
+	Name   string        `json:"name"`
+	Type   string        `json:"type"`
+	Fields []SchemaField `json:"fields,omitempty"`
 }
 
 // ColumnLineage decodes the dataset's columnLineage facet; nil when it has none.

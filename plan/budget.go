@@ -29,8 +29,15 @@ type Budget struct {
 // DefaultBudget is the budget of Extract. Each figure is far above what real plans reach (the
 // TPC-DS corpus and the golden captures peak at depth 39, 262 nodes, 442 edges and roles, 3,019
 // entries of work; TestBudgetHeadroom keeps a margin of 20 or more), and low enough that an
-// event within all of them takes seconds and some hundred MB at most.
-var DefaultBudget = Budget{Depth: 5000, Nodes: 100_000, Edges: 500_000, Work: 5_000_000}
+// event within all of them costs about a second of extraction and 100 MB at most: an entry of
+// work takes about 80 bytes until extraction ends (plan/hostile's alias-chain reaches the work
+// budget from a 2 MB event), and a unit of the edges budget about 600 bytes while the lineage is
+// written to Neo4j (the paths shape reaches the edges budget from a 22 KB event). The consumer's
+// batches hold at most one edges budget of lineage (ingest), so the budgets bound its memory too.
+var DefaultBudget = Budget{Depth: 5000, Nodes: 100_000, Edges: 100_000, Work: 1_000_000}
+
+// WithDefaults returns b with its zero fields taken from DefaultBudget.
+func (b Budget) WithDefaults() Budget { return b.withDefaults() }
 
 // withDefaults fills zero fields from DefaultBudget.
 func (b Budget) withDefaults() Budget {

@@ -26,7 +26,10 @@ func TestBudgetHeadroom(t *testing.T) {
 		if err != nil {
 			continue // the decoder's tests cover the events it rejects
 		}
-		_, cost := extractCost(env, DefaultBudget)
+		lin, cost := extractCost(env, DefaultBudget)
+		if lin.Size() != cost.Edges {
+			t.Errorf("%s: Lineage.Size() = %d, the edges budget counted %d", f, lin.Size(), cost.Edges)
+		}
 		for _, c := range []struct {
 			name      string
 			got, peak *int
@@ -83,6 +86,13 @@ func TestHostileShapes(t *testing.T) {
 		// (about 10,000 entries of work), not once per reference (1,000,000)
 		{hostile.HotAttr, 1000, Budget{Work: 50_000}, ""},
 		{hostile.HotAttr, 1000, Budget{Work: 2_000}, BudgetWork},
+		// x recomputed by 300 chained Projects from 300 columns: each Project's x holds the 300
+		// sources again (n² entries of work, all kept until extraction ends)
+		{hostile.AliasChain, 300, DefaultBudget, ""},
+		{hostile.AliasChain, 300, Budget{Work: 50_000}, BudgetWork},
+		// n paths × n columns × n paths: 40 makes 136,000 edges and roles from 24 KB
+		{hostile.Paths, 10, DefaultBudget, ""},
+		{hostile.Paths, 40, DefaultBudget, BudgetEdges},
 	} {
 		data, err := hostile.Make(base, tc.shape, tc.n)
 		if err != nil {

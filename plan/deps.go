@@ -9,6 +9,10 @@ type tr struct {
 	indirect string // "" for a direct way, else the INDIRECT subtype
 	masking  bool
 	expr     string
+	// field is the struct field of the attribute's value that the source feeds, as a dotted path
+	// ("" for the whole value): set by the struct an expression builds (named_struct, struct),
+	// followed by an extraction of that field (nested.go)
+	field string
 }
 
 // dep is every way one source column reaches an attribute, sorted by role (see less), one entry
@@ -27,7 +31,9 @@ const (
 var kindNames = [...]string{Identity, TransformationSub, Aggregation}
 
 // sameRole reports whether a and b are the same role (type and subtype).
-func sameRole(a, b tr) bool { return a.indirect == b.indirect && a.kind == b.kind }
+func sameRole(a, b tr) bool {
+	return a.indirect == b.indirect && a.kind == b.kind && a.field == b.field
+}
 
 // less orders roles: direct ones first, by strength, then indirect ones by subtype name.
 func less(a, b tr) bool {
@@ -37,7 +43,10 @@ func less(a, b tr) bool {
 	if a.indirect != b.indirect {
 		return a.indirect < b.indirect
 	}
-	return a.kind < b.kind
+	if a.kind != b.kind {
+		return a.kind < b.kind
+	}
+	return a.field < b.field
 }
 
 // merge adds one way to a dep. The same role met twice is masked only if both are (a value
@@ -100,6 +109,12 @@ type ectx struct {
 	indirect string
 	masking  bool
 	expr     string
+	// field is the struct field that an enclosing extraction (GetStructField, …) reads of the value
+	// below it; build is the field of the enclosing built struct that the value below lands in
+	// (dotted paths, "" for the whole value); sealed: an expression on the way makes a new value
+	// of what is below it, whose own fields are no fields of the result (nested.go)
+	field, build string
+	sealed       bool
 }
 
 // The outer step decides an indirect subtype: a column that reaches a filter condition through a
@@ -111,6 +126,7 @@ func (c ectx) apply(x tr) tr {
 	if x.indirect != "" {
 		return x
 	}
+	x.field = joinPath(c.build, x.field)
 	if c.kind > x.kind {
 		x.kind = c.kind
 	}
@@ -125,7 +141,7 @@ func (c ectx) apply(x tr) tr {
 func (d dep) transformations() []Transformation {
 	out := make([]Transformation, len(d))
 	for k, t := range d {
-		x := Transformation{Masking: t.masking, Expr: truncate(t.expr)}
+		x := Transformation{Masking: t.masking, Expr: Truncate(t.expr)}
 		if t.indirect == "" {
 			x.Type, x.Subtype = Direct, kindNames[t.kind]
 		} else {

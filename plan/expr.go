@@ -59,7 +59,11 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out *acc) {
 				return
 			}
 			out.seen[k] = true
-			r.addAll(out.d, r.through(r.lookup(i, *x.ExprID), c))
+			d := r.lookup(i, *x.ExprID)
+			if c.field != "" {
+				d = r.narrow(d, c.field) // a field of the attribute's value (nested.go)
+			}
+			r.addAll(out.d, r.through(d, c))
 		}
 		return
 	case x.Class == "Literal":
@@ -79,10 +83,17 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out *acc) {
 			}
 		}
 		return
+	case r.nested(i, x, c, out):
+		return // a struct field read or built (nested.go)
 	case aggregates[x.Class]:
 		c.kind = kindAggregation
 	case !transparent[x.Class] && c.kind < kindTransformation:
 		c.kind = kindTransformation
+	}
+	if !keepsStructure(x.Class) {
+		// a new value: no field of it is one of the input's, and what is below lands in the
+		// enclosing built field (if any) as a whole
+		c.field, c.sealed = "", true
 	}
 	if masking[x.Class] {
 		c.masking = true
@@ -95,6 +106,9 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out *acc) {
 		cc := c
 		if role := conditionRole(x, k); role != "" && cc.indirect == "" {
 			cc.indirect = role
+		}
+		if cc.indirect != "" && cc.indirect != c.indirect {
+			cc.field, cc.build = "", "" // a condition decides the whole value, not a field of it
 		}
 		r.walk(i, &x.Children[k], cc, out)
 		if c.indirect == "" && x.Class == "Coalesce" && k < len(x.Children)-1 {

@@ -27,10 +27,15 @@ type sink struct {
 	inputs []int64 // exprId of the query output written to each column (dataInput), when not output k
 	delta  bool    // WriteDelta: rows the delta does not touch keep their values
 	update bool    // WriteDelta of an UPDATE: its filter chooses the rows that get new values
+	// byCommand: the columns are fed by the row-level command at node command, which a connector
+	// runs itself (Delta Lake's MERGE / UPDATE / DELETE; event format 1.4; command.go)
+	byCommand bool
+	command   int
 }
 
 // Extract computes the lineage of one event: for every write in the plan (and every persistent
-// view it reads), the source columns of each target column, with a transformation type.
+// view it reads), the source columns of each target column, with a transformation type. Of a
+// degraded event (markers.truncated) it extracts table-level lineage only (Lineage.Degraded).
 //
 // A bug that panics on some plan must not stop the consumer: the panic becomes an ErrUnsupported
 // error (the event goes to the dead-letter topic). The fuzz test calls extract directly, so that
@@ -73,7 +78,100 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 		tooComplex(BudgetDepth, d, b.Depth, true)
 	}
 	r := newResolver(env, b)
-	r.checkCTERefs()
+	degraded := env.Markers.Truncated
+	if !degraded {
+		r.checkCTERefs() // a degraded event may have lost the cteId arguments: it resolves no reference
+	}
+	r.writeSinks(env)
+	if s, ok := resultSink(env); ok && len(r.sinks) == 0 && len(r.changes) == 0 {
+		r.sinks = append(r.sinks, s)
+	}
+	if degraded {
+		r.datasets(env.Root)
+	}
+	lin := &Lineage{Unknown: r.unknown, Changes: r.changes, Degraded: degraded}
+	edges, rows := map[[2]string]dep{}, map[[2]string]dep{}
+	writes := map[string]*Write{}
+	var order []string
+	// Resolving a sink can discover persistent views, which are sinks too: loop until done.
+	for k := 0; k < len(r.sinks); k++ {
+		s := r.sinks[k]
+		wr, ok := writes[s.target.Key]
+		if !ok {
+			wr = &Write{Dataset: s.target, Mode: s.mode}
+			writes[s.target.Key] = wr
+			order = append(order, s.target.Key)
+		}
+		if degraded {
+			r.declare(s, &wr.Dataset)
+		} else {
+			r.feed(s, &wr.Dataset, edges, rows)
+		}
+	}
+	r.addFields()
+	for _, key := range order {
+		w := writes[key]
+		if w.Mode == "" && w.Kind == "view" {
+			w.Mode = "view"
+		}
+		if rd, ok := r.reads[key]; ok && w.Kind == "view" && len(w.Columns) == 0 {
+			w.Columns = rd.Columns
+		}
+		lin.Writes = append(lin.Writes, *w)
+	}
+	for _, key := range sortedKeys(r.reads) {
+		if _, isWrite := writes[key]; isWrite && r.reads[key].Kind == "view" {
+			continue // a view read by this job is listed once, as the dataset its plan feeds
+		}
+		lin.Reads = append(lin.Reads, *r.reads[key])
+	}
+	lin.Edges = sortedEdges(edges)
+	lin.RowDeps = sortedEdges(rows)
+	return lin, Budget{Depth: max(r.deepest, planDepth(env.Nodes)), Nodes: len(env.Nodes), Edges: r.edges, Work: r.work}
+}
+
+// resultSink is the sink of a job that writes nothing (a read action the listener published with
+// publishReads: collect, count, show): its result is a dataset of its own (ResultDataset), fed by
+// the root plan, so that the columns and tables the result depends on, and how, are in the graph
+// like any other lineage. There is none for an event with a write or DDL node, a nested write, or
+// a command at the root.
+func resultSink(env *events.Envelope) (sink, bool) {
+	if env.Markers.NestedWrite || env.Root < 0 || env.Root >= len(env.Nodes) {
+		return sink{}, false
+	}
+	for i := range env.Nodes {
+		if env.Nodes[i].Write != nil || env.Nodes[i].DDL != nil {
+			return sink{}, false
+		}
+	}
+	root := &env.Nodes[env.Root]
+	if isCommand(shortClass(root.Class)) || len(root.Output) == 0 {
+		return sink{}, false
+	}
+	cols := names(root.Output)
+	return sink{target: ResultDataset(env.App, env.Query.FuncName, cols), names: cols, query: env.Root, mode: env.Query.FuncName}, true
+}
+
+// checkCTERefs refuses a plan with a CTE reference whose definition is not in the event: the
+// reference's columns would have no source, and the lineage would look complete without them.
+func (r *resolver) checkCTERefs() {
+	for i := range r.nodes {
+		n := &r.nodes[i]
+		if shortClass(n.Class) != "CTERelationRef" {
+			continue
+		}
+		id, ok := intArg(n, "cteId")
+		if !ok {
+			panic(fmt.Errorf("%w: node %d (CTERelationRef) has no cteId argument, so its columns have no source; the plan is incomplete: file an issue with the event", ErrUnsupported, i))
+		}
+		if _, ok := r.cteDefs[id]; !ok {
+			panic(fmt.Errorf("%w: node %d (CTERelationRef) reads CTE %d, which no CTERelationDef in the event defines, so its columns have no source; the plan is incomplete: file an issue with the event", ErrUnsupported, i, id))
+		}
+	}
+}
+
+// writeSinks adds a sink for every write target of the plan and applies its DDL commands.
+func (r *resolver) writeSinks(env *events.Envelope) {
 	for i := range env.Nodes {
 		if env.Markers.NestedWrite {
 			break // the outer command's event carries the same lineage with the real target
@@ -101,60 +199,91 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 		for _, t := range Identify(&w.Dataset) {
 			s := sink{target: t, names: cols, query: q, mode: w.Mode}
 			rowLevel(&env.Nodes[i], &s)
+			command(&env.Nodes[i], i, &s)
 			r.sinks = append(r.sinks, s)
 		}
 	}
-	lin := &Lineage{Unknown: r.unknown, Changes: r.changes}
-	edges, rows := map[[2]string]dep{}, map[[2]string]dep{}
-	writes := map[string]*Write{}
-	var order []string
-	// Resolving a sink can discover persistent views, which are sinks too: loop until done.
-	for k := 0; k < len(r.sinks); k++ {
-		s := r.sinks[k]
-		wr, ok := writes[s.target.Key]
-		if !ok {
-			wr = &Write{Dataset: s.target, Mode: s.mode}
-			writes[s.target.Key] = wr
-			order = append(order, s.target.Key)
-		}
-		r.feed(s, &wr.Dataset, edges, rows)
-	}
-	for _, key := range order {
-		w := writes[key]
-		if w.Mode == "" && w.Kind == "view" {
-			w.Mode = "view"
-		}
-		if rd, ok := r.reads[key]; ok && w.Kind == "view" && len(w.Columns) == 0 {
-			w.Columns = rd.Columns
-		}
-		lin.Writes = append(lin.Writes, *w)
-	}
-	for _, key := range sortedKeys(r.reads) {
-		if _, isWrite := writes[key]; isWrite && r.reads[key].Kind == "view" {
-			continue // a view read by this job is listed once, as the dataset its plan feeds
-		}
-		lin.Reads = append(lin.Reads, *r.reads[key])
-	}
-	lin.Edges = sortedEdges(edges)
-	lin.RowDeps = sortedEdges(rows)
-	return lin, Budget{Depth: max(r.deepest, planDepth(env.Nodes)), Nodes: len(env.Nodes), Edges: r.edges, Work: r.work}
 }
 
-// checkCTERefs refuses a plan with a CTE reference whose definition is not in the event: the
-// reference's columns would have no source, and the lineage would look complete without them.
-func (r *resolver) checkCTERefs() {
+// datasets reads the dataset leaves of a degraded event (markers.truncated), with the columns they
+// still list, and adds a sink for every persistent view among them, as resolution would: the
+// listener dropped the expressions (and maybe the outputs) that say how columns connect, but kept
+// every identity and the plan tree. A leaf is read when a write's query reaches it through the
+// tree (children, named plans), which leaves out the target relation some write commands hold as
+// a child, or when it is in a tree the root does not reach: a subquery plan, which only the
+// dropped expressions referenced. As in leaf, temporary views are collapsed (the leaves under
+// them are read) and a view without a plan is not read. Without a write there is nothing to read
+// for, as in a full event.
+func (r *resolver) datasets(root int) {
+	if len(r.sinks) == 0 {
+		return
+	}
+	reach := func(marked []bool, from ...int) {
+		stack := from
+		for len(stack) > 0 {
+			i := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if i < 0 || i >= len(r.nodes) || marked[i] {
+				continue
+			}
+			marked[i] = true
+			n := &r.nodes[i]
+			stack = append(stack, n.Children...)
+			for _, p := range n.Plans {
+				stack = append(stack, p)
+			}
+			if n.Write != nil && n.Write.Query != nil {
+				stack = append(stack, *n.Write.Query)
+			}
+		}
+	}
+	tree := make([]bool, len(r.nodes))
+	reach(tree, root)
+	read := make([]bool, len(r.nodes))
+	for _, s := range r.sinks {
+		reach(read, s.query)
+		if s.byCommand {
+			reach(read, s.command) // a connector's row-level command plans its source and target itself
+		}
+	}
+	for i := range r.nodes {
+		if !tree[i] {
+			reach(read, i)
+		}
+	}
 	for i := range r.nodes {
 		n := &r.nodes[i]
-		if shortClass(n.Class) != "CTERelationRef" {
+		if !read[i] || n.Dataset == nil || n.Dataset.Kind == "view" && (n.Dataset.Temporary || len(n.Children) == 0) {
 			continue
 		}
-		id, ok := intArg(n, "cteId")
-		if !ok {
-			panic(fmt.Errorf("%w: node %d (CTERelationRef) has no cteId argument, so its columns have no source; the plan is incomplete: file an issue with the event", ErrUnsupported, i))
+		for _, d := range Identify(n.Dataset) {
+			ds := r.read(d)
+			for _, a := range n.Output {
+				if !a.MetadataCol {
+					r.addColumn(ds, a.Name, a.Type)
+				}
+			}
+			if shortClass(n.Class) == "View" && len(n.Children) > 0 {
+				r.sinks = append(r.sinks, sink{target: d, query: n.Children[0], view: true, names: names(n.Output)})
+			}
 		}
-		if _, ok := r.cteDefs[id]; !ok {
-			panic(fmt.Errorf("%w: node %d (CTERelationRef) reads CTE %d, which no CTERelationDef in the event defines, so its columns have no source; the plan is incomplete: file an issue with the event", ErrUnsupported, i, id))
+	}
+}
+
+// declare adds the columns a sink writes, without their sources: the lineage of a degraded event
+// is table-level. A column's type is the query's output type when the query still lists one
+// output per column.
+func (r *resolver) declare(s sink, target *Dataset) {
+	if s.query < 0 {
+		return // a write without a plan (LOAD DATA): no columns to map
+	}
+	out := r.nodes[s.query].Output
+	for k, name := range s.names {
+		typ := ""
+		if len(out) == len(s.names) && s.inputs == nil {
+			typ = out[k].Type
 		}
+		r.addColumn(target, name, typ)
 	}
 }
 
@@ -164,14 +293,19 @@ func sortedEdges(m map[[2]string]dep) []Edge {
 	for pair, d := range m {
 		out = append(out, Edge{Source: pair[0], Target: pair[1], Transformations: d.transformations()})
 	}
-	sort.Slice(out, func(a, b int) bool {
-		x, y := out[a], out[b]
+	SortEdges(out)
+	return out
+}
+
+// SortEdges sorts edges as a Lineage holds them: by target, then source.
+func SortEdges(edges []Edge) {
+	sort.Slice(edges, func(a, b int) bool {
+		x, y := edges[a], edges[b]
 		if x.Target != y.Target {
 			return x.Target < y.Target
 		}
 		return x.Source < y.Source
 	})
-	return out
 }
 
 // change records what a DDL node did. LOAD DATA also reads its path and writes its table, so
@@ -238,6 +372,10 @@ func (r *resolver) feed(s sink, target *Dataset, edges, rows map[[2]string]dep) 
 	if s.query < 0 {
 		return // a write without a plan (LOAD DATA): no columns to map
 	}
+	if s.byCommand {
+		r.feedCommand(s, target, edges, rows)
+		return
+	}
 	q := &r.nodes[s.query]
 	out := r.outputs(s.query)
 	inputs := s.inputs
@@ -264,9 +402,7 @@ func (r *resolver) feed(s sink, target *Dataset, edges, rows map[[2]string]dep) 
 		if k >= len(inputs) {
 			continue
 		}
-		for src, d := range out[inputs[k]] {
-			r.addEdge(edges, src, col, d)
-		}
+		r.feedColumn(edges, target, name, col, out[inputs[k]])
 	}
 	for src, d := range r.indirect(s.query) {
 		var rowLevel dep
@@ -422,7 +558,9 @@ func isCommand(cls string) bool {
 		cls == "CacheTableAsSelect" || cls == "CommandResult"
 }
 
-func truncate(s string) string {
+// Truncate cuts an expression's text to the length kept on an edge (240 bytes), at a UTF-8
+// boundary, marking the cut with "…".
+func Truncate(s string) string {
 	if len(s) <= maxExpr {
 		return s
 	}

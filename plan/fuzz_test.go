@@ -12,11 +12,12 @@ import (
 
 // FuzzExtract feeds mutated events to decode + extract: neither may panic, and extracting the
 // same event twice must give the same lineage (the graph relies on it: a redelivered event must
-// change nothing). Seeds: every captured event.
+// change nothing). Seeds: every captured event, whole and degraded (testdata/degraded).
 //
 //	go test ./plan -run '^$' -fuzz FuzzExtract -fuzztime 10m
 func FuzzExtract(f *testing.F) {
-	for _, file := range capturedEvents(f) {
+	degraded, _ := filepath.Glob("testdata/degraded/spark-*/*/*.json")
+	for _, file := range append(capturedEvents(f), degraded...) {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)

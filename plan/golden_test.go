@@ -30,23 +30,28 @@ func TestGolden(t *testing.T) {
 		line := strings.TrimPrefix(filepath.Base(lineDir), "spark-")
 		for _, name := range goldenNames(t, lineDir, line, scenarios) {
 			t.Run(line+"/"+name, func(t *testing.T) {
-				got := renderDir(t, filepath.Join(lineDir, name))
-				golden := filepath.Join(lineDir, name+".golden")
-				if *update {
-					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test ./plan -run TestGolden -update, then review the new file)", err)
-				}
-				if got != string(want) {
-					t.Errorf("lineage of %s differs from %s:\n%s", filepath.Join(lineDir, name), golden, diff(string(want), got))
-				}
+				checkGolden(t, filepath.Join(lineDir, name), filepath.Join(lineDir, name+".golden"), renderDir(t, filepath.Join(lineDir, name)))
 			})
 		}
+	}
+}
+
+// checkGolden compares got, the rendered lineage of what, with the golden file, or rewrites the
+// file with -update.
+func checkGolden(t *testing.T, what, golden, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./plan -run %s -update, then review the new file)", err, strings.SplitN(t.Name(), "/", 2)[0])
+	}
+	if got != string(want) {
+		t.Errorf("lineage of %s differs from %s:\n%s", what, golden, diff(string(want), got))
 	}
 }
 
@@ -66,7 +71,11 @@ func scenarioNames(t *testing.T) map[string][]string {
 		}
 		var only []string
 		for _, l := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(l, "-- spark: "); ok {
+			v, ok := strings.CutPrefix(l, "-- spark: ")
+			if !ok {
+				v, ok = strings.CutPrefix(l, "// spark: ")
+			}
+			if ok {
 				only = strings.Fields(v)
 				break
 			}
@@ -176,6 +185,9 @@ func render(env *events.Envelope, lin *Lineage) string {
 	}
 	if env.Markers.NestedWrite {
 		b.WriteString("nested write: no lineage taken\n")
+	}
+	if lin.Degraded {
+		b.WriteString("degraded: table-level lineage only, column lineage missing\n")
 	}
 	for _, r := range lin.Reads {
 		fmt.Fprintf(&b, "read %s %s (%s)\n", r.Kind, r.Key, columnNames(r.Columns))

@@ -70,15 +70,78 @@ func Identify(d *events.Dataset) []Dataset {
 	return nil // local, rdd and unknown kinds
 }
 
+// Named returns the dataset an OpenLineage-style identity (spec/Naming.md) stands for, keyed as
+// Identify keys the listener's: a namespace of a file system (file, hdfs, s3, s3a, gs, abfss, ...)
+// names a path (kind path, name with a leading and no trailing slash, location the path's URI);
+// kafka:// a topic; anything else a table (a bare catalog name such as spark_catalog, with no
+// scheme, holds case-insensitive identifiers and is lower-cased as Spark's are). So the
+// OpenLineage identity of a path or a topic has the same key as the listener's.
+func Named(namespace, name string) Dataset {
+	switch kind := namespaceKind(namespace); kind {
+	case "path":
+		name = "/" + strings.Trim(name, "/")
+		loc := namespace + name
+		if !strings.Contains(namespace, "://") {
+			loc = namespace + ":" + name
+		}
+		return newDataset(namespace, name, kind, loc)
+	case "kafka", "result":
+		return newDataset(namespace, name, kind, "")
+	}
+	if !strings.Contains(namespace, ":") {
+		namespace, name = strings.ToLower(namespace), strings.ToLower(name)
+	}
+	return newDataset(namespace, name, "table", "")
+}
+
+// fileSystems are the URI schemes of file systems and object stores (Naming.md, "Data stores").
+var fileSystems = map[string]bool{
+	"file": true, "hdfs": true, "viewfs": true, "s3": true, "s3a": true, "s3n": true, "gs": true, "gcs": true,
+	"abfs": true, "abfss": true, "wasb": true, "wasbs": true, "adl": true, "dbfs": true, "oss": true, "cos": true,
+}
+
+// namespaceKind tells what the datasets of an OpenLineage namespace are: path, kafka, result
+// (ResultDataset's) or table.
+func namespaceKind(namespace string) string {
+	scheme, _, _ := strings.Cut(namespace, ":")
+	scheme = strings.ToLower(scheme)
+	switch {
+	case fileSystems[scheme]:
+		return "path"
+	case scheme == "kafka":
+		return "kafka"
+	case namespace == resultNamespace:
+		return "result"
+	}
+	return "table"
+}
+
+// FileSystem reports whether an OpenLineage namespace is a file system's or an object store's
+// (its datasets are paths).
+func FileSystem(namespace string) bool { return namespaceKind(namespace) == "path" }
+
 func newDataset(namespace, name, kind, location string) Dataset {
 	key := namespace + "/" + strings.TrimPrefix(name, "/")
 	return Dataset{Key: key, Namespace: namespace, Name: name, Kind: kind, Location: location}
 }
 
 // ColumnKey is the key of a dataset's column. Spark resolves column names case-insensitively by
-// default, so the name is lower-cased in the key (the Column keeps its spelling).
+// default, so the name is lower-cased in the key (the Column keeps its spelling). A name with a
+// dot or a backquote is quoted with backquotes, so that no column key is also the key of a
+// struct field (FieldKey: "ds#address.city" is field city of column address).
 func ColumnKey(datasetKey, column string) string {
-	return datasetKey + "#" + strings.ToLower(column)
+	return datasetKey + "#" + strings.ToLower(quoteField(column))
+}
+
+// FieldKey is the key of struct field path (names from the column down, e.g. ["geo", "lat"]) of
+// a dataset's column: the column's key, then each name, lower-cased and quoted as in ColumnKey,
+// after a dot.
+func FieldKey(datasetKey, column string, path ...string) string {
+	k := ColumnKey(datasetKey, column)
+	for _, p := range path {
+		k += "." + strings.ToLower(quoteField(p))
+	}
+	return k
 }
 
 // splitURI splits a qualified path into an OpenLineage namespace and name:
@@ -114,4 +177,20 @@ func jdbcNamespace(raw string) string {
 		s = scheme + "://" + rest
 	}
 	return s
+}
+
+// resultNamespace is the namespace of ResultDataset's datasets.
+const resultNamespace = "result"
+
+// ResultDataset is the dataset that stands for the result of a job that writes nothing (a
+// collect, count or show that the listener published with publishReads): namespace "result",
+// name "<job namespace>/<app name>/<action>-<hash of the result's column names>", kind "result".
+// One per job and result shape: every run of the same check feeds the same dataset, and two
+// checks of one job with different columns stay apart.
+func ResultDataset(app events.App, action string, columns []string) Dataset {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.Join(columns, "\x00"))))
+	if action == "" {
+		action = "result"
+	}
+	return Named(resultNamespace, app.Namespace+"/"+app.Name+"/"+action+"-"+hex.EncodeToString(sum[:6]))
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/colline/colline/events"
@@ -49,7 +50,58 @@ func TestIdentify(t *testing.T) {
 }
 
 func TestColumnKey(t *testing.T) {
-	if got := ColumnKey("spark_catalog/db.t", "Amount"); got != "spark_catalog/db.t#amount" {
-		t.Errorf("ColumnKey = %q", got)
+	for _, c := range []struct{ got, want string }{
+		{ColumnKey("spark_catalog/db.t", "Amount"), "spark_catalog/db.t#amount"},
+		// a dotted name is quoted: it is no field of a column "a"
+		{ColumnKey("spark_catalog/db.t", "a.B"), "spark_catalog/db.t#`a.b`"},
+		{ColumnKey("spark_catalog/db.t", "x`y"), "spark_catalog/db.t#`x``y`"},
+		{FieldKey("spark_catalog/db.t", "Address", "Geo", "lat"), "spark_catalog/db.t#address.geo.lat"},
+		{FieldKey("spark_catalog/db.t", "a", "b.c"), "spark_catalog/db.t#a.`b.c`"},
+		// a three-part name of a V2 catalog with multi-level namespaces keeps every level
+		{ColumnKey(Identify(&events.Dataset{Kind: "table", Catalog: "uc", Namespace: []string{"Main", "sales", "eu"}, Name: "T"})[0].Key, "c"),
+			"uc/main.sales.eu.t#c"},
+	} {
+		if c.got != c.want {
+			t.Errorf("key = %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+func TestResultDataset(t *testing.T) {
+	app := events.App{Namespace: "dq", Name: "checks"}
+	a := ResultDataset(app, "collect", []string{"country", "total"})
+	if a.Kind != "result" || a.Namespace != "result" || !strings.HasPrefix(a.Key, "result/dq/checks/collect-") {
+		t.Errorf("ResultDataset = %+v", a)
+	}
+	if b := ResultDataset(app, "collect", []string{"Country", "TOTAL"}); b.Key != a.Key {
+		t.Errorf("the same result in another case: %q, want %q", b.Key, a.Key)
+	}
+	if c := ResultDataset(app, "collect", []string{"country"}); c.Key == a.Key {
+		t.Errorf("another result shape has the same key %q", c.Key)
+	}
+}
+
+// Named keys an OpenLineage identity as Identify keys the listener's: the same path or topic has
+// the same key whichever reported it.
+func TestNamed(t *testing.T) {
+	for _, tc := range []struct{ ns, name, key, kind, location string }{
+		{"file", "/data/in/orders/", "file/data/in/orders", "path", "file:/data/in/orders"},
+		{"s3a://bucket", "a", "s3a://bucket/a", "path", "s3a://bucket/a"},
+		{"hdfs://nn:8020", "/b", "hdfs://nn:8020/b", "path", "hdfs://nn:8020/b"},
+		{"kafka://k1:9092", "a", "kafka://k1:9092/a", "kafka", ""},
+		{"Spark_Catalog", "Sales.Orders", "spark_catalog/sales.orders", "table", ""},
+		{"postgres://db:5432", "shop.public.Orders", "postgres://db:5432/shop.public.Orders", "table", ""},
+		{"derby:memory:x", "PEOPLE", "derby:memory:x/PEOPLE", "table", ""},
+	} {
+		d := Named(tc.ns, tc.name)
+		if d.Key != tc.key || d.Kind != tc.kind || d.Location != tc.location {
+			t.Errorf("Named(%q, %q) = %q %q %q, want %q %q %q", tc.ns, tc.name, d.Key, d.Kind, d.Location, tc.key, tc.kind, tc.location)
+		}
+	}
+	for _, in := range []events.Dataset{{Kind: "path", Paths: []string{"file:/data/in/orders/"}}, {Kind: "kafka", Servers: "k1:9092", Topics: []string{"a"}}} {
+		l := Identify(&in)[0]
+		if n := Named(l.Namespace, l.Name); n.Key != l.Key {
+			t.Errorf("Named(Identify(%+v)) = %q, Identify %q", in, n.Key, l.Key)
+		}
 	}
 }

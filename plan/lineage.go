@@ -18,6 +18,24 @@ type Lineage struct {
 	Changes []Change
 	// Unknown counts plan nodes, by class, that no specific rule knew and the generic rule handled.
 	Unknown map[string]int
+	// Degraded is true for a degraded event (markers.truncated: the listener cut it to fit its
+	// size cap, dropping expressions and maybe outputs). Its lineage is table-level only: Reads,
+	// Writes with their columns and Changes are complete, and Edges and RowDeps are empty because
+	// the event does not say how columns connect, not because they do not. Column lineage is
+	// missing for every write.
+	Degraded bool
+}
+
+// Size is the figure the edges budget counts (Budget.Edges): every lineage pair, column edge or
+// row-level dependency, plus each of its roles.
+func (l *Lineage) Size() int {
+	n := 0
+	for _, list := range [][]Edge{l.Edges, l.RowDeps} {
+		for _, e := range list {
+			n += 1 + len(e.Transformations)
+		}
+	}
+	return n
 }
 
 // Dataset is a source or target, identified by Key (see Key in keys.go).
@@ -32,9 +50,11 @@ type Dataset struct {
 
 // Column is a column of a dataset.
 type Column struct {
-	Key  string // Dataset.Key + "#" + lower-cased name
-	Name string
+	Key  string // Dataset.Key + "#" + lower-cased name; a struct field: its parent's key + "." + lower-cased field name
+	Name string // a struct field: its parent's name + "." + the field's name (address.city)
 	Type string
+	// Parent is the key of the column (or field) this is a struct field of; "" for a column.
+	Parent string
 }
 
 // Write is a dataset written by the event, with its mode.

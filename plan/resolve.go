@@ -23,6 +23,7 @@ type resolver struct {
 	changes []Change
 	rowDeps map[int]deps                 // memo of indirect
 	columns map[*Dataset]map[string]bool // column keys of each dataset, for addColumn
+	fields  map[string]fieldOf           // struct fields met, by key (nested.go)
 	budget  Budget
 	depth   int // nesting of outputs and indirect now
 	deepest int // the most depth reached
@@ -80,6 +81,7 @@ func newResolver(env *events.Envelope, b Budget) *resolver {
 		unknown: map[string]int{},
 		rowDeps: map[int]deps{},
 		columns: map[*Dataset]map[string]bool{},
+		fields:  map[string]fieldOf{},
 	}
 	for i := range env.Nodes {
 		n := &env.Nodes[i]

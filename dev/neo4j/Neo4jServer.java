@@ -11,6 +11,9 @@
 //                                    so that the password shows in no process list)
 //   -Dcolline.neo4j.tls.dir=D        Bolt requires TLS and the HTTP port serves HTTPS only, with
 //                                    D/private.key (PKCS#8 PEM) and D/public.crt (PEM chain)
+//   -Dcolline.neo4j.browser.ui=URL   colline ui's address: Neo4j Browser loads colline's style and
+//                                    guide from it when it connects (browser.post_connect_cmd; the
+//                                    host is added to browser.remote_content_hostname_whitelist)
 //
 // Layout under <work-dir>:
 //   data/   the store (databases + transaction logs); survives restarts, delete it to reset
@@ -58,6 +61,7 @@ public class Neo4jServer {
         long pageCacheMb = Long.getLong("colline.neo4j.pagecache.mb", 64L);
         String passwordFile = System.getProperty("colline.neo4j.password.file", "");
         String tlsDir = System.getProperty("colline.neo4j.tls.dir", "");
+        String browserUI = System.getProperty("colline.neo4j.browser.ui", "");
 
         Path data = work.resolve("data");
         Path logs = work.resolve("logs");
@@ -70,7 +74,7 @@ public class Neo4jServer {
         long t0 = System.nanoTime();
         Neo4j db;
         try {
-            db = build(home, data, logs, host, boltPort, httpPort, pageCacheMb, tlsDir, !passwordFile.isEmpty());
+            db = build(home, data, logs, host, boltPort, httpPort, pageCacheMb, tlsDir, !passwordFile.isEmpty(), browserUI);
             if (!passwordFile.isEmpty()) {
                 setPassword(db, Path.of(passwordFile));
             }
@@ -112,7 +116,7 @@ public class Neo4jServer {
     }
 
     private static Neo4j build(Path home, Path data, Path logs, String host, int boltPort, int httpPort,
-            long pageCacheMb, String tlsDir, boolean auth) {
+            long pageCacheMb, String tlsDir, boolean auth, String browserUI) {
         boolean tls = !tlsDir.isEmpty();
         Neo4jBuilder b = Neo4jBuilders.newInProcessBuilder(home)
                 .withConfig(GraphDatabaseSettings.data_directory, data)
@@ -130,6 +134,13 @@ public class Neo4jServer {
                 // Bolt waits 5 s by default for connections and worker threads at shutdown.
                 .withConfig(BoltConnectorInternalSettings.connection_shutdown_wait_time, Duration.ofSeconds(1))
                 .withConfig(BoltConnectorInternalSettings.thread_pool_shutdown_wait_time, Duration.ofSeconds(1));
+        if (!browserUI.isEmpty()) {
+            // What docs/browser.md tells a production Neo4j to set in neo4j.conf.
+            b = b.withConfig(ServerSettings.browser_post_connect_cmd,
+                            "style " + browserUI + "/neo4j/colline.grass; guide " + browserUI + "/neo4j/guide.html")
+                    .withConfig(ServerSettings.browser_remote_content_hostname_whitelist,
+                            "guides.neo4j.com,localhost," + java.net.URI.create(browserUI).getHost());
+        }
         if (!tls) {
             return b.withConfig(HttpConnector.enabled, true)
                     .withConfig(HttpConnector.listen_address, new SocketAddress(host, httpPort))

@@ -1,11 +1,13 @@
 // Command demo is colline's main job on one machine: a Spark job runs with the listener, its plans
 // go through real Kafka to the consumer, and the lineage that is then in Neo4j is printed.
-// `make demo` starts Kafka and Neo4j (dev/services) and builds the consumer and the listener first.
+// `make demo` starts Kafka, Neo4j and the explorer (dev/services) and builds the consumer, the listener
+// and bin/colline first.
 package main
 
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,11 +118,16 @@ RETURN DISTINCT [n IN nodes(p) | n.key] AS path`, map[string]any{"key": key}, ne
 		}
 		fmt.Println("  " + strings.Join(hops, "  →  "))
 	}
+	explorer := fmt.Sprintf("http://127.0.0.1:%s/#/lineage?%s", stack.Getenv("COLLINE_UI_PORT", "7480"),
+		url.Values{"column": {key}, "dir": {"up"}, "steps": {"5"}}.Encode())
 	fmt.Printf(`
-Browse it in Neo4j Browser: http://127.0.0.1:17474/browser/ (no login; connect to %s) and run
+See it drawn as tables and columns in the explorer (colline ui, started by make demo):
+  %s
+Browse it in Neo4j Browser: http://127.0.0.1:%s/browser/ (no login; connect to %s); colline's style
+and guide load when it connects, or run
   MATCH p = (:Column)-[:FEEDS|DECIDES_ROWS|HAS_COLUMN*1..10]->(:Column {key: '%s'}) RETURN p
 Stop the services with: make services-stop
-`, s.Neo4jURI, key)
+`, explorer, stack.Getenv("COLLINE_NEO4J_HTTP_PORT", "17474"), s.Neo4jURI, key)
 	return nil
 }
 

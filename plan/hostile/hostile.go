@@ -20,10 +20,12 @@ const (
 	WideFilter  = "wide-filter"  // n more columns, all in the filter condition (df.na.drop()) and all written
 	Fanout      = "fanout"       // one column fanned out to n written columns
 	HotAttr     = "hot-attr"     // an attribute reading n columns, referenced n times by one written column
+	AliasChain  = "alias-chain"  // x = concat(n columns), then n Projects each computing x again from x
+	Paths       = "paths"        // n more columns read from n paths and written to n paths: n³ column pairs
 )
 
 // Shapes lists every shape.
-var Shapes = []string{DeepFilters, WideFilter, Fanout, HotAttr}
+var Shapes = []string{DeepFilters, WideFilter, Fanout, HotAttr, AliasChain, Paths}
 
 // Base is the captured event the shapes start from: INSERT INTO dst SELECT id, name FROM src
 // WHERE amount > 10 AND kind = 'buy' (Spark 3.5, plan/testdata/spark-3.5/filter_where); a write,
@@ -126,6 +128,68 @@ func Make(base []byte, shape string, n int) ([]byte, error) {
 		if w := write(&env); w != nil && len(w.Columns) > 0 {
 			w.Columns = append(w.Columns, y.Name)
 		}
+	case AliasChain:
+		// withColumn("x", concat(c0..cn)) and then n-1 times withColumn("x", concat(x, '!')): each
+		// Project's x reads the same n columns through one more expression. Nodes f..f+n-1 are the
+		// chain, top first; the Filter moves to f+n.
+		pass := append([]events.Attribute(nil), env.Nodes[f].Output...) // the Filter's columns, passed up the chain
+		attrs, _ := addColumns(&env, f, n)
+		shift(&env, f, n)
+		base := maxExprID(&env)
+		xAt := func(k int) events.Attribute { // the x that node f+k outputs
+			return events.Attribute{ExprID: base + int64(n-k), Name: "x", Type: "string", Nullable: true}
+		}
+		chain := make([]events.Node, n)
+		for k := range chain {
+			var arg []events.Expr
+			sql := fmt.Sprintf("concat(x, '!') AS x /* %d */", k)
+			if k == n-1 {
+				for _, a := range attrs {
+					arg = append(arg, ref(a))
+				}
+				sql = "concat(...) AS x"
+			} else {
+				arg = []events.Expr{ref(xAt(k + 1)), {Class: "Literal", Type: "string"}}
+			}
+			list := make([]events.Expr, 0, len(pass)+1)
+			for _, a := range pass {
+				list = append(list, ref(a))
+			}
+			x := xAt(k)
+			list = append(list, events.Expr{Class: "Alias", ExprID: ptr(x.ExprID), Name: "x", Type: "string", SQL: sql,
+				Children: []events.Expr{{Class: "Concat", Type: "string", Children: arg}}})
+			chain[k] = events.Node{ID: f + k, Class: env.Nodes[p].Class, Children: []int{f + k + 1},
+				Output: append(append([]events.Attribute(nil), pass...), x), Exprs: map[string][]events.Expr{"projectList": list}}
+		}
+		env.Nodes = append(env.Nodes[:f], append(chain, env.Nodes[f:]...)...)
+		for i := f + n; i < len(env.Nodes); i++ {
+			env.Nodes[i].ID = i
+		}
+		env.Nodes[p].Children = []int{f}
+		x := xAt(0)
+		env.Nodes[p].Exprs["projectList"] = append(env.Nodes[p].Exprs["projectList"], ref(x))
+		env.Nodes[p].Output = append(env.Nodes[p].Output, x)
+		if w := write(&env); w != nil && len(w.Columns) > 0 {
+			w.Columns = append(w.Columns, x.Name)
+		}
+	case Paths:
+		// the relation reads n paths and the write goes to n paths: every written column of every
+		// target path reads its column in every source path
+		widen(&env, f, p, n)
+		leaf := f
+		for len(env.Nodes[leaf].Children) > 0 {
+			leaf = env.Nodes[leaf].Children[0]
+		}
+		in := &events.Dataset{Kind: "path", Format: "parquet"}
+		out := &events.Dataset{Kind: "path", Format: "parquet"}
+		for k := 0; k < n; k++ {
+			in.Paths = append(in.Paths, fmt.Sprintf("file:/data/in/part_%d", k))
+			out.Paths = append(out.Paths, fmt.Sprintf("file:/data/out/part_%d", k))
+		}
+		env.Nodes[leaf].Dataset = in
+		if w := write(&env); w != nil {
+			w.Dataset = *out
+		}
 	default:
 		return nil, fmt.Errorf("hostile: unknown shape %q (one of %s)", shape, strings.Join(Shapes, ", "))
 	}
@@ -175,24 +239,7 @@ func encode(env *events.Envelope) ([]byte, error) {
 // widen adds n columns to the relation under filter f and passes them through every node up to
 // and including the Project p and the write; it returns the relation's attributes, old and new.
 func widen(env *events.Envelope, f, p, n int) []events.Attribute {
-	var chain []int // f down to the leaf
-	for i := f; ; i = env.Nodes[i].Children[0] {
-		chain = append(chain, i)
-		if len(env.Nodes[i].Children) == 0 {
-			break
-		}
-	}
-	leaf := chain[len(chain)-1]
-	id := maxExprID(env)
-	var added []events.Attribute
-	for k := 0; k < n; k++ {
-		id++
-		added = append(added, events.Attribute{ExprID: id, Name: fmt.Sprintf("c%d", k), Type: "string", Nullable: true})
-	}
-	for _, i := range chain {
-		env.Nodes[i].Output = append(env.Nodes[i].Output, added...)
-	}
-	all := env.Nodes[leaf].Output
+	all, added := addColumns(env, f, n)
 	w := write(env)
 	for _, a := range added {
 		env.Nodes[p].Exprs["projectList"] = append(env.Nodes[p].Exprs["projectList"], ref(a))
@@ -202,6 +249,28 @@ func widen(env *events.Envelope, f, p, n int) []events.Attribute {
 		}
 	}
 	return all
+}
+
+// addColumns adds n columns to the relation under filter f and to the output of every node from
+// f down to it; it returns the relation's attributes, old and new, and the new ones.
+func addColumns(env *events.Envelope, f, n int) (all, added []events.Attribute) {
+	var chain []int // f down to the leaf
+	for i := f; ; i = env.Nodes[i].Children[0] {
+		chain = append(chain, i)
+		if len(env.Nodes[i].Children) == 0 {
+			break
+		}
+	}
+	leaf := chain[len(chain)-1]
+	id := maxExprID(env)
+	for k := 0; k < n; k++ {
+		id++
+		added = append(added, events.Attribute{ExprID: id, Name: fmt.Sprintf("c%d", k), Type: "string", Nullable: true})
+	}
+	for _, i := range chain {
+		env.Nodes[i].Output = append(env.Nodes[i].Output, added...)
+	}
+	return env.Nodes[leaf].Output, added
 }
 
 // shift adds by to every node reference at or after node at.

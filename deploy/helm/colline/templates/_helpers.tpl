@@ -45,7 +45,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/* Whether the chart renders its own Secret. */}}
 {{- define "colline.createSecret" -}}
-{{- if and .Values.secret.create (not .Values.secret.existingSecret) (or .Values.secret.neo4jPassword .Values.secret.kafkaSaslPassword .Values.secret.extraEnv) }}true{{ end }}
+{{- if and .Values.secret.create (not .Values.secret.existingSecret) (or .Values.secret.neo4jPassword .Values.secret.kafkaSaslPassword .Values.secret.openlineageApiKey .Values.secret.openlineageEmitApiKey .Values.secret.extraEnv) }}true{{ end }}
 {{- end }}
 
 {{/* The Secret passed with envFrom, if any. */}}
@@ -107,5 +107,43 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- if and .Values.podDisruptionBudget.enabled (not (kindIs "invalid" .Values.podDisruptionBudget.minAvailable)) (not (kindIs "invalid" .Values.podDisruptionBudget.maxUnavailable)) }}
 {{- fail "podDisruptionBudget: set only one of minAvailable and maxUnavailable" }}
+{{- end }}
+{{- end }}
+
+{{/* The explorer's labels: its own name, so the consumer's selectors never match its pods. */}}
+{{- define "colline.uiSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "colline.name" . }}-ui
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "colline.uiLabels" -}}
+helm.sh/chart: {{ include "colline.chart" . }}
+{{ include "colline.uiSelectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/component: ui
+app.kubernetes.io/part-of: colline
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/* Fails on contradictory explorer values; included by ui.yaml. */}}
+{{- define "colline.validateUI" -}}
+{{- $ui := .Values.ui }}
+{{- if and $ui.auth.basicUser (not $ui.secret.basicPassword) (not $ui.secret.existingSecret) }}
+{{- fail "ui.secret.basicPassword is required with ui.auth.basicUser (or set ui.secret.existingSecret)" }}
+{{- end }}
+{{- if and $ui.secret.basicPassword (not $ui.auth.basicUser) }}
+{{- fail "ui.secret.basicPassword is set but ui.auth.basicUser is empty" }}
+{{- end }}
+{{- if and $ui.auth.proxyUserHeader (not $ui.auth.proxyTrustedNets) }}
+{{- fail "ui.auth.proxyTrustedNets is required with ui.auth.proxyUserHeader: the networks of the proxy, so nobody else can send the header" }}
+{{- end }}
+{{- if and $ui.secret.existingSecret (or $ui.secret.basicPassword $ui.secret.token) }}
+{{- fail "only one of ui.secret.existingSecret and ui.secret.basicPassword/token may be set" }}
+{{- end }}
+{{- if and $ui.secret.token (lt (len $ui.secret.token) 16) }}
+{{- fail "ui.secret.token must be at least 16 characters (e.g. openssl rand -hex 32)" }}
+{{- end }}
+{{- if ne (empty $ui.tls.certFile) (empty $ui.tls.keyFile) }}
+{{- fail "ui.tls.certFile and ui.tls.keyFile go together" }}
 {{- end }}
 {{- end }}

@@ -8,7 +8,7 @@ import scala.collection.mutable.ArrayBuffer
 import scala.util.Try
 import scala.util.matching.Regex
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, Literal, NamedExpression, ScalaUDF, SubqueryExpression}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, CreateNamedStruct, Expression, GetArrayStructFields, GetStructField, Literal, NamedExpression, ScalaUDF, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Command, LogicalPlan}
 
 /** What the listener-bus thread snapshots from a QueryExecution; the rest happens later. */
@@ -23,7 +23,8 @@ private[listener] final case class Pending(
     appId: String,
     appName: String,
     user: String,
-    redaction: Option[Regex])
+    redaction: Option[Regex],
+    analyzed: Boolean = false)
 
 /** Execution facts observed on the listener bus (see ExecutionTracker). */
 private[listener] final case class ExecInfo(executionId: Long, rootExecutionId: Long, nestedWrite: Boolean)
@@ -33,7 +34,7 @@ private[listener] final case class Event(json: J.Obj, executionId: Long, rootCla
 private[listener] final case class Skipped(reason: String) extends Built
 
 private[listener] object EventBuilder {
-  val SchemaVersion = "1.3"
+  val SchemaVersion = "1.4"
   val SqlMax = 240
   val ErrorMax = 2000
 
@@ -74,7 +75,7 @@ private[listener] object EventBuilder {
       "eventId" -> J.Str(UUID.randomUUID().toString),
       "emittedAt" -> J.Str(Instant.ofEpochMilli(now).toString),
       "producer" -> J.obj(
-        "name" -> J.Str("colline-listener"),
+        "name" -> J.Str(if (p.analyzed) "colline-analyze" else "colline-listener"),
         "version" -> J.Str(Versions.listener),
         "spark" -> J.Str(Versions.spark),
         "scala" -> J.Str(Versions.scalaBinary)),
@@ -87,7 +88,8 @@ private[listener] object EventBuilder {
       "jvmId" -> J.Str(jvmId),
       "markers" -> J.obj(
         "nestedWrite" -> J.Bool(exec.exists(_.nestedWrite) && layout.hasWrite),
-        "truncated" -> J.Bool(false)),
+        "truncated" -> J.Bool(false),
+        "analyzed" -> J.Bool(p.analyzed)),
       "root" -> J.Num(0),
       "nodes" -> J.arr(layout.nodes))
     Event(event, executionId, rootClass)
@@ -239,6 +241,7 @@ private[listener] object EventBuilder {
           Reflect.string(e, "name").foreach(nm => o.put("name", nm))
         case _ =>
       }
+      fieldNames(e, o) // 1.4: struct fields read and built
       if (Try(e.resolved).getOrElse(false)) Try(e.dataType.catalogString).foreach(t => o.put("type", t))
       if (top) sql(e).foreach(s => o.put("sql", s))
       e match {
@@ -248,6 +251,17 @@ private[listener] object EventBuilder {
       if (e.children.nonEmpty) o.put("children", J.arr(e.children.map(c => expr(c, top = false))))
       o
     }
+
+    /**
+     * The field a GetStructField or GetArrayStructFields reads (`name`), the fields a
+     * CreateNamedStruct builds (`fields`, in the order of its values): schema names, not data.
+     */
+    private def fieldNames(e: Expression, o: J.Obj): Unit = Try(e match {
+      case g: GetStructField => o.put("name", g.extractFieldName)
+      case g: GetArrayStructFields => o.put("name", g.field.name)
+      case c: CreateNamedStruct => o.put("fields", J.strs(c.dataType.fieldNames.toSeq))
+      case _ =>
+    })
 
     private def sql(e: Expression): Option[String] = Try {
       val raw = e.sql

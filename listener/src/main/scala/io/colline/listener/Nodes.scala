@@ -169,6 +169,7 @@ private[listener] object Nodes {
     case n: RepartitionByExpression => NodeInfo(exprs = Seq("partitionExpressions" -> n.partitionExpressions))
     case n: SubqueryAlias => NodeInfo(args = Seq("alias" -> J.Str(n.alias)))
     case RowLevel.Described(info) => info // ReplaceData, WriteDelta, MergeRows (RowLevel.scala)
+    case DeltaCommands.Described(info) => info // Delta's MERGE / UPDATE / DELETE (Delta.scala)
     // recursive CTEs (4.x; absent from 3.x, hence by name): the loop id ties a reference to its loop
     case n if SparkClasses.is(n, SparkClasses.UnionLoop) =>
       NodeInfo(exprs = generic(n), args = Reflect.call(n, "id").map(id => "loopId" -> J.Str(id.toString)).toSeq)

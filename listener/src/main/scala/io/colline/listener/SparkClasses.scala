@@ -2,7 +2,7 @@ package io.colline.listener
 
 /**
  * Every Spark class the listener knows by name rather than by type, in one place: classes that
- * are optional on the driver (Hive, the Kafka connector), `private[sql]` (JDBC), or absent from
+ * are optional on the driver (Hive, the Kafka connector, Delta Lake), `private[sql]` (JDBC), or absent from
  * some of the lines the listener is built for (dev/spark/lines). API differences that compile
  * differently per line are in `Compat` (src/main/spark33, src/main/spark34plus); nothing else
  * tests a Spark version.
@@ -35,6 +35,12 @@ private[listener] object SparkClasses {
   val KafkaRelation: String = Kafka + "KafkaRelation"
   val KafkaProvider: String = Kafka + "KafkaSourceProvider"
   def isKafka(className: String): Boolean = className.startsWith(Kafka)
+
+  // ---- delta-spark: present only with Delta Lake (3.x and 4.x keep these names)
+  private val DeltaCommandsPkg = "org.apache.spark.sql.delta.commands."
+  val DeltaMerge: String = DeltaCommandsPkg + "MergeIntoCommand"
+  val DeltaUpdate: String = DeltaCommandsPkg + "UpdateCommand"
+  val DeltaDelete: String = DeltaCommandsPkg + "DeleteCommand"
 
   // ---- Structured Streaming, by short name (the classes moved between packages across lines)
   val WriteToStream = "WriteToStream"

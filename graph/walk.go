@@ -1,0 +1,420 @@
+package graph
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
+)
+
+// A walk follows lineage one step at a time from a set of columns, upstream or downstream, and
+// returns what it met as a Subgraph: the columns (with their datasets and their distance in
+// steps) and every lineage relationship between them. A step is a FEEDS between columns, or a
+// row-level dependency: DECIDES_ROWS from a column to a dataset, which touches every column of
+// that dataset. Each step is one read query over the frontier (UNWIND of keys, index lookups and
+// expansions), so the cost follows what is reached, never the number of paths; the walk stops at
+// its step count or when the next step would pass its size bounds (Subgraph.Truncated).
+
+// Direction is the way a walk follows lineage.
+type Direction string
+
+const (
+	Upstream   Direction = "up"   // where the values and the rows come from
+	Downstream Direction = "down" // what depends on the columns: the impact of a change
+)
+
+// MaxSteps bounds a walk.
+const MaxSteps = 20
+
+// Walk is what to walk.
+type Walk struct {
+	From       []string  // column keys to start from (distance 0)
+	Direction  Direction // Upstream or Downstream
+	Steps      int       // 1..MaxSteps
+	MaxColumns int       // most columns returned; the walk stops before a step would pass it
+	MaxEdges   int       // most relationships returned; likewise
+	// AsOf, when not zero, is a point in time: only relationships first seen by then are walked,
+	// and Stale says whether a later application run of the edge's job wrote its target without
+	// confirming it, as of then. Zero: now.
+	AsOf time.Time
+}
+
+// Subgraph is the part of the graph a walk met.
+type Subgraph struct {
+	Datasets  []DatasetInfo // sorted by key
+	Columns   []ColumnInfo  // sorted by distance, then key
+	Edges     []Edge        // sorted by kind, source, target, job
+	Steps     int           // the steps that found something
+	Truncated bool          // a bound stopped the walk before Steps or before the graph ended
+	Complete  bool          // the walk ended because nothing more was reachable
+}
+
+// DatasetInfo describes a dataset.
+type DatasetInfo struct {
+	Key       string     `json:"key"`
+	Namespace string     `json:"namespace"`
+	Name      string     `json:"name"`
+	Kind      string     `json:"kind"`
+	Location  string     `json:"location,omitempty"`
+	FirstSeen *time.Time `json:"firstSeen,omitempty"`
+	LastSeen  *time.Time `json:"lastSeen,omitempty"`
+	DroppedAt *time.Time `json:"droppedAt,omitempty"`
+}
+
+// ColumnInfo describes a column; Distance is in lineage steps from the walk's start.
+type ColumnInfo struct {
+	Key       string     `json:"key"`
+	Name      string     `json:"name"`
+	Dataset   string     `json:"dataset"`
+	DataType  string     `json:"dataType,omitempty"`
+	FirstSeen *time.Time `json:"firstSeen,omitempty"`
+	LastSeen  *time.Time `json:"lastSeen,omitempty"`
+	Distance  int        `json:"distance"`
+}
+
+// Role is one way a source takes part in a target (plan.Transformation as stored).
+type Role struct {
+	Type    string `json:"type"`
+	Subtype string `json:"subtype"`
+	Expr    string `json:"expr,omitempty"`
+	Masked  bool   `json:"masked,omitempty"`
+}
+
+// Edge is one lineage relationship as stored: a FEEDS from a column to a column, or a
+// DECIDES_ROWS from a column to a dataset (Target is then a dataset key).
+type Edge struct {
+	Kind      string     `json:"kind"` // Feeds or DecidesRows
+	Source    string     `json:"source"`
+	Target    string     `json:"target"`
+	Job       string     `json:"job"`
+	Roles     []Role     `json:"roles"`
+	Type      string     `json:"type,omitempty"` // FEEDS: the strongest role
+	Subtype   string     `json:"subtype,omitempty"`
+	FirstSeen *time.Time `json:"firstSeen,omitempty"`
+	LastSeen  *time.Time `json:"lastSeen,omitempty"`
+	LastRun   string     `json:"lastRun,omitempty"`
+	Stale     bool       `json:"stale,omitempty"`
+}
+
+// ErrWalk is the error of a walk that was asked for something out of bounds.
+var ErrWalk = errors.New("graph walk")
+
+// One step upstream from columns $keys: the FEEDS into them, and the DECIDES_ROWS into their
+// datasets, with the source column and its dataset.
+const stepUp = `UNWIND $keys AS k
+MATCH (t:Column {key: k})
+CALL (t) {
+  MATCH (c:Column)-[f:FEEDS]->(t) RETURN c, f, t.key AS target
+  UNION ALL
+  MATCH (c:Column)-[f:DECIDES_ROWS]->(d:Dataset)-[:HAS_COLUMN]->(t) RETURN c, f, d.key AS target
+}
+WITH DISTINCT c, f, target
+WHERE $asOf IS NULL OR f.firstSeen <= $asOf
+MATCH (cd:Dataset)-[:HAS_COLUMN]->(c)
+RETURN type(f) AS kind, c.key AS source, target, f AS rel, c AS col, cd AS ds
+LIMIT $limit`
+
+// One step downstream from columns $keys: their FEEDS with the target column, and their
+// DECIDES_ROWS with every column of the dataset whose rows they decide.
+const stepDown = `UNWIND $keys AS k
+MATCH (s:Column {key: k})
+CALL (s) {
+  MATCH (s)-[f:FEEDS]->(c:Column) RETURN f, c.key AS target, c
+  UNION ALL
+  MATCH (s)-[f:DECIDES_ROWS]->(d:Dataset)-[:HAS_COLUMN]->(c:Column) RETURN f, d.key AS target, c
+}
+WITH s, f, target, c
+WHERE $asOf IS NULL OR f.firstSeen <= $asOf
+MATCH (cd:Dataset)-[:HAS_COLUMN]->(c)
+RETURN type(f) AS kind, s.key AS source, target, f AS rel, c AS col, cd AS ds
+LIMIT $limit`
+
+// The start columns with their datasets.
+const startColumns = `UNWIND $keys AS k
+MATCH (cd:Dataset)-[:HAS_COLUMN]->(c:Column {key: k})
+RETURN c AS col, cd AS ds`
+
+// Walk walks lineage as w says (see the comment at the top of walk.go).
+func (r *Reader) Walk(ctx context.Context, w Walk) (*Subgraph, error) {
+	if w.Steps < 1 || w.Steps > MaxSteps {
+		return nil, fmt.Errorf("%w: steps %d out of range 1..%d", ErrWalk, w.Steps, MaxSteps)
+	}
+	if w.Direction != Upstream && w.Direction != Downstream {
+		return nil, fmt.Errorf("%w: direction %q is neither %q nor %q", ErrWalk, w.Direction, Upstream, Downstream)
+	}
+	if len(w.From) == 0 {
+		return nil, fmt.Errorf("%w: no start column", ErrWalk)
+	}
+	if w.MaxColumns < 1 || w.MaxEdges < 1 {
+		return nil, fmt.Errorf("%w: bounds %d columns, %d edges must be positive", ErrWalk, w.MaxColumns, w.MaxEdges)
+	}
+	var asOf any
+	if !w.AsOf.IsZero() {
+		asOf = w.AsOf.UTC()
+	}
+	g := newWalker(w.MaxColumns, w.MaxEdges)
+	res, err := r.query(ctx, startColumns, map[string]any{"keys": w.From})
+	if err != nil {
+		return nil, fmt.Errorf("graph walk from %d columns: %w", len(w.From), err)
+	}
+	for _, rec := range res.Records {
+		g.addColumn(rec, 0)
+	}
+	if len(g.columns) == 0 {
+		return nil, fmt.Errorf("%w: %w: no column %q", ErrWalk, ErrNotFound, w.From[0])
+	}
+	frontier := g.keys()
+	q := stepUp
+	if w.Direction == Downstream {
+		q = stepDown
+	}
+	sg := &Subgraph{}
+	for step := 1; step <= w.Steps; step++ {
+		if len(frontier) == 0 {
+			sg.Complete = true
+			break
+		}
+		// A row per (relationship, column reached); more rows than both bounds together cannot fit.
+		limit := w.MaxEdges + w.MaxColumns + 1
+		res, err := r.query(ctx, q, map[string]any{"keys": frontier, "asOf": asOf, "limit": int64(limit)})
+		if err != nil {
+			return nil, fmt.Errorf("graph walk step %d from %d columns: %w", step, len(frontier), err)
+		}
+		if len(res.Records) == limit {
+			sg.Truncated = true
+			break
+		}
+		edges := len(g.edges)
+		next, ok := g.step(res.Records, step)
+		if !ok {
+			sg.Truncated = true
+			break
+		}
+		if len(next) > 0 || len(g.edges) > edges {
+			sg.Steps = step
+		}
+		frontier = next
+	}
+	if !sg.Truncated && !sg.Complete && len(frontier) == 0 {
+		sg.Complete = true
+	}
+	if err := r.markStale(ctx, g, asOf); err != nil {
+		return nil, err
+	}
+	g.fill(sg)
+	return sg, nil
+}
+
+// ErrNotFound says that a key names nothing in the graph.
+var ErrNotFound = errors.New("not found")
+
+// walker accumulates a walk; a step is applied whole or not at all.
+type walker struct {
+	maxColumns, maxEdges int
+	columns              map[string]ColumnInfo
+	datasets             map[string]DatasetInfo
+	edges                map[[3]string]*Edge // kind+source, target, job
+}
+
+func newWalker(maxColumns, maxEdges int) *walker {
+	return &walker{maxColumns: maxColumns, maxEdges: maxEdges,
+		columns: map[string]ColumnInfo{}, datasets: map[string]DatasetInfo{}, edges: map[[3]string]*Edge{}}
+}
+
+func (g *walker) keys() []string {
+	out := make([]string, 0, len(g.columns))
+	for k := range g.columns {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// addColumn records the column and dataset of a record (col, ds) at distance d, unless known.
+func (g *walker) addColumn(rec *neo4j.Record, d int) (string, bool) {
+	col, _ := get[dbtype.Node](rec, "col")
+	c := columnInfo(col, d)
+	if _, known := g.columns[c.Key]; known {
+		return c.Key, false
+	}
+	ds, _ := get[dbtype.Node](rec, "ds")
+	di := datasetInfo(ds)
+	c.Dataset = di.Key
+	g.columns[c.Key] = c
+	g.datasets[di.Key] = di
+	return c.Key, true
+}
+
+// step applies one step's records: it returns the new frontier, or false (and changes nothing)
+// when the step would pass a bound.
+func (g *walker) step(records []*neo4j.Record, d int) ([]string, bool) {
+	newEdges := map[[3]string]*Edge{}
+	newCols := map[string]bool{}
+	for _, rec := range records {
+		e := edgeOf(rec)
+		k := [3]string{e.Kind + "\x00" + e.Source, e.Target, e.Job}
+		if _, ok := g.edges[k]; !ok {
+			newEdges[k] = e
+		}
+		col, _ := get[dbtype.Node](rec, "col")
+		if key := str(col.Props, "key"); g.columns[key].Key == "" {
+			newCols[key] = true
+		}
+	}
+	if len(g.edges)+len(newEdges) > g.maxEdges || len(g.columns)+len(newCols) > g.maxColumns {
+		return nil, false
+	}
+	var next []string
+	for _, rec := range records {
+		if key, added := g.addColumn(rec, d); added {
+			next = append(next, key)
+		}
+	}
+	for k, e := range newEdges {
+		g.edges[k] = e
+	}
+	slices.Sort(next)
+	return next, true
+}
+
+// fill copies the walk's content, sorted, into sg.
+func (g *walker) fill(sg *Subgraph) {
+	for _, d := range g.datasets {
+		sg.Datasets = append(sg.Datasets, d)
+	}
+	slices.SortFunc(sg.Datasets, func(a, b DatasetInfo) int { return cmp.Compare(a.Key, b.Key) })
+	for _, c := range g.columns {
+		sg.Columns = append(sg.Columns, c)
+	}
+	slices.SortFunc(sg.Columns, func(a, b ColumnInfo) int {
+		return cmp.Or(cmp.Compare(a.Distance, b.Distance), cmp.Compare(a.Key, b.Key))
+	})
+	for _, e := range g.edges {
+		sg.Edges = append(sg.Edges, *e)
+	}
+	SortEdges(sg.Edges)
+}
+
+// SortEdges sorts by kind, source, target and job.
+func SortEdges(es []Edge) {
+	slices.SortFunc(es, func(a, b Edge) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Source, b.Source), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Job, b.Job))
+	})
+}
+
+// Whether an edge is stale: a later application run of its job (another app id than its last
+// run's) wrote its target dataset, as of $asOf, without confirming it. Runs of the same
+// application (several queries writing one table) do not make each other's flows stale.
+const staleQuery = `UNWIND $items AS it
+MATCH (lr:Run {key: it.lastRun})
+RETURN it.i AS i, EXISTS {
+  MATCH (:Job {key: it.job})-[:HAS_RUN]->(r:Run)-[:WROTE]->(:Dataset {key: it.dataset})
+  WHERE r.appId <> lr.appId AND coalesce(r.endedAt, r.emittedAt) > it.lastSeen
+    AND ($asOf IS NULL OR coalesce(r.endedAt, r.emittedAt) <= $asOf)
+} AS stale`
+
+// markStale sets Edge.Stale, with one query for every distinct (job, target dataset, last run).
+func (r *Reader) markStale(ctx context.Context, g *walker, asOf any) error {
+	type group struct {
+		job, dataset, lastRun string
+		lastSeen              time.Time
+	}
+	var groups []group
+	index := map[group]int{}
+	members := map[int][]*Edge{}
+	for _, e := range g.edges {
+		if e.LastRun == "" || e.LastSeen == nil {
+			continue
+		}
+		ds := e.Target
+		if e.Kind == Feeds {
+			ds = g.columns[e.Target].Dataset
+		}
+		gr := group{e.Job, ds, e.LastRun, *e.LastSeen}
+		i, ok := index[gr]
+		if !ok {
+			i = len(groups)
+			index[gr] = i
+			groups = append(groups, gr)
+		}
+		members[i] = append(members[i], e)
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	items := make([]map[string]any, len(groups))
+	for i, gr := range groups {
+		items[i] = map[string]any{"i": int64(i), "job": gr.job, "dataset": gr.dataset, "lastRun": gr.lastRun, "lastSeen": gr.lastSeen}
+	}
+	res, err := r.query(ctx, staleQuery, map[string]any{"items": items, "asOf": asOf})
+	if err != nil {
+		return fmt.Errorf("graph stale edges: %w", err)
+	}
+	for _, rec := range res.Records {
+		i, _ := get[int64](rec, "i")
+		stale, _ := get[bool](rec, "stale")
+		for _, e := range members[int(i)] {
+			e.Stale = stale
+		}
+	}
+	return nil
+}
+
+// props reads typed properties of nodes and relationships.
+func str(p map[string]any, k string) string {
+	s, _ := p[k].(string)
+	return s
+}
+
+func timeProp(p map[string]any, k string) *time.Time {
+	t, ok := p[k].(time.Time)
+	if !ok {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+func columnInfo(n dbtype.Node, d int) ColumnInfo {
+	return ColumnInfo{Key: str(n.Props, "key"), Name: str(n.Props, "name"), DataType: str(n.Props, "dataType"),
+		FirstSeen: timeProp(n.Props, "firstSeen"), LastSeen: timeProp(n.Props, "lastSeen"), Distance: d}
+}
+
+func datasetInfo(n dbtype.Node) DatasetInfo {
+	return DatasetInfo{Key: str(n.Props, "key"), Namespace: str(n.Props, "namespace"), Name: str(n.Props, "name"),
+		Kind: str(n.Props, "kind"), Location: str(n.Props, "location"), FirstSeen: timeProp(n.Props, "firstSeen"),
+		LastSeen: timeProp(n.Props, "lastSeen"), DroppedAt: timeProp(n.Props, "droppedAt")}
+}
+
+// edgeOf reads a record of kind, source, target and rel.
+func edgeOf(rec *neo4j.Record) *Edge {
+	kind, _ := get[string](rec, "kind")
+	source, _ := get[string](rec, "source")
+	target, _ := get[string](rec, "target")
+	rel, _ := get[dbtype.Relationship](rec, "rel")
+	p := rel.Props
+	e := &Edge{Kind: kind, Source: source, Target: target, Job: str(p, "job"), Type: str(p, "type"), Subtype: str(p, "subtype"),
+		FirstSeen: timeProp(p, "firstSeen"), LastSeen: timeProp(p, "lastSeen"), LastRun: str(p, "lastRun")}
+	roles, _ := p["roles"].([]any)
+	exprs, _ := p["exprs"].([]any)
+	masked, _ := p["masked"].([]any)
+	for k, x := range roles {
+		s, _ := x.(string)
+		ro := Role{}
+		ro.Type, ro.Subtype, _ = strings.Cut(s, "/")
+		if k < len(exprs) {
+			ro.Expr, _ = exprs[k].(string)
+		}
+		if k < len(masked) {
+			ro.Masked, _ = masked[k].(bool)
+		}
+		e.Roles = append(e.Roles, ro)
+	}
+	return e
+}

@@ -1,0 +1,190 @@
+//go:build browser
+
+package ui_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/colline/colline/cli"
+	"github.com/colline/colline/e2e/stack"
+	"github.com/colline/colline/graph"
+	"github.com/colline/colline/plan"
+	"github.com/colline/colline/ui"
+)
+
+// TestExplorerInChromium is the explorer as a user sees it: the colline binary (with the page
+// bundle) serves it against a real Neo4j that `colline replay` loaded with the captured skeleton
+// run, and headless Chromium (Debian's, driven by playwright-core) opens it; ui/web/test/*.test.mjs
+// (node's test runner) click through it and assert what is drawn. A column with hostile names
+// (the skeleton's lineage renamed, written through graph.Writer) checks that names stay text.
+// `make ui-test` runs it; COLLINE_UI_SCREENSHOTS=dir keeps screenshots there (make
+// ui-screenshots: docs/img).
+func TestExplorerInChromium(t *testing.T) {
+	uri := stack.TestNeo4jURI(t)
+	if !ui.Built() {
+		t.Fatal("the page bundle is not built: run make ui-bundle (make ui-test does)")
+	}
+	root, err := stack.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chromium, err := exec.Command(filepath.Join(root, "dev", "chromium")).Output()
+	if err != nil {
+		t.Fatalf("dev/chromium: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	driver, err := graph.NewDriver(uri, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hostilePrefix = "test-ui-hostile/"
+	clean := func() {
+		for _, p := range []string{"spark_catalog/shop.", hostilePrefix} {
+			if err := stack.WipeKeys(context.Background(), driver, p); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(func() { driver.Close(context.Background()) })
+	clean()
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "colline")
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/colline")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/colline: %v\n%s", err, out)
+	}
+	replay := exec.CommandContext(ctx, bin, "replay", "--neo4j", uri, filepath.Join(root, "plan", "testdata", "spark-3.5", "skeleton"))
+	out, err := replay.CombinedOutput()
+	if err != nil {
+		t.Fatalf("colline replay: %v\n%s", err, out)
+	}
+	t.Logf("colline replay: %s", strings.TrimSpace(string(out)))
+	hostile := writeHostile(t, ctx, driver, root, hostilePrefix)
+
+	// colline ui on a free port; its first line says where.
+	srv := exec.CommandContext(ctx, bin, "ui", "--addr", "127.0.0.1:0")
+	srv.Env = append(os.Environ(), "COLLINE_NEO4J_URI="+uri, "COLLINE_LOG_FORMAT=text")
+	logFile, err := os.Create(filepath.Join(dir, "ui.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stderr = logFile
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Process.Signal(os.Interrupt)
+		srv.Wait()
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile.Name())
+			t.Logf("colline ui log:\n%s", b)
+		}
+		clean()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("colline ui said nothing: %v", err)
+	}
+	m := regexp.MustCompile(`serving (http://\S+)/ `).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("colline ui: %q names no address", line)
+	}
+	t.Logf("%s", strings.TrimSpace(line))
+
+	shots := os.Getenv("COLLINE_UI_SCREENSHOTS")
+	if shots == "" {
+		shots = filepath.Join(dir, "screenshots")
+	} else if !filepath.IsAbs(shots) {
+		shots = filepath.Join(root, shots)
+	}
+	node := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "--test-concurrency=1", "test/")
+	node.Dir = filepath.Join(root, "ui", "web")
+	node.Env = append(os.Environ(), "COLLINE_UI_URL="+m[1], "COLLINE_CHROMIUM="+strings.TrimSpace(string(chromium)),
+		"COLLINE_UI_SCREENSHOTS="+shots, "COLLINE_HOSTILE_COLUMN="+hostile.column, "COLLINE_HOSTILE_NAME="+hostile.name)
+	out, err = node.CombinedOutput()
+	t.Logf("node --test ui/web/test:\n%s", out)
+	if err != nil {
+		t.Fatalf("the browser tests failed: %v", err)
+	}
+}
+
+type hostileColumn struct{ column, name string }
+
+// writeHostile writes the skeleton's last event with every key under prefix (so that it stays
+// apart from the skeleton's graph) and its target table and one column renamed to markup, a
+// bidirectional override and a newline (a mutation of the decoded lineage: Spark accepts such
+// names quoted), and returns the renamed column's key and name.
+func writeHostile(t *testing.T, ctx context.Context, d neo4j.DriverWithContext, root, prefix string) hostileColumn {
+	t.Helper()
+	evs, err := cli.Load([]string{filepath.Join(root, "plan", "testdata", "spark-3.5", "skeleton", "0004-8-InsertIntoHadoopFsRelationCommand.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "<img src=x onerror=\"document.title='pwned'\">\u202e<b>rev\nenue</b>"
+	ev := evs[0]
+	ev.Env.EventID = prefix + ev.Env.EventID
+	ev.Env.App.Namespace = prefix + ev.Env.App.Namespace
+	target := ev.Lineage.Writes[0].Key
+	hostile := prefix + target + "#" + strings.ToLower(name)
+	key := func(k string) string {
+		if k == target+"#revenue" {
+			return hostile
+		}
+		return prefix + k
+	}
+	ds := func(d plan.Dataset) plan.Dataset {
+		d.Key = prefix + d.Key
+		if d.Key == prefix+target {
+			d.Name = "shop.<script>alert(1)</script>"
+		}
+		d.Columns = slices.Clone(d.Columns)
+		for i, c := range d.Columns {
+			d.Columns[i].Key = key(strings.TrimPrefix(d.Key, prefix) + "#" + strings.ToLower(c.Name))
+			if d.Columns[i].Key == hostile {
+				d.Columns[i].Name = name
+			}
+		}
+		return d
+	}
+	lin := *ev.Lineage
+	lin.Reads = slices.Clone(lin.Reads)
+	for i := range lin.Reads {
+		lin.Reads[i] = ds(lin.Reads[i])
+	}
+	lin.Writes = slices.Clone(lin.Writes)
+	for i := range lin.Writes {
+		w := &lin.Writes[i]
+		w.Dataset = ds(w.Dataset)
+		w.Columns = slices.Clone(w.Dataset.Columns)
+	}
+	for _, edges := range []*[]plan.Edge{&lin.Edges, &lin.RowDeps} {
+		*edges = slices.Clone(*edges)
+		for i := range *edges {
+			(*edges)[i].Source = key((*edges)[i].Source)
+			(*edges)[i].Target = key((*edges)[i].Target)
+		}
+	}
+	ev.Lineage = &lin
+	if err := cli.Replay(ctx, graph.NewWriter(d, ""), []cli.Event{ev}, 1); err != nil {
+		t.Fatalf("write the hostile names: %v", err)
+	}
+	return hostileColumn{column: hostile, name: name}
+}

@@ -1,0 +1,205 @@
+// The explorer's JSON API (ui/api.go): typed requests and answers.
+
+export type Direction = 'up' | 'down';
+
+export interface Dataset {
+  key: string;
+  namespace: string;
+  name: string;
+  kind: string;
+  location?: string;
+  firstSeen?: string;
+  lastSeen?: string;
+  droppedAt?: string;
+}
+
+export interface Column {
+  key: string;
+  name: string;
+  dataset: string;
+  dataType?: string;
+  firstSeen?: string;
+  lastSeen?: string;
+  distance: number;
+}
+
+export interface Role {
+  type: string;
+  subtype: string;
+  expr?: string;
+  masked?: boolean;
+}
+
+export interface Edge {
+  kind: 'FEEDS' | 'DECIDES_ROWS';
+  source: string;
+  target: string; // a column key (FEEDS) or a dataset key (DECIDES_ROWS)
+  job: string;
+  roles: Role[];
+  type?: string;
+  subtype?: string;
+  firstSeen?: string;
+  lastSeen?: string;
+  lastRun?: string;
+  stale?: boolean;
+}
+
+export interface Subgraph {
+  datasets: Dataset[];
+  columns: Column[];
+  edges: Edge[];
+  steps: number;
+  truncated: boolean;
+  complete: boolean;
+  from: string[] | null;
+  direction: Direction | '';
+  askedSteps: number;
+  maxColumns: number;
+  maxEdges: number;
+  asOf?: string;
+}
+
+export interface Hit {
+  kind: 'column' | 'dataset' | 'job';
+  key: string;
+  name: string;
+  dataset?: string;
+  match: 'exact' | 'prefix' | 'substring';
+}
+
+export interface Config {
+  version: string;
+  user: string;
+  analyzer: boolean;
+  maxSteps: number;
+  maxColumns: number;
+  maxEdges: number;
+  defaultSteps: number;
+}
+
+export interface ColumnDetail extends Column {
+  datasetInfo: Dataset;
+  writers: string[];
+}
+
+export interface DatasetDetail extends Dataset {
+  columns: Column[];
+  writers: string[];
+  readers: string[];
+}
+
+export interface Run {
+  key: string;
+  job: string;
+  appId: string;
+  executionId: number;
+  funcName?: string;
+  status: string;
+  sparkVersion?: string;
+  endedAt?: string;
+  emittedAt?: string;
+  reads: string[];
+  writes: string[];
+}
+
+export interface Access {
+  dataset: string;
+  runs: number;
+  last?: string;
+}
+
+export interface JobDetail {
+  key: string;
+  namespace: string;
+  name: string;
+  firstSeen?: string;
+  lastSeen?: string;
+  runCount: number;
+  statuses: Record<string, number>;
+  runs: Run[];
+  reads: Access[];
+  writes: Access[];
+}
+
+export interface Impacted {
+  dataset: string;
+  column: string;
+  key: string;
+  distance: number;
+  jobs: string[];
+}
+
+export interface ImpactAnswer {
+  from: string[];
+  steps: number;
+  truncated: boolean;
+  complete: boolean;
+  impact: Impacted[];
+}
+
+export interface PreviewEvent {
+  index: number;
+  job?: string;
+  writes?: string[];
+  error?: string;
+  reason?: string;
+}
+
+export interface Preview {
+  events: PreviewEvent[];
+  lineage: Subgraph;
+  downstream?: Subgraph;
+  known: string[];
+}
+
+/** An answer other than 2xx, with the server's message. */
+export class APIError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+async function answer<T>(r: Response): Promise<T> {
+  if (!r.ok) {
+    let msg = `${r.status} ${r.statusText}`;
+    try {
+      const body = (await r.json()) as { error?: string };
+      if (body.error) msg = body.error;
+    } catch {
+      // not JSON: keep the status line
+    }
+    throw new APIError(r.status, msg);
+  }
+  return (await r.json()) as T;
+}
+
+/** The query string of params; arrays repeat their name. */
+export function query(params: Record<string, string | number | string[] | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === '') continue;
+    if (Array.isArray(v)) v.forEach((x) => q.append(k, x));
+    else q.set(k, String(v));
+  }
+  return q.toString();
+}
+
+async function get<T>(path: string, params: Record<string, string | number | string[] | undefined>, signal?: AbortSignal): Promise<T> {
+  return answer<T>(await fetch(`/api/${path}?${query(params)}`, { signal, headers: { Accept: 'application/json' } }));
+}
+
+export const api = {
+  config: () => get<Config>('config', {}),
+  search: (q: string, signal?: AbortSignal) => get<{ query: string; hits: Hit[] }>('search', { q, limit: 12 }, signal),
+  lineage: (p: { column?: string[]; dataset?: string; dir: Direction; steps: number; asOf?: string }) =>
+    get<Subgraph>('lineage', { column: p.column, dataset: p.dataset, dir: p.dir, steps: p.steps, asOf: p.asOf }),
+  impact: (p: { column?: string; dataset?: string; asOf?: string }) => get<ImpactAnswer>('impact', { column: p.column, dataset: p.dataset, asOf: p.asOf }),
+  impactCSV: (p: { column?: string; dataset?: string; asOf?: string }) => `/api/impact?${query({ column: p.column, dataset: p.dataset, asOf: p.asOf, format: 'csv' })}`,
+  column: (key: string) => get<ColumnDetail>('column', { key }),
+  dataset: (key: string) => get<DatasetDetail>('dataset', { key }),
+  job: (key: string) => get<JobDetail>('job', { key, runs: 50 }),
+  run: (key: string) => get<Run>('run', { key }),
+  preview: async (events: string) => answer<Preview>(await fetch('/api/preview', { method: 'POST', body: events, headers: { 'Content-Type': 'application/json' } })),
+  sql: async (sql: string, dialect: string) =>
+    answer<Preview>(await fetch('/api/sql', { method: 'POST', body: JSON.stringify({ sql, dialect }), headers: { 'Content-Type': 'application/json' } })),
+};

@@ -1,0 +1,197 @@
+// The side panel's views: a column, a table, a link (every role, expression, job, first and last
+// seen, the last run and its status), a job (its runs, reads, writes, status history), the impact
+// list with its CSV export, and the SQL panel.
+import { api, type ColumnDetail, type Config, type DatasetDetail, type ImpactAnswer, type JobDetail, type Preview } from './api';
+import { clear, el, short, visible, when } from './dom';
+import type { Link } from './model';
+
+export interface Actions {
+  lineage(p: { column?: string; dataset?: string; dir: 'up' | 'down' }): void;
+  impact(p: { column?: string; dataset?: string }): void;
+  job(key: string): void;
+  preview(p: Preview): void;
+  csv(p: { column?: string; dataset?: string }): string;
+}
+
+function dl(...pairs: [string, Node | string][]): HTMLDListElement {
+  const d = el('dl');
+  for (const [k, v] of pairs) d.append(el('dt', {}, k), el('dd', {}, v));
+  return d;
+}
+
+function button(label: string, fn: () => void, attrs: Record<string, string> = {}): HTMLButtonElement {
+  const b = el('button', { type: 'button', ...attrs }, label);
+  b.addEventListener('click', fn);
+  return b;
+}
+
+function jobLink(key: string, a: Actions): HTMLAnchorElement {
+  const link = el('a', { href: `#/job?key=${encodeURIComponent(key)}`, class: 'job', 'data-job': key }, short(key));
+  link.addEventListener('click', (e) => {
+    e.preventDefault();
+    a.job(key);
+  });
+  return link;
+}
+
+function list<T>(items: T[], f: (x: T) => Node | string, empty = 'none'): HTMLElement {
+  if (items.length === 0) return el('span', { class: 'muted' }, empty);
+  return el('ul', {}, ...items.map((x) => el('li', {}, f(x))));
+}
+
+export function welcome(panel: HTMLElement) {
+  clear(panel);
+  panel.append(
+    el('h2', {}, 'Column lineage'),
+    el('p', {}, 'Search a table, column or job above ( / ). A column opens its upstream: where its values come from and which columns decide its rows, drawn as table boxes with their columns.'),
+    el('p', {}, 'Click a column or an arrow for its roles, expressions, job and runs; ◀ ▶ on a box take one more step, ▾ collapses it. Keys: f fit, + − zoom, arrows pan, u d direction, i impact, s SQL, Esc close.'),
+    legend(),
+  );
+}
+
+export function legend(): HTMLElement {
+  const item = (cls: string, label: string) => el('li', {}, el('span', { class: `swatch ${cls}` }), label);
+  return el('ul', { class: 'legend' },
+    item('l-direct', 'DIRECT: the values flow (identity, transformation, aggregation)'),
+    item('l-indirect', 'INDIRECT: a condition or window picks the value'),
+    item('l-rows', 'rows: the column decides which rows the table gets (filter, join, group by, sort)'),
+    item('l-stale', 'stale: a later run of the job did not confirm it'),
+    item('l-preview', 'SQL panel: not run yet'));
+}
+
+export function column(panel: HTMLElement, c: ColumnDetail, a: Actions) {
+  clear(panel);
+  panel.append(
+    el('h2', { class: 'column-title' }, visible(c.name)),
+    el('p', { class: 'key' }, visible(c.key)),
+    dl(['table', short(c.dataset)], ['type', visible(c.dataType ?? '–')], ['first seen', when(c.firstSeen)], ['last seen', when(c.lastSeen)],
+      ['written by', list(c.writers, (j) => jobLink(j, a), 'no job (a source)')]),
+    el('div', { class: 'actions' },
+      button('◀ Upstream', () => a.lineage({ column: c.key, dir: 'up' })),
+      button('Downstream ▶', () => a.lineage({ column: c.key, dir: 'down' })),
+      button('Impact list', () => a.impact({ column: c.key }))),
+  );
+}
+
+export function dataset(panel: HTMLElement, d: DatasetDetail, a: Actions) {
+  clear(panel);
+  panel.append(
+    el('h2', {}, visible(d.name)),
+    el('p', { class: 'key' }, visible(d.key)),
+    dl(['kind', d.kind || '–'], ['location', visible(d.location ?? '–')], ['first seen', when(d.firstSeen)], ['last seen', when(d.lastSeen)],
+      ['written by', list(d.writers, (j) => jobLink(j, a))], ['read by', list(d.readers, (j) => jobLink(j, a))],
+      ['columns', `${d.columns.length}`]),
+    el('div', { class: 'actions' },
+      button('◀ Upstream', () => a.lineage({ dataset: d.key, dir: 'up' })),
+      button('Downstream ▶', () => a.lineage({ dataset: d.key, dir: 'down' })),
+      button('Impact list', () => a.impact({ dataset: d.key }))),
+    list(d.columns, (c) => `${visible(c.name)}${c.dataType ? ': ' + visible(c.dataType) : ''}`),
+  );
+}
+
+export async function link(panel: HTMLElement, l: Link, a: Actions) {
+  clear(panel);
+  const to = l.kind === 'FEEDS' ? short(l.target) : `${short(l.target)} (which rows)`;
+  panel.append(
+    el('h2', {}, l.kind === 'FEEDS' ? 'Column edge' : 'Row-level dependency'),
+    el('p', { class: 'key' }, `${short(l.source)} → ${to}`),
+  );
+  if (l.preview) panel.append(el('p', { class: 'note' }, 'From the SQL panel: not run, not in the graph.'));
+  for (const e of l.edges) {
+    const roles = el('table', { class: 'roles' }, el('tr', {}, el('th', {}, 'type'), el('th', {}, 'subtype'), el('th', {}, 'masking'), el('th', {}, 'expression')),
+      ...e.roles.map((r) => el('tr', { class: `role role-${r.type.toLowerCase()}` }, el('td', {}, r.type), el('td', {}, r.subtype), el('td', {}, r.masked ? 'masked' : ''), el('td', { class: 'expr' }, visible(r.expr ?? '')))));
+    const run = el('dd', { class: 'run' }, e.lastRun ? '…' : '–');
+    const section = el('section', { class: 'edge', 'data-job': e.job },
+      el('h3', {}, 'job ', jobLink(e.job, a), e.stale ? el('span', { class: 'badge stale' }, 'stale') : null),
+      roles,
+      el('dl', {}, el('dt', {}, 'first seen'), el('dd', {}, when(e.firstSeen)), el('dt', {}, 'last seen'), el('dd', {}, when(e.lastSeen)), el('dt', {}, 'last run'), run));
+    panel.append(section);
+    if (e.lastRun) {
+      api.run(e.lastRun).then((r) => {
+        clear(run);
+        run.append(el('span', { class: `status status-${r.status}` }, r.status), ` ${when(r.endedAt ?? r.emittedAt)}`, el('br'),
+          el('span', { class: 'muted' }, `app ${visible(r.appId)}, query ${r.executionId}${r.sparkVersion ? `, Spark ${r.sparkVersion}` : ''}`));
+      }).catch((err: Error) => {
+        clear(run);
+        run.append(el('span', { class: 'error' }, err.message));
+      });
+    }
+  }
+}
+
+export function job(panel: HTMLElement, j: JobDetail, a: Actions) {
+  clear(panel);
+  const history = el('div', { class: 'history', 'aria-label': 'status of the newest runs, oldest first' },
+    ...[...j.runs].reverse().map((r) => el('span', { class: `tick status-${r.status}`, title: `${r.status} ${when(r.endedAt ?? r.emittedAt)}` })));
+  const access = (xs: JobDetail['reads']) => list(xs, (x) => {
+    const link = el('a', { href: '#', 'data-dataset': x.dataset }, short(x.dataset));
+    link.addEventListener('click', (e) => {
+      e.preventDefault();
+      a.lineage({ dataset: x.dataset, dir: 'up' });
+    });
+    return el('span', {}, link, el('span', { class: 'muted' }, ` ${x.runs} runs, last ${when(x.last)}`));
+  });
+  panel.append(
+    el('h2', { class: 'job-title' }, `Job ${visible(j.name)}`),
+    el('p', { class: 'key' }, visible(j.key)),
+    dl(['runs', `${j.runCount}`], ['by status', Object.entries(j.statuses).map(([s, n]) => `${s} ${n}`).join(', ') || '–'],
+      ['first seen', when(j.firstSeen)], ['last seen', when(j.lastSeen)]),
+    el('h3', {}, 'Status history'), history,
+    el('h3', {}, 'Writes'), access(j.writes),
+    el('h3', {}, 'Reads'), access(j.reads),
+    el('h3', {}, `Newest runs (${j.runs.length})`),
+    el('table', { class: 'runs' }, el('tr', {}, el('th', {}, 'ended'), el('th', {}, 'status'), el('th', {}, 'query'), el('th', {}, 'writes')),
+      ...j.runs.map((r) => el('tr', { 'data-run': r.key }, el('td', {}, when(r.endedAt ?? r.emittedAt)), el('td', {}, el('span', { class: `status status-${r.status}` }, r.status)),
+        el('td', {}, `${r.executionId} ${r.funcName ?? ''}`), el('td', {}, r.writes.map(short).join(', '))))),
+  );
+}
+
+export function impact(panel: HTMLElement, ans: ImpactAnswer, from: { column?: string; dataset?: string }, a: Actions) {
+  clear(panel);
+  const datasets = new Set(ans.impact.map((x) => x.dataset));
+  panel.append(
+    el('h2', {}, 'Impact'),
+    el('p', { class: 'key' }, `of changing ${short(from.column ?? from.dataset ?? '')}`),
+    el('p', {}, `${ans.impact.length} columns in ${datasets.size} tables downstream, within ${ans.steps} steps${ans.truncated ? ' (cut at the size limit: more lie beyond)' : ''}.`),
+    el('div', { class: 'actions' }, el('a', { class: 'button', href: a.csv(from), download: 'colline-impact.csv' }, 'Export CSV'),
+      button('Draw downstream', () => a.lineage({ ...from, dir: 'down' }))),
+    el('table', { class: 'impact' }, el('tr', {}, el('th', {}, 'distance'), el('th', {}, 'table'), el('th', {}, 'column'), el('th', {}, 'via jobs')),
+      ...ans.impact.map((x) => el('tr', { 'data-column': x.key }, el('td', {}, `${x.distance}`), el('td', {}, short(x.dataset)), el('td', {}, visible(x.column)),
+        el('td', {}, ...x.jobs.flatMap((j, i) => [i > 0 ? ', ' : '', jobLink(j, a)]))))),
+  );
+}
+
+/** The SQL panel: Spark SQL or HiveQL through colline analyze, or plan events pasted as they are. */
+export function sql(panel: HTMLElement, cfg: Config, a: Actions) {
+  clear(panel);
+  const text = el('textarea', { id: 'sql-text', rows: '12', spellcheck: 'false', placeholder: 'INSERT INTO shop.top_countries SELECT country, revenue FROM shop.country_revenue WHERE revenue > 100' });
+  const dialect = el('select', { id: 'sql-dialect' }, el('option', { value: 'spark' }, 'Spark SQL'), el('option', { value: 'hive' }, 'HiveQL'));
+  const events = el('textarea', { id: 'events-text', rows: '8', spellcheck: 'false', placeholder: 'plan events: what the listener writes with spark.colline.output.dir, one JSON value after another' });
+  const out = el('div', { id: 'sql-result' });
+  const run = async (f: () => Promise<Preview>) => {
+    clear(out);
+    out.append(el('p', { class: 'muted' }, 'analyzing…'));
+    try {
+      const p = await f();
+      clear(out);
+      for (const ev of p.events) {
+        out.append(el('p', { class: ev.error ? 'error' : '' }, ev.error ? `statement ${ev.index}: ${visible(ev.error)} (${ev.reason})` : `statement ${ev.index}: job ${short(ev.job ?? '')} writes ${(ev.writes ?? []).map(short).join(', ') || 'nothing'}`));
+      }
+      a.preview(p);
+    } catch (err) {
+      clear(out);
+      out.append(el('p', { class: 'error' }, (err as Error).message));
+    }
+  };
+  const sqlButton = button('Draw SQL', () => run(() => api.sql(text.value, dialect.value)), { id: 'sql-draw' });
+  if (!cfg.analyzer) sqlButton.disabled = true;
+  panel.append(
+    el('h2', {}, 'SQL panel'),
+    el('p', {}, 'See the lineage of a statement before it runs, drawn with what the graph already knows: new columns and edges are marked, and the graph downstream of what it writes is shown.'),
+    el('label', { for: 'sql-text' }, 'Spark SQL or HiveQL'), text, el('div', { class: 'actions' }, dialect, sqlButton),
+    cfg.analyzer ? '' : el('p', { class: 'note', id: 'sql-needs-analyze' }, 'This explorer is not connected to colline analyze (COLLINE_UI_ANALYZER_URL), which turns SQL into plan events without running it. Plan events can be drawn below.'),
+    el('label', { for: 'events-text' }, 'or plan events (JSON)'), events,
+    el('div', { class: 'actions' }, button('Draw events', () => run(() => api.preview(events.value)), { id: 'events-draw' })),
+    out,
+  );
+}

@@ -1,0 +1,241 @@
+// Draws a layout into the page's SVG: table boxes with a row per involved column, links styled
+// by kind, type and subtype (classes the style sheet colours), stale links greyed; pan and zoom
+// with the mouse, wheel and keyboard; fit to the window.
+import { clear, short, svg, visible } from './dom';
+import { HEADER, ROW, type Layout, type Placed } from './layout';
+import type { Box, Link } from './model';
+
+export interface Handlers {
+  column(key: string): void;
+  box(key: string): void;
+  link(link: Link): void;
+  expand(box: Box, dir: 'up' | 'down'): void;
+  collapse(box: Box): void;
+}
+
+const CHAR = 7;
+
+function cut(s: string, px: number): string {
+  const n = Math.max(4, Math.floor(px / CHAR));
+  return s.length > n ? s.slice(0, n - 1) + '…' : s;
+}
+
+/** An orthogonal polyline with rounded corners. */
+function path(points: { x: number; y: number }[]): string {
+  if (points.length < 2) return '';
+  const r = 6;
+  let d = `M${points[0].x},${points[0].y}`;
+  for (let i = 1; i < points.length - 1; i++) {
+    const p = points[i - 1], q = points[i], n = points[i + 1];
+    const a = Math.min(r, Math.hypot(q.x - p.x, q.y - p.y) / 2), b = Math.min(r, Math.hypot(n.x - q.x, n.y - q.y) / 2);
+    const ux = Math.sign(q.x - p.x), uy = Math.sign(q.y - p.y), vx = Math.sign(n.x - q.x), vy = Math.sign(n.y - q.y);
+    d += ` L${q.x - ux * a},${q.y - uy * a} Q${q.x},${q.y} ${q.x + vx * b},${q.y + vy * b}`;
+  }
+  const last = points[points.length - 1];
+  return d + ` L${last.x},${last.y}`;
+}
+
+function describe(l: Link): string {
+  const jobs = l.edges.map((e) => short(e.job)).join(', ');
+  const roles = [...new Set(l.edges.flatMap((e) => e.roles.map((r) => `${r.type}/${r.subtype}`)))].join(', ');
+  const to = l.kind === 'FEEDS' ? short(l.target) : `${short(l.target)} (rows)`;
+  return `${short(l.source)} → ${to}\n${roles}\njob: ${jobs}${l.stale ? '\nstale: a later run of the job did not confirm it' : ''}`;
+}
+
+export class Drawing {
+  private k = 1;
+  private x = 0;
+  private y = 0;
+  private current: Layout | null = null;
+  private linksByColumn = new Map<string, SVGGElement[]>();
+
+  constructor(private readonly root: SVGSVGElement, private readonly view: SVGGElement, private readonly on: Handlers) {
+    this.defs();
+    root.addEventListener('wheel', (e) => {
+      e.preventDefault();
+      const r = root.getBoundingClientRect();
+      this.zoomAt(Math.exp(-e.deltaY * 0.0015), e.clientX - r.left, e.clientY - r.top);
+    }, { passive: false });
+    let drag: { x: number; y: number; id: number } | null = null;
+    root.addEventListener('pointerdown', (e) => {
+      if ((e.target as Element).closest('.box, .link')) return;
+      drag = { x: e.clientX, y: e.clientY, id: e.pointerId };
+      root.setPointerCapture(e.pointerId);
+      root.classList.add('panning');
+    });
+    root.addEventListener('pointermove', (e) => {
+      if (!drag || e.pointerId !== drag.id) return;
+      this.pan(e.clientX - drag.x, e.clientY - drag.y);
+      drag = { ...drag, x: e.clientX, y: e.clientY };
+    });
+    const end = () => {
+      drag = null;
+      root.classList.remove('panning');
+    };
+    root.addEventListener('pointerup', end);
+    root.addEventListener('pointercancel', end);
+  }
+
+  private defs() {
+    const defs = svg('defs');
+    for (const name of ['direct', 'indirect', 'rows', 'stale', 'preview']) {
+      defs.append(svg('marker', { id: `arrow-${name}`, viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 9, markerHeight: 9, markerUnits: 'userSpaceOnUse', orient: 'auto-start-reverse', class: `arrow arrow-${name}` },
+        svg('path', { d: 'M0,1 L9,5 L0,9 z' })));
+    }
+    this.root.prepend(defs);
+  }
+
+  private apply() {
+    this.view.setAttribute('transform', `translate(${this.x},${this.y}) scale(${this.k})`);
+  }
+
+  pan(dx: number, dy: number) {
+    this.x += dx;
+    this.y += dy;
+    this.apply();
+  }
+
+  zoomAt(f: number, cx?: number, cy?: number) {
+    const r = this.root.getBoundingClientRect();
+    cx ??= r.width / 2;
+    cy ??= r.height / 2;
+    const k = Math.min(4, Math.max(0.05, this.k * f));
+    this.x = cx - ((cx - this.x) * k) / this.k;
+    this.y = cy - ((cy - this.y) * k) / this.k;
+    this.k = k;
+    this.apply();
+  }
+
+  fit() {
+    if (!this.current) return;
+    const r = this.root.getBoundingClientRect();
+    const { width, height } = this.current;
+    if (width <= 0 || height <= 0 || r.width <= 0) return;
+    this.k = Math.min(1, (r.width - 20) / width, (r.height - 20) / height);
+    this.x = (r.width - width * this.k) / 2;
+    this.y = Math.max(10, (r.height - height * this.k) / 2);
+    this.apply();
+  }
+
+  clear() {
+    clear(this.view);
+    this.current = null;
+  }
+
+  draw(l: Layout) {
+    clear(this.view);
+    this.current = l;
+    this.linksByColumn.clear();
+    const links = svg('g', { class: 'links' });
+    const boxes = svg('g', { class: 'boxes' });
+    for (const r of l.links) links.append(this.link(r.link, r.points));
+    for (const p of l.boxes.values()) boxes.append(this.box(p));
+    this.view.append(links, boxes);
+  }
+
+  private link(l: Link, points: { x: number; y: number }[]): SVGGElement {
+    const kind = l.kind === 'FEEDS' ? 'feeds' : 'rows';
+    const marker = l.preview ? 'preview' : l.stale ? 'stale' : l.kind === 'DECIDES_ROWS' ? 'rows' : l.type === 'DIRECT' ? 'direct' : 'indirect';
+    const cls = ['link', `kind-${kind}`, `type-${l.type.toLowerCase()}`, `sub-${l.subtype.toLowerCase()}`];
+    if (l.stale) cls.push('stale');
+    if (l.masked) cls.push('masked');
+    if (l.preview) cls.push('preview');
+    const d = path(points);
+    const g = svg('g', {
+      class: cls.join(' '), 'data-kind': l.kind, 'data-source': l.source, 'data-target': l.target,
+      'data-type': l.type, 'data-subtype': l.subtype, 'data-jobs': l.edges.map((e) => e.job).join(' '),
+    }, svg('title', {}, visible(describe(l))), svg('path', { class: 'hit', d }), svg('path', { class: 'line', d, 'marker-end': `url(#arrow-${marker})` }));
+    g.addEventListener('click', (e) => {
+      e.stopPropagation();
+      this.on.link(l);
+    });
+    for (const k of [l.source, l.target]) {
+      const list = this.linksByColumn.get(k) ?? [];
+      list.push(g);
+      this.linksByColumn.set(k, list);
+    }
+    return g;
+  }
+
+  private box(p: Placed): SVGGElement {
+    const b = p.box;
+    const cls = ['box'];
+    if (b.root) cls.push('root');
+    if (b.fresh) cls.push('fresh');
+    if (b.collapsed) cls.push('collapsed');
+    if (b.dataset.droppedAt && (!b.dataset.lastSeen || b.dataset.droppedAt > b.dataset.lastSeen)) cls.push('dropped');
+    const name = visible(b.dataset.name || short(b.key));
+    const g = svg('g', {
+      class: cls.join(' '), 'data-dataset': b.key, transform: `translate(${p.x},${p.y})`, tabindex: 0, role: 'group',
+      'aria-label': `table ${name}, ${b.columns.length} columns`,
+    });
+    g.append(
+      svg('rect', { class: 'frame', width: p.width, height: p.height, rx: 5 }),
+      svg('rect', { class: 'head', width: p.width, height: HEADER, rx: 5 }),
+      svg('text', { class: 'title', x: 10, y: 19 }, cut(name, (p.width - 92) * 0.88)),
+      svg('title', {}, `${visible(b.key)}${b.dataset.kind ? ` (${b.dataset.kind})` : ''}${b.fresh ? '\nnot in the graph yet' : ''}`),
+    );
+    const buttons: [string, string, string, () => void][] = [
+      ['up', '◀', 'one more step upstream from this table ([)', () => this.on.expand(b, 'up')],
+      ['collapse', b.collapsed ? '▸' : '▾', b.collapsed ? 'show the columns (c)' : 'collapse to the table (c)', () => this.on.collapse(b)],
+      ['down', '▶', 'one more step downstream from this table (])', () => this.on.expand(b, 'down')],
+    ];
+    buttons.forEach(([action, glyph, title, fn], i) => {
+      const btn = svg('g', { class: `btn btn-${action}`, 'data-action': action, transform: `translate(${p.width - 78 + i * 24},5)`, role: 'button', 'aria-label': title },
+        svg('rect', { width: 20, height: 20, rx: 3 }), svg('text', { x: 10, y: 14, 'text-anchor': 'middle' }, glyph), svg('title', {}, title));
+      btn.addEventListener('click', (e) => {
+        e.stopPropagation();
+        fn();
+      });
+      g.append(btn);
+    });
+    if (!b.collapsed) {
+      b.columns.forEach((c, i) => {
+        const rc = ['row'];
+        if (b.fresh) rc.push('fresh');
+        const row = svg('g', { class: rc.join(' '), 'data-column': c.key, transform: `translate(0,${HEADER + ROW * i})` },
+          svg('rect', { width: p.width, height: ROW }),
+          svg('text', { class: 'name', x: 10, y: 14 }, cut(visible(c.name), p.width - 20 - Math.min(16, (c.dataType ?? '').length) * 6)),
+          svg('text', { class: 'type', x: p.width - 8, y: 14, 'text-anchor': 'end' }, cut(visible(c.dataType ?? ''), 112)),
+          svg('title', {}, `${visible(c.name)}${c.dataType ? ': ' + visible(c.dataType) : ''}\n${visible(c.key)}\ndistance ${c.distance}`));
+        row.addEventListener('click', (e) => {
+          e.stopPropagation();
+          this.on.column(c.key);
+        });
+        row.addEventListener('mouseenter', () => this.hover(c.key, true));
+        row.addEventListener('mouseleave', () => this.hover(c.key, false));
+        g.append(row);
+      });
+    }
+    g.querySelector('.head')!.addEventListener('click', () => this.on.box(b.key));
+    g.querySelector('.title')!.addEventListener('click', () => this.on.box(b.key));
+    g.addEventListener('keydown', (e) => {
+      const k = (e as KeyboardEvent).key;
+      if (k === 'Enter') this.on.box(b.key);
+      else if (k === '[') this.on.expand(b, 'up');
+      else if (k === ']') this.on.expand(b, 'down');
+      else if (k === 'c') this.on.collapse(b);
+      else return;
+      e.preventDefault();
+      e.stopPropagation();
+    });
+    return g;
+  }
+
+  private hover(col: string, on: boolean) {
+    for (const g of this.linksByColumn.get(col) ?? []) g.classList.toggle('hl', on);
+  }
+
+  /** Marks a column's row and its links as selected (nothing: clear). */
+  select(col?: string) {
+    this.root.querySelectorAll('.sel').forEach((e) => e.classList.remove('sel'));
+    if (!col) return;
+    this.root.querySelectorAll(`.row[data-column="${CSS.escape(col)}"]`).forEach((e) => e.classList.add('sel'));
+    for (const g of this.linksByColumn.get(col) ?? []) g.classList.add('sel');
+  }
+
+  /** Focuses the box of a dataset (keyboard navigation). */
+  focusBox(key: string) {
+    (this.root.querySelector(`.box[data-dataset="${CSS.escape(key)}"]`) as SVGGElement | null)?.focus();
+  }
+}
