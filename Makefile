@@ -25,6 +25,23 @@ listener: ## build the listener jar for Spark 3.5 / Scala 2.12, running its unit
 	mvn -B -q -f listener/pom.xml package
 	@listener/unit-summary 3.5_2.12
 
+.PHONY: hive
+hive: ## build the Hive hook and metastore listener jar (hive/target/colline-hive-0.1.0.jar), running its unit tests
+	mvn -B -q -f hive/pom.xml package
+	@grep -h "Tests run" hive/target/surefire-reports/*.txt | awk -F'[ ,]+' '{t+=$$3; f+=$$5; e+=$$7} END {printf "hive unit tests: %d run, %d failed, %d errors\n", t, f, e}'
+
+.PHONY: hive-test
+hive-test: services hive ## Hive end to end: HiveQL in a real Hive 4.0.1 → Kafka → consumer → Neo4j, Spark 4.1 on Hive's metastore (docs/hive.md)
+	COLLINE_E2E_HIVE=full go test -count=1 -tags e2e -v -timeout 40m -run 'TestHiveEndToEnd$$' ./e2e/
+
+.PHONY: spark24-test
+spark24-test: services ## Spark 2.4.8 / Scala 2.11 on JDK 17 end to end: Hive table writes (no joins or windows) and DDL (docs/listener.md)
+	COLLINE_E2E_SPARK24=1 go test -count=1 -tags e2e -v -timeout 30m -run 'TestSpark24EndToEnd$$' ./e2e/
+
+.PHONY: hive-capture
+hive-capture: ## re-capture the Hive golden corpus (plan/testdata/hive-4.0) from a real Hive 4.0.1
+	dev/hive/capture
+
 .PHONY: services
 services: ## start Kafka and Neo4j from Maven jars on 127.0.0.1 (idempotent)
 	dev/services start all
@@ -45,10 +62,11 @@ unit: ## unit tests only (no services)
 	go test -race -count=1 ./...
 
 .PHONY: test
-test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5 and 4.1), the explorer in Chromium, faults, security, chart
+test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5 and 4.1, real Hive 4.0.1), the explorer in Chromium, faults, security, chart
 	@dev/step lint $(MAKE) --no-print-directory lint
 	@dev/step services $(MAKE) --no-print-directory services
 	@dev/step listener $(MAKE) --no-print-directory listener
+	@dev/step hive $(MAKE) --no-print-directory hive
 	@dev/step ui-bundle $(MAKE) --no-print-directory ui-bundle
 	@dev/step unit+integration go test -race -count=1 ./...
 	@dev/step e2e go test -count=1 -tags e2e -v -timeout 30m ./e2e/

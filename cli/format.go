@@ -71,6 +71,9 @@ func writeTable(w io.Writer, evs []Event) error {
 			writes = append(writes, visible(s))
 		}
 		fmt.Fprintf(w, "writes  %s\n", orNone(writes))
+		for _, c := range lin.Changes {
+			fmt.Fprintf(w, "change  %s\n", visible(c.String()))
+		}
 		if len(lin.Unknown) > 0 {
 			fmt.Fprintf(w, "unknown %s\n", unknownList(lin.Unknown))
 		}

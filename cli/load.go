@@ -113,9 +113,13 @@ func loadFile(ctx context.Context, name string) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	st, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
 	raws, err := process.Split(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w (a LineageLogger log must be written with the layout %%m%%n: one JSON record a line)", name, err)
 	}
 	var out []Event
 	var errs []error
@@ -127,7 +131,8 @@ func loadFile(ctx context.Context, name string) ([]Event, error) {
 		if len(raws) > 1 {
 			src = fmt.Sprintf("%s#%d", name, i+1)
 		}
-		it, err := process.Step{}.Item(raw)
+		// a LineageLogger record without a timestamp (hive.in.test) is stamped with the file's time
+		it, err := process.Step{LineageLog: events.LineageLogOptions{Time: st.ModTime()}}.Item(raw)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w (the consumer would dead-letter it as %s)", src, err, process.Reason(err)))
 			continue

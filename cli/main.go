@@ -18,7 +18,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-const usage = `colline: column-level lineage of Spark plan events, offline, and of SQL before it runs.
+const usage = `colline: column-level lineage of Spark and Hive events, offline, and of SQL before it runs.
 
 usage:
   colline explain [--format table|dot|mermaid|json|openlineage] FILE|DIR...
@@ -37,9 +37,12 @@ ANALYZER: [--server URL] [--token-file F] [--analyzer CMD] [--spark-line LINE] [
           [--metastore DIR|jdbc:...|thrift://...] [--warehouse DIR] [--ddl FILE]... [--conf K=V]...
           [--schema-from-graph] [--neo4j URI ...]
 
-FILE is an event captured by the listener (spark.colline.output.dir) or a file of events, one
-JSON value after another (e.g. saved from the colline.plans topic); DIR means every *.json and
-*.jsonl file below it. Flags may come before or after the files.
+FILE is an event captured by the listener or the Hive hook (spark.colline.output.dir,
+colline.output.dir) or a file of events, one JSON value after another (e.g. saved from the
+colline.plans topic); a file may also hold records of Hive's LineageLogger, one a line (its log
+with the layout %m%n; a record without a timestamp gets the file's modification time), so that
+the history of a Hive deployment can be loaded. DIR means every *.json and *.jsonl file below it.
+Flags may come before or after the files.
 
 explain prints the column lineage the consumer would write: per event, its job, reads and writes
 and one row per column edge (source -> target, type/subtype, masking, expression). dot and

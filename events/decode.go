@@ -114,15 +114,15 @@ func digits(s string) bool {
 // key in the wrong case) are *fieldError; those of jsontext (syntax, duplicate keys, truncation)
 // are *jsontext.SyntacticError or io.ErrUnexpectedEOF; wrap turns both into the event errors.
 type decoder struct {
-	dec    *jsontext.Decoder
-	data   []byte
-	key    []byte // unquoted object key, when it had escapes
-	ints   []int  // scratch stacks of the arrays being read (take)
-	strs   []string
-	attrs  []Attribute
-	exprs  []Expr
-	str    []byte            // unquoted string value, when it had escapes
-	intern map[string]string // repeated short strings of this event (class names, types, roles)
+	dec      *jsontext.Decoder
+	data     []byte
+	key      []byte // unquoted object key, when it had escapes
+	intStack []int  // scratch stacks of the arrays being read (take)
+	strs     []string
+	attrs    []Attribute
+	exprs    []Expr
+	str      []byte            // unquoted string value, when it had escapes
+	intern   map[string]string // repeated short strings of this event (class names, types, roles)
 }
 
 func newDecoder(data []byte) *decoder {
@@ -549,8 +549,8 @@ func (d *decoder) any() (any, error) {
 }
 
 var (
-	envelopeKeys  = []string{"schemaVersion", "eventId", "emittedAt", "producer", "app", "query", "jvmId", "markers", "root", "nodes"}
-	producerKeys  = []string{"name", "version", "spark", "scala"}
+	envelopeKeys  = []string{"schemaVersion", "eventId", "emittedAt", "producer", "app", "query", "jvmId", "markers", "root", "nodes", "hive"}
+	producerKeys  = []string{"name", "version", "spark", "scala", "hive"}
 	appKeys       = []string{"id", "name", "user", "namespace"}
 	queryKeys     = []string{"executionId", "funcName", "status", "error", "durationMs", "endedAt"}
 	markersKeys   = []string{"nestedWrite", "truncated", "analyzed"}
@@ -559,8 +559,12 @@ var (
 	exprKeys      = []string{"class", "exprId", "name", "type", "sql", "plan", "children", "fields"}
 	datasetKeys   = []string{"kind", "catalog", "namespace", "name", "provider", "location", "tableType", "format", "paths",
 		"url", "table", "query", "servers", "topics", "pattern", "temporary", "description"}
-	writeKeys = []string{"dataset", "mode", "columns", "partitionColumns", "query"}
-	ddlKeys   = []string{"action", "dataset", "to", "source", "overwrite"}
+	writeKeys      = []string{"dataset", "mode", "columns", "partitionColumns", "query", "columnTypes"}
+	ddlKeys        = []string{"action", "dataset", "to", "source", "overwrite", "columns", "dropped"}
+	columnKeys     = []string{"name", "type"}
+	hiveKeys       = []string{"queryId", "operation", "engine", "database", "hash", "queryText", "inputs", "outputs", "edges", "vertices"}
+	hiveEdgeKeys   = []string{"sources", "targets", "expression", "edgeType"}
+	hiveVertexKeys = []string{"id", "vertexType", "vertexId"}
 )
 
 // envelope decodes the event into env. It returns the schema version when it was read (and is
@@ -601,6 +605,8 @@ func (d *decoder) envelope(env *Envelope) (version *string, err error) {
 					return 2, d.string(&p.Spark, true)
 				case "scala":
 					return 3, d.string(&p.Scala, true)
+				case "hive":
+					return 4, d.string(&p.Hive, true)
 				}
 				return unknownKey, nil
 			})
@@ -664,6 +670,13 @@ func (d *decoder) envelope(env *Envelope) (version *string, err error) {
 				env.Nodes = []Node{}
 			}
 			return 9, err
+		case "hive":
+			if d.dec.PeekKind() == 'n' {
+				_, err := d.dec.ReadValue()
+				return 10, err
+			}
+			env.Hive = new(Hive)
+			return 10, d.hive(env.Hive)
 		}
 		return unknownKey, nil
 	})
@@ -690,20 +703,7 @@ func (d *decoder) node(n *Node) error {
 		case "class":
 			return 1, d.string(&n.Class, true)
 		case "children":
-			start := len(d.ints)
-			null, err := d.array(func() error {
-				var c int
-				if d.dec.PeekKind() != '0' {
-					return d.wrongKind("an integer")
-				}
-				err := d.int(&c)
-				d.ints = append(d.ints, c)
-				return err
-			})
-			if !null {
-				n.Children = take(&d.ints, start)
-			}
-			return 2, err
+			return 2, d.ints(&n.Children)
 		case "output":
 			start := len(d.attrs)
 			null, err := d.array(func() error {
@@ -936,6 +936,8 @@ func (d *decoder) write(w *Write) error {
 			return 3, d.strings(&w.PartitionColumns)
 		case "query":
 			return 4, d.intPtr(&w.Query)
+		case "columnTypes":
+			return 5, d.strings(&w.ColumnTypes)
 		}
 		return unknownKey, nil
 	})
@@ -957,7 +959,147 @@ func (d *decoder) ddl(x *DDL) error {
 			return 3, d.datasetPtr(&x.Source)
 		case "overwrite":
 			return 4, d.bool(&x.Overwrite)
+		case "columns":
+			null, err := d.array(func() error {
+				var c ColumnSchema
+				if d.dec.PeekKind() != '{' {
+					return d.wrongKind("an object")
+				}
+				err := d.object(columnKeys, func(key []byte) (int, error) {
+					switch string(key) {
+					case "name":
+						return 0, d.string(&c.Name, false)
+					case "type":
+						return 1, d.string(&c.Type, true)
+					}
+					return unknownKey, nil
+				})
+				x.Columns = append(x.Columns, c)
+				return err
+			})
+			if !null && x.Columns == nil {
+				x.Columns = []ColumnSchema{}
+			}
+			return 5, err
+		case "dropped":
+			return 6, d.strings(&x.Dropped)
 		}
 		return unknownKey, nil
 	})
+}
+
+func (d *decoder) hive(h *Hive) error {
+	if d.dec.PeekKind() != '{' {
+		return d.wrongKind("an object")
+	}
+	return d.object(hiveKeys, func(key []byte) (int, error) {
+		switch string(key) {
+		case "queryId":
+			return 0, d.string(&h.QueryID, false)
+		case "operation":
+			return 1, d.string(&h.Operation, true)
+		case "engine":
+			return 2, d.string(&h.Engine, true)
+		case "database":
+			return 3, d.string(&h.Database, true)
+		case "hash":
+			return 4, d.string(&h.Hash, false)
+		case "queryText":
+			return 5, d.string(&h.QueryText, false)
+		case "inputs":
+			null, err := d.array(func() error {
+				h.Inputs = append(h.Inputs, Dataset{})
+				if d.dec.PeekKind() != '{' {
+					return d.wrongKind("an object")
+				}
+				return d.dataset(&h.Inputs[len(h.Inputs)-1])
+			})
+			if !null && h.Inputs == nil {
+				h.Inputs = []Dataset{}
+			}
+			return 6, err
+		case "outputs":
+			null, err := d.array(func() error {
+				h.Outputs = append(h.Outputs, Write{})
+				return d.write(&h.Outputs[len(h.Outputs)-1])
+			})
+			if !null && h.Outputs == nil {
+				h.Outputs = []Write{}
+			}
+			return 7, err
+		case "edges":
+			null, err := d.array(func() error {
+				h.Edges = append(h.Edges, HiveEdge{})
+				return d.hiveEdge(&h.Edges[len(h.Edges)-1])
+			})
+			if !null && h.Edges == nil {
+				h.Edges = []HiveEdge{}
+			}
+			return 8, err
+		case "vertices":
+			null, err := d.array(func() error {
+				h.Vertices = append(h.Vertices, HiveVertex{})
+				return d.hiveVertex(&h.Vertices[len(h.Vertices)-1])
+			})
+			if !null && h.Vertices == nil {
+				h.Vertices = []HiveVertex{}
+			}
+			return 9, err
+		}
+		return unknownKey, nil
+	})
+}
+
+func (d *decoder) hiveEdge(e *HiveEdge) error {
+	if d.dec.PeekKind() != '{' {
+		return d.wrongKind("an object")
+	}
+	return d.object(hiveEdgeKeys, func(key []byte) (int, error) {
+		switch string(key) {
+		case "sources":
+			return 0, d.ints(&e.Sources)
+		case "targets":
+			return 1, d.ints(&e.Targets)
+		case "expression":
+			return 2, d.string(&e.Expression, false)
+		case "edgeType":
+			return 3, d.string(&e.EdgeType, true)
+		}
+		return unknownKey, nil
+	})
+}
+
+func (d *decoder) hiveVertex(v *HiveVertex) error {
+	if d.dec.PeekKind() != '{' {
+		return d.wrongKind("an object")
+	}
+	return d.object(hiveVertexKeys, func(key []byte) (int, error) {
+		switch string(key) {
+		case "id":
+			return 0, d.int(&v.ID)
+		case "vertexType":
+			return 1, d.string(&v.VertexType, true)
+		case "vertexId":
+			return 2, d.string(&v.VertexID, true)
+		}
+		return unknownKey, nil
+	})
+}
+
+// ints reads an array of integers (null leaves *dst nil).
+func (d *decoder) ints(dst *[]int) error {
+	start := len(d.intStack)
+	null, err := d.array(func() error {
+		var c int
+		if d.dec.PeekKind() != '0' {
+			return d.wrongKind("an integer")
+		}
+		err := d.int(&c)
+		d.intStack = append(d.intStack, c)
+		return err
+	})
+	if !null {
+		*dst = take(&d.intStack, start)
+	}
+	return err
 }

@@ -12,6 +12,9 @@ type Envelope struct {
 	Markers       Markers  `json:"markers"`
 	Root          int      `json:"root"`
 	Nodes         []Node   `json:"nodes"`
+	// Hive is the body of a Hive event (since 1.4): Hive's own column lineage of one query, from
+	// colline's Hive hook or a replayed LineageLogger record. A Hive event has no nodes.
+	Hive *Hive `json:"hive,omitempty"`
 }
 
 // Producer names the listener build and the Spark it ran in.
@@ -20,6 +23,7 @@ type Producer struct {
 	Version string `json:"version"`
 	Spark   string `json:"spark"`
 	Scala   string `json:"scala"`
+	Hive    string `json:"hive"` // since 1.4: the Hive version of the hook or metastore listener
 }
 
 // App identifies the Spark application.
@@ -118,6 +122,8 @@ type Write struct {
 	Columns          []string `json:"columns"`
 	PartitionColumns []string `json:"partitionColumns"`
 	Query            *int     `json:"query"`
+	// ColumnTypes are the types of Columns, in the same order (since 1.4: Hive outputs).
+	ColumnTypes []string `json:"columnTypes"`
 }
 
 // Arg returns a string argument of the node, or "".
@@ -127,11 +133,60 @@ func (n *Node) Arg(key string) string {
 }
 
 // DDL is what a DDL command does to a dataset's identity (schema 1.1): Action is drop, rename,
-// truncate or load; To is the new identity of a rename, Source the path a LOAD DATA reads.
+// truncate, load or (since 1.4) alter; To is the new identity of a rename, Source the path a LOAD
+// DATA reads; Columns the columns after an alter, Dropped those it removed.
 type DDL struct {
-	Action    string   `json:"action"`
-	Dataset   Dataset  `json:"dataset"`
-	To        *Dataset `json:"to"`
-	Source    *Dataset `json:"source"`
-	Overwrite bool     `json:"overwrite"`
+	Action    string         `json:"action"`
+	Dataset   Dataset        `json:"dataset"`
+	To        *Dataset       `json:"to"`
+	Source    *Dataset       `json:"source"`
+	Overwrite bool           `json:"overwrite"`
+	Columns   []ColumnSchema `json:"columns"` // since 1.4
+	Dropped   []string       `json:"dropped"` // since 1.4
 }
+
+// ColumnSchema is a column's name and type.
+type ColumnSchema struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// Hive is Hive's own column lineage of one query (schema 1.4), in the shape of Hive's
+// LineageLogger: Edges between Vertices, plus the tables the query read and wrote.
+type Hive struct {
+	QueryID   string       `json:"queryId"`
+	Operation string       `json:"operation"` // Hive's operation: QUERY, CREATETABLE_AS_SELECT, CREATEVIEW, ALTERVIEW_AS
+	Engine    string       `json:"engine"`    // hive.execution.engine: mr, tez
+	Database  string       `json:"database"`  // the session's current database
+	Hash      string       `json:"hash"`      // LineageLogger's hash: MD5 of the query text
+	QueryText string       `json:"queryText"` // redacted, literals masked
+	Inputs    []Dataset    `json:"inputs"`    // tables and views read directly
+	Outputs   []Write      `json:"outputs"`   // tables and directories written (no query)
+	Edges     []HiveEdge   `json:"edges"`
+	Vertices  []HiveVertex `json:"vertices"`
+}
+
+// HiveEdge says that the target vertices depend on the source vertices: PROJECTION (their
+// values) or PREDICATE (which rows they hold), through Expression (absent: the source as it is).
+type HiveEdge struct {
+	Sources    []int  `json:"sources"`
+	Targets    []int  `json:"targets"`
+	Expression string `json:"expression"`
+	EdgeType   string `json:"edgeType"`
+}
+
+// HiveVertex is a column (VertexID "db.table.column", or a result column's name) or a table
+// ("db.table") of a Hive lineage graph; ID is its index in Vertices.
+type HiveVertex struct {
+	ID         int    `json:"id"`
+	VertexType string `json:"vertexType"`
+	VertexID   string `json:"vertexId"`
+}
+
+// Hive edge and vertex types.
+const (
+	HiveProjection = "PROJECTION"
+	HivePredicate  = "PREDICATE"
+	HiveColumn     = "COLUMN"
+	HiveTable      = "TABLE"
+)

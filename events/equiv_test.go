@@ -17,6 +17,8 @@ import (
 func capturedEvents(tb testing.TB) map[string][]byte {
 	tb.Helper()
 	files, _ := filepath.Glob("../plan/testdata/spark-*/*/*.json")
+	hive, _ := filepath.Glob("../plan/testdata/hive-*/*/*.json")
+	files = append(files, hive...)
 	gz, _ := filepath.Glob("../plan/testdata/tpcds/spark-*/*.json.gz")
 	if len(files) == 0 || len(gz) == 0 {
 		tb.Fatal("no captured events under plan/testdata")

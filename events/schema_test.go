@@ -20,6 +20,8 @@ func TestCapturedEventsMatchSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob("../plan/testdata/spark-*/*/*.json")
+	hive, _ := filepath.Glob("../plan/testdata/hive-*/*/*.json")
+	files = append(files, hive...)
 	if len(files) == 0 {
 		t.Fatal("no captured events under plan/testdata")
 	}

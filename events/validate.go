@@ -7,6 +7,12 @@ func (e *Envelope) Validate() error {
 	if e.EventID == "" {
 		return fmt.Errorf("%w: eventId is missing", ErrInvalid)
 	}
+	if e.Hive != nil {
+		if len(e.Nodes) > 0 {
+			return fmt.Errorf("%w: event %s has both plan nodes and a hive body; an event is one or the other", ErrInvalid, e.EventID)
+		}
+		return e.Hive.validate(e.EventID)
+	}
 	if len(e.Nodes) == 0 {
 		return fmt.Errorf("%w: event %s has no plan nodes", ErrInvalid, e.EventID)
 	}
@@ -63,6 +69,47 @@ func walkPlans(x *Expr, f func(int) error) error {
 	for i := range x.Children {
 		if err := walkPlans(&x.Children[i], f); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// validate checks a Hive body: vertex ids are their indexes, every edge's ends are vertices, and
+// edge and vertex types are known.
+func (h *Hive) validate(id string) error {
+	for i, v := range h.Vertices {
+		if v.ID != i {
+			return fmt.Errorf("%w: event %s: hive.vertices[%d] has id %d; ids are the indexes", ErrInvalid, id, i, v.ID)
+		}
+		if v.VertexType != HiveColumn && v.VertexType != HiveTable {
+			return fmt.Errorf("%w: event %s: hive.vertices[%d] has vertexType %q, want COLUMN or TABLE", ErrInvalid, id, i, v.VertexType)
+		}
+		if v.VertexID == "" {
+			return fmt.Errorf("%w: event %s: hive.vertices[%d] has no vertexId", ErrInvalid, id, i)
+		}
+	}
+	for i, e := range h.Edges {
+		if e.EdgeType != HiveProjection && e.EdgeType != HivePredicate {
+			return fmt.Errorf("%w: event %s: hive.edges[%d] has edgeType %q, want PROJECTION or PREDICATE", ErrInvalid, id, i, e.EdgeType)
+		}
+		for _, ends := range [2]struct {
+			name string
+			ids  []int
+		}{{"sources", e.Sources}, {"targets", e.Targets}} {
+			for _, v := range ends.ids {
+				if v < 0 || v >= len(h.Vertices) {
+					return fmt.Errorf("%w: event %s: hive.edges[%d].%s names vertex %d, outside vertices[0:%d]",
+						ErrInvalid, id, i, ends.name, v, len(h.Vertices))
+				}
+			}
+		}
+	}
+	for i, w := range h.Outputs {
+		if w.Query != nil {
+			return fmt.Errorf("%w: event %s: hive.outputs[%d] has a query; Hive outputs have none", ErrInvalid, id, i)
+		}
+		if len(w.ColumnTypes) > 0 && len(w.ColumnTypes) != len(w.Columns) {
+			return fmt.Errorf("%w: event %s: hive.outputs[%d] has %d columns and %d columnTypes", ErrInvalid, id, i, len(w.Columns), len(w.ColumnTypes))
 		}
 	}
 	return nil

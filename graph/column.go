@@ -1,11 +1,14 @@
 package graph
 
+import "time"
+
 // Column: a column of a dataset, or a struct field of a column (plan's Column.Parent), keyed by
 // plan's Column.Key. A column hangs off its dataset, a field off its parent column or field;
 // table is its dataset's name (shop.orders), so that a caption "{table}.{name}" (Neo4j Browser's
-// style, browser/) says which table it is.
+// style, browser/) says which table it is. An alter that dropped a column marks its newest drop
+// (a column exists while droppedAt is absent or older than lastSeen).
 //
-//	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, table, datasetKey, dataType, position, firstSeen, lastSeen})
+//	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, table, datasetKey, dataType, position, firstSeen, lastSeen, droppedAt})
 //	(:Column)-[:HAS_FIELD]->(:Column {key, name, table, datasetKey, parent, dataType, firstSeen, lastSeen})
 //
 // position is the column's 0-based place in its dataset's schema, as the newest event listed the
@@ -77,4 +80,25 @@ func columnRows(r *rows, fields bool) []map[string]any {
 		})
 	}
 	return out
+}
+
+// columnMarkRow records the newest drop of a column by an alter (plan.ChangeAlter).
+type columnMarkRow struct {
+	column    string
+	droppedAt time.Time
+}
+
+var columnMarks = element{
+	name: "columnMarks",
+	query: `UNWIND $rows AS row
+MATCH (c:Column {key: row.column})
+SET c.droppedAt = CASE WHEN c.droppedAt IS NULL OR c.droppedAt < row.droppedAt THEN row.droppedAt ELSE c.droppedAt END
+RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any {
+		out := make([]map[string]any, 0, len(r.colMarks))
+		for _, m := range r.colMarks {
+			out = append(out, map[string]any{"column": m.column, "droppedAt": m.droppedAt})
+		}
+		return out
+	},
 }

@@ -331,6 +331,8 @@ func TestWriteChanges(t *testing.T) {
 		p + "run-admin -CHANGED-> " + p + "a action=drop",
 		p + "run-admin -CHANGED-> " + p + "b action=truncate",
 		p + "run-admin -CHANGED-> " + p + "c action=rename",
+		p + "run-admin -CHANGED-> " + p + "b action=alter",
+		"Column " + p + "b#gone datasetKey=" + p + "b droppedAt=" + at,
 	} {
 		found := false
 		for _, l := range first {

@@ -20,6 +20,7 @@ type rows struct {
 	feeds    []feedRow
 	decides  []decideRow
 	marks    []markRow
+	colMarks []columnMarkRow
 	renames  []renameRow
 	changed  []changedRow
 	parents  []parentRow
@@ -63,6 +64,7 @@ func buildRows(items []Item) (*rows, error) {
 	feeds := map[[3]string]*feedRow{}
 	decides := map[[3]string]*decideRow{}
 	marks := map[string]*markRow{}
+	colMarks := map[string]*columnMarkRow{}
 	renames := map[[2]string]*renameRow{}
 	changed := map[changedRow]bool{}
 	parents := map[[2]string]bool{} // (run, parent run)
@@ -191,6 +193,22 @@ func buildRows(items []Item) (*rows, error) {
 				if ts.After(m.truncated) {
 					m.truncated = ts
 				}
+			case plan.ChangeAlter:
+				// the dataset's columns came with it (addDataset); the dropped ones exist until then
+				for _, col := range c.Dropped {
+					d := plan.Dataset{Key: c.Dataset.Key, Columns: []plan.Column{col}}
+					if err := addDataset(&d); err != nil {
+						return nil, fmt.Errorf("item %d: %w", i, err)
+					}
+					cm := colMarks[col.Key]
+					if cm == nil {
+						cm = &columnMarkRow{column: col.Key}
+						colMarks[col.Key] = cm
+					}
+					if ts.After(cm.droppedAt) {
+						cm.droppedAt = ts
+					}
+				}
 			case plan.ChangeRename:
 				rk := [2]string{c.Dataset.Key, c.To.Key}
 				rn := renames[rk]
@@ -249,6 +267,7 @@ func buildRows(items []Item) (*rows, error) {
 		}
 	}
 	slices.SortFunc(r.marks, func(a, b markRow) int { return cmp.Compare(a.dataset, b.dataset) })
+	r.colMarks = sortedValues(colMarks, func(a, b *columnMarkRow) int { return cmp.Compare(a.column, b.column) })
 	r.renames = sortedValues(renames, func(a, b *renameRow) int {
 		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.to, b.to))
 	})

@@ -68,7 +68,8 @@ func tf(typ, subtype, expr string) []plan.Transformation {
 	return []plan.Transformation{{Type: typ, Subtype: subtype, Expr: expr}}
 }
 
-// ddl is a hand-built DDL event of job "etl/admin": rename c to c2, truncate b, drop a.
+// ddl is a hand-built DDL event of job "etl/admin": rename c to c2, truncate b, drop a, and an
+// alter of b that keeps its columns, adds b.extra and drops b.gone.
 func ddl(prefix string, at time.Time, runSuffix string) Item {
 	it := fixture(prefix, at, runSuffix)[0]
 	it.Event.EventID = prefix + "run-admin" + runSuffix
@@ -81,8 +82,16 @@ func ddl(prefix string, at time.Time, runSuffix string) Item {
 		{Action: plan.ChangeRename, Dataset: ds("c"), To: &c2},
 		{Action: plan.ChangeTruncate, Dataset: ds("b")},
 		{Action: plan.ChangeDrop, Dataset: ds("a")},
+		{Action: plan.ChangeAlter, Dataset: withColumns(ds("b"), "extra"), Dropped: []plan.Column{{Key: prefix + "b#gone", Name: "gone"}}},
 	}}
 	return it
+}
+
+func withColumns(d plan.Dataset, names ...string) plan.Dataset {
+	for _, n := range names {
+		d.Columns = append(d.Columns, plan.Column{Key: plan.ColumnKey(d.Key, n), Name: n, Type: "string"})
+	}
+	return d
 }
 
 var t0 = time.Date(2026, 11, 30, 10, 15, 2, 100_000_000, time.UTC)
@@ -242,8 +251,18 @@ func TestBuildRowsChanges(t *testing.T) {
 		r.renames[0].last != later || r.renames[0].lastRun != "run-admin-2" {
 		t.Errorf("renames = %+v", r.renames)
 	}
-	if len(r.changed) != 6 || r.changed[0] != (changedRow{run: "run-admin", dataset: "a", action: plan.ChangeDrop}) {
+	if len(r.changed) != 8 || r.changed[0] != (changedRow{run: "run-admin", dataset: "a", action: plan.ChangeDrop}) {
 		t.Errorf("changed = %+v", r.changed)
+	}
+	if len(r.colMarks) != 1 || r.colMarks[0] != (columnMarkRow{column: "b#gone", droppedAt: later}) {
+		t.Errorf("column marks = %+v, want b#gone dropped at the later alter", r.colMarks)
+	}
+	added := false
+	for _, c := range r.columns {
+		added = added || (c.key == "b#extra" && c.datasetKey == "b" && c.dataType == "string")
+	}
+	if !added {
+		t.Errorf("columns = %+v, want b#extra from the alter", r.columns)
 	}
 	bad := ddl("", t0, "")
 	bad.Lineage.Changes[0].To = nil

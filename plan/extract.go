@@ -67,6 +67,9 @@ func extract(env *events.Envelope, b Budget) *Lineage {
 
 // extractCost is extract, also returning what the event cost against each budget.
 func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
+	if env.Hive != nil {
+		return extractHive(env, b)
+	}
 	b = b.withDefaults()
 	if n := len(env.Nodes); n > b.Nodes {
 		tooComplex(BudgetNodes, n, b.Nodes, true)
@@ -320,6 +323,14 @@ func (r *resolver) change(d *events.DDL) {
 			return
 		}
 		c.To = &to[0]
+	case ChangeAlter:
+		// the columns the dataset has now; those it lost are marked in the graph
+		for _, col := range d.Columns {
+			c.Dataset.Columns = append(c.Dataset.Columns, Column{Key: ColumnKey(c.Dataset.Key, col.Name), Name: col.Name, Type: col.Type})
+		}
+		for _, name := range d.Dropped {
+			c.Dropped = append(c.Dropped, Column{Key: ColumnKey(c.Dataset.Key, name), Name: name})
+		}
 	case ChangeLoad:
 		c.Mode = "append"
 		if d.Overwrite {

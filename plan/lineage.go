@@ -1,5 +1,7 @@
 package plan
 
+import "strings"
+
 // Lineage is what one event says about data flow, in the shape of OpenLineage's column lineage
 // facet: the datasets it read and wrote; per written column, its input columns, each with every
 // transformation it takes part in (Edges); per written dataset, the columns that decide which
@@ -64,13 +66,15 @@ type Write struct {
 // Change is what a DDL command did to a dataset. A dropped dataset keeps its lineage (the graph
 // marks it); a renamed one is reachable from its old key; a truncated one lost its rows but not
 // its lineage; a load fills Dataset from the path From, without a column mapping (LOAD DATA copies
-// files), so it also appears in Reads and Writes.
+// files), so it also appears in Reads and Writes; an alter (the metastore listener's column
+// changes) lists the columns Dataset has now, and those it dropped.
 type Change struct {
-	Action  string   // ChangeDrop, ChangeRename, ChangeTruncate, ChangeLoad
-	Dataset Dataset  // the dataset changed (a rename's old identity)
+	Action  string   // ChangeDrop, ChangeRename, ChangeTruncate, ChangeLoad, ChangeAlter
+	Dataset Dataset  // the dataset changed (a rename's old identity); ChangeAlter: with its columns
 	To      *Dataset // ChangeRename: the new identity
 	From    *Dataset // ChangeLoad: the path loaded
 	Mode    string   // ChangeLoad: append or overwrite
+	Dropped []Column // ChangeAlter: the columns no longer in the dataset
 }
 
 // Change actions.
@@ -79,6 +83,7 @@ const (
 	ChangeRename   = "rename"
 	ChangeTruncate = "truncate"
 	ChangeLoad     = "load"
+	ChangeAlter    = "alter"
 )
 
 // String renders a change for logs and goldens: "rename spark_catalog/db.a -> spark_catalog/db.b".
@@ -92,6 +97,20 @@ func (c Change) String() string {
 	}
 	if c.Mode != "" {
 		s += " " + c.Mode
+	}
+	if c.Action == ChangeAlter {
+		names := make([]string, len(c.Dataset.Columns))
+		for k, col := range c.Dataset.Columns {
+			names[k] = col.Name
+		}
+		s += " columns [" + strings.Join(names, ", ") + "]"
+		if len(c.Dropped) > 0 {
+			dropped := make([]string, len(c.Dropped))
+			for k, col := range c.Dropped {
+				dropped[k] = col.Name
+			}
+			s += " dropped [" + strings.Join(dropped, ", ") + "]"
+		}
 	}
 	return s
 }

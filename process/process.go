@@ -1,4 +1,5 @@
-// Package process turns one message value (one event as the listener sent it) into a graph item:
+// Package process turns one message value (one event as the listener sent it, or a record of
+// Hive's LineageLogger) into a graph item:
 // the size and nesting limits, events.Decode, plan.Extract and graph.Check. It is the one
 // processing step of colline: the consumer, the CLI, the benchmarks and the fault harness all call
 // it, so a value is judged the same way everywhere. It is pure: no I/O, no Kafka.
@@ -48,6 +49,10 @@ type Step struct {
 	Budget plan.Budget
 	// Observe, when set, receives the time each stage took.
 	Observe func(stage string, d time.Duration)
+	// LineageLog completes the records of Hive's LineageLogger, which a value may be instead of a
+	// colline event (events.IsLineageLog): the time of a record without one (the CLI gives the
+	// file's modification time; zero: such a record is invalid) and the job namespace.
+	LineageLog events.LineageLogOptions
 }
 
 // Item turns value into a graph item. On an error after decoding, the item still holds the event
@@ -59,7 +64,10 @@ func (s Step) Item(value []byte) (graph.Item, error) {
 	start := time.Now()
 	var env *events.Envelope
 	var err error
-	if err = depth(value); err == nil {
+	err = depth(value)
+	if err == nil && events.IsLineageLog(value) {
+		env, err = events.DecodeLineageLog(value, s.LineageLog)
+	} else if err == nil {
 		env, err = events.Decode(value)
 	}
 	s.observe(StageDecode, start)

@@ -9,6 +9,8 @@
 //   COLLINE_ENABLED, COLLINE_KAFKA_BOOTSTRAP, COLLINE_KAFKA_TOPIC, COLLINE_CAPTURE_DIR,
 //   COLLINE_NAMESPACE, COLLINE_QUEUE_CAPACITY.
 // -Drunner.continueOnError=true keeps going after a failed statement (the exit code is still 1).
+// -Drunner.collect=false runs queries without collecting their rows (Spark 2.4 on JDK 17, whose
+// collecting actions fail: dev/spark/lines flag nocollect).
 //
 // A FILE ending in .java is a DataFrame program (for what SQL cannot express): a class named
 // after the file, on the classpath (dev/spark-sql compiles it), with
@@ -100,9 +102,9 @@ public class SparkSqlRunner {
           } else {
             var df = spark.sql(stmt); // commands run eagerly
             String kw = firstWord(stmt);
-            if (kw.equals("SELECT") || kw.equals("WITH") || kw.equals("VALUES") || kw.equals("TABLE")
+            if (!"false".equals(System.getProperty("runner.collect")) && (kw.equals("SELECT") || kw.equals("WITH") || kw.equals("VALUES") || kw.equals("TABLE")
                 || kw.equals("SHOW") || kw.equals("DESCRIBE") || kw.equals("DESC") || kw.equals("EXPLAIN")
-                || kw.equals("FROM")) {
+                || kw.equals("FROM"))) {
               List<Row> rows = df.collectAsList();
               what = rows.size() + " row(s)" + (rows.isEmpty() ? "" : " " + preview(rows));
             }

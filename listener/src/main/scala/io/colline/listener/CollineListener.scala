@@ -3,7 +3,7 @@ package io.colline.listener
 import scala.util.Try
 
 import org.apache.spark.{SparkConf, SparkContext, SparkEnv}
-import org.apache.spark.sql.catalyst.plans.logical.{CommandResult, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.QueryExecution
 import org.apache.spark.sql.util.QueryExecutionListener
 
@@ -49,20 +49,19 @@ class CollineListener(conf: SparkConf) extends QueryExecutionListener {
         val sc = session.sparkContext
         pub.attach(sc)
         if (pub.cfg.streaming) Streaming.register(session, pub)
-        // commandExecuted is already computed for a successful execution: reading it is free
-        if (error.isEmpty && Try(qe.commandExecuted.isInstanceOf[CommandResult]).getOrElse(false)) {
+        if (error.isEmpty && Try(Compat.isCommandResult(qe)).getOrElse(false)) {
           pub.metrics.droppedCommandResult.incrementAndGet()
         } else if (!CollineListener.CommandFuncs(funcName) && !pub.cfg.publishReads) {
           pub.metrics.droppedNotCommand.incrementAndGet()
         } else {
-          val plan: LogicalPlan =
-            if (error.isEmpty) qe.analyzed else Try(qe.analyzed).getOrElse(qe.logical)
+          val plan: LogicalPlan = Compat.qualify(
+            if (error.isEmpty) qe.analyzed else Try(qe.analyzed).getOrElse(qe.logical), session)
           val redaction = Try(session.sessionState.conf.stringRedactionPattern).toOption.flatten
           val err = error.map(t => Redact.truncate(Redact.text(CollineListener.describe(t), redaction), EventBuilder.ErrorMax))
           pub.offer(Pending(
             funcName = funcName,
             plan = plan,
-            qeId = qe.id,
+            qeId = Compat.queryExecutionId(qe),
             success = error.isEmpty,
             error = err,
             durationNs = durationNs,

@@ -257,7 +257,7 @@ private[listener] object EventBuilder {
      * CreateNamedStruct builds (`fields`, in the order of its values): schema names, not data.
      */
     private def fieldNames(e: Expression, o: J.Obj): Unit = Try(e match {
-      case g: GetStructField => o.put("name", g.extractFieldName)
+      case g: GetStructField => o.put("name", g.name.getOrElse(g.childSchema(g.ordinal).name)) // extractFieldName, which 2.4 lacks
       case g: GetArrayStructFields => o.put("name", g.field.name)
       case c: CreateNamedStruct => o.put("fields", J.strs(c.dataType.fieldNames.toSeq))
       case _ =>

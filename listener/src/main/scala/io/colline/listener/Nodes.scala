@@ -4,15 +4,12 @@ import scala.util.Try
 
 import org.apache.spark.sql.SaveMode
 import org.apache.spark.sql.catalyst.TableIdentifier
-import org.apache.spark.sql.catalyst.analysis.{PersistedView, ResolvedTable}
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, HiveTableRelation}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.plans.logical._
-import org.apache.spark.sql.connector.catalog.Identifier
 import org.apache.spark.sql.execution.{ExternalRDD, LogicalRDD}
-import org.apache.spark.sql.execution.command.{AlterTableRenameCommand, AlterViewAsCommand, CreateDataSourceTableAsSelectCommand, CreateViewCommand, DropTableCommand, InsertIntoDataSourceDirCommand, LoadDataCommand, TruncateTableCommand}
+import org.apache.spark.sql.execution.command.{AlterTableRenameCommand, AlterViewAsCommand, CreateDataSourceTableAsSelectCommand, DropTableCommand, InsertIntoDataSourceDirCommand, LoadDataCommand, TruncateTableCommand}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, InsertIntoDataSourceCommand, InsertIntoHadoopFsRelationCommand, LogicalRelation, SaveIntoDataSourceCommand}
-import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.sources.{BaseRelation, DataSourceRegister}
 
 /** Where a write command's written plan is: a child by position, or a nested plan by role. */
@@ -113,32 +110,14 @@ private[listener] object Nodes {
     }
   }
 
-  def v2Dataset(r: DataSourceV2Relation): J.Obj = (r.catalog, r.identifier) match {
-    case (Some(c), Some(id)) => v2TableDataset(c.name(), id, Try(r.table.properties()).toOption)
-    case _ => other(Try(r.table.name()).getOrElse(r.table.getClass.getName))
-  }
-
-  private def v2TableDataset(catalog: String, id: Identifier,
-      props: Option[java.util.Map[String, String]]): J.Obj = {
-    def prop(k: String) = props.flatMap(p => Option(p.get(k)))
-    J.obj(
-      "kind" -> J.Str("table"),
-      "catalog" -> J.Str(catalog),
-      "namespace" -> J.strs(id.namespace().toSeq),
-      "name" -> J.Str(id.name()),
-      "provider" -> J.opt(prop("provider")),
-      "location" -> J.opt(prop("location").map(Redact.uri)),
-      "tableType" -> J.opt(prop("external").map(e => if (e == "true") "EXTERNAL" else "MANAGED")))
-  }
 
   /** Identity of a leaf, if it is one we know. */
   def leafDataset(p: LogicalPlan): Option[J.Obj] = p match {
     case r: HiveTableRelation => Some(tableDataset(r.tableMeta))
     case r: LogicalRelation => Some(relationDataset(r.relation, r.catalogTable))
-    case r: DataSourceV2Relation => Some(v2Dataset(r))
     case _: LocalRelation | _: OneRowRelation | _: Range => Some(local)
     case _: LogicalRDD | _: ExternalRDD[_] => Some(rdd)
-    case v: View => Some(viewDataset(v.desc, v.isTempView))
+    case Versioned.Leaf(ds) => Some(ds)
     case _ => None
   }
 
@@ -153,15 +132,15 @@ private[listener] object Nodes {
   }
 
   /** CTAS modes: ErrorIfExists / Ignore create the table, Overwrite replaces it. */
-  private def ctasMode(m: AnyRef): String = m match {
+  def ctasMode(m: AnyRef): String = m match {
     case SaveMode.Overwrite => "replace"
     case SaveMode.Append => "append"
     case _ => "create"
   }
 
-  private def names(as: Seq[Attribute]): Seq[String] = as.map(_.name)
+  def names(as: Seq[Attribute]): Seq[String] = as.map(_.name)
 
-  private def childIndexOf(p: LogicalPlan, q: LogicalPlan): Option[Int] = {
+  def childIndexOf(p: LogicalPlan, q: LogicalPlan): Option[Int] = {
     val i = p.children.indexWhere(_ eq q)
     if (i >= 0) Some(i) else None
   }
@@ -169,6 +148,7 @@ private[listener] object Nodes {
   // ---------------------------------------------------------------- per node
 
   def describe(p: LogicalPlan): NodeInfo = p match {
+    case Versioned.Described(info) => info // the nodes of one Spark line or more (Versioned.scala)
     // ---- operators
     case n: Project => NodeInfo(exprs = Seq("projectList" -> n.projectList))
     case n: Filter => NodeInfo(exprs = Seq("condition" -> Seq(n.condition)))
@@ -184,17 +164,10 @@ private[listener] object Nodes {
       exprs = Seq("generator" -> Seq(n.generator), "generatorOutput" -> n.generatorOutput),
       args = Seq("outer" -> J.Bool(n.outer)))
     case n: Expand => NodeInfo(exprs = n.projections.zipWithIndex.map { case (row, i) => s"projections.$i" -> row })
-    case n: Union => NodeInfo(args = Seq("byName" -> J.Bool(n.byName), "allowMissingCol" -> J.Bool(n.allowMissingCol)))
     case n: Intersect => NodeInfo(args = Seq("isAll" -> J.Bool(n.isAll)))
     case n: Except => NodeInfo(args = Seq("isAll" -> J.Bool(n.isAll)))
     case n: RepartitionByExpression => NodeInfo(exprs = Seq("partitionExpressions" -> n.partitionExpressions))
-    case n: RebalancePartitions => NodeInfo(exprs = Seq("partitionExpressions" -> n.partitionExpressions))
-    case n: CTERelationDef => NodeInfo(args = Seq("cteId" -> J.Num(n.id)))
-    case n: CTERelationRef => NodeInfo(args = Seq("cteId" -> J.Num(n.cteId)))
     case n: SubqueryAlias => NodeInfo(args = Seq("alias" -> J.Str(n.alias)))
-    case n: View => NodeInfo(args = Seq("isTempView" -> J.Bool(n.isTempView)),
-      dataset = Some(viewDataset(n.desc, n.isTempView)))
-    case n: MergeIntoTable => mergeInto(n)
     case RowLevel.Described(info) => info // ReplaceData, WriteDelta, MergeRows (RowLevel.scala)
     case DeltaCommands.Described(info) => info // Delta's MERGE / UPDATE / DELETE (Delta.scala)
     // recursive CTEs (4.x; absent from 3.x, hence by name): the loop id ties a reference to its loop
@@ -233,17 +206,6 @@ private[listener] object Nodes {
           Some(NestedQuery("query")))))
 
     // ---- views
-    case c: CreateViewCommand =>
-      val temporary = c.viewType != PersistedView
-      val ds = J.obj(
-        "kind" -> J.Str("view"),
-        "catalog" -> J.Str(Compat.tableCatalog(c.name).getOrElse(SessionCatalog)),
-        "namespace" -> J.strs(c.name.database.toSeq),
-        "name" -> J.Str(c.name.table),
-        "temporary" -> J.Bool(temporary))
-      val cols = if (c.userSpecifiedColumns.nonEmpty) c.userSpecifiedColumns.map(_._1) else names(c.plan.output)
-      NodeInfo(nested = Seq("query" -> c.plan), args = Seq("viewType" -> J.Str(shortName(c.viewType))),
-        write = Some(WriteSpec(ds, if (c.replace) "replace" else "create", cols, Nil, Some(NestedQuery("query")))))
     case c: AlterViewAsCommand =>
       val ds = J.obj(
         "kind" -> J.Str("view"),
@@ -253,17 +215,7 @@ private[listener] object Nodes {
         "temporary" -> J.Bool(c.name.database.isEmpty))
       NodeInfo(nested = Seq("query" -> c.query),
         write = Some(WriteSpec(ds, "replace", names(c.query.output), Nil, Some(NestedQuery("query")))))
-    case c: CacheTableAsSelect =>
-      NodeInfo(nested = Seq("query" -> c.plan), args = Seq("tempViewName" -> J.Str(c.tempViewName)))
 
-    // ---- v2 writes
-    case c: AppendData => v2Write(c, "append")
-    case c: OverwriteByExpression => v2Write(c, "overwrite")
-    case c: OverwritePartitionsDynamic => v2Write(c, "overwrite")
-    case c: V2WriteCommand => // ReplaceData, WriteDelta: row-level; the consumer's generic rule
-      NodeInfo(exprs = generic(c), nested = Seq("table" -> c.table).collect { case (r, t: LogicalPlan) => r -> t })
-    case c: CreateTableAsSelect => v2Ctas(c.name, c.query, c.partitioning.map(_.describe()), "create")
-    case c: ReplaceTableAsSelect => v2Ctas(c.name, c.query, c.partitioning.map(_.describe()), "replace")
 
     // ---- Hive (optional classes)
     case c if HiveClasses.isInsert(c) =>
@@ -295,17 +247,6 @@ private[listener] object Nodes {
     case c: LoadDataCommand =>
       ddl("load", v1Ident(c.table, isView = false), "source" -> Some(pathDataset("load", Seq(loadPath(c.path, c.isLocal)))),
         "overwrite" -> Some(J.Bool(c.isOverwrite)))
-    case c: DropTable => ddl("drop", v2Ident(c.child))
-    case c: TruncateTable => ddl("truncate", v2Ident(c.table))
-    case c: RenameTable =>
-      val to = c.child match {
-        case ResolvedTable(catalog, id, _, _) =>
-          val parts = c.newName.toSeq
-          val ns = if (parts.size > 1) parts.init.toArray else id.namespace()
-          Some(v2TableDataset(catalog.name(), Identifier.of(ns, parts.last), None))
-        case _ => None
-      }
-      ddl("rename", v2Ident(c.child), "to" -> to)
 
     // ---- leaves and everything else
     case leaf if leaf.children.isEmpty && leafDataset(leaf).isDefined =>
@@ -318,7 +259,7 @@ private[listener] object Nodes {
    * A DDL node: the action, the dataset it changes, and extra identities (`to` of a rename,
    * `source` path of a LOAD DATA). Nothing when the dataset is not one (a temporary view).
    */
-  private def ddl(action: String, ds: Option[J.Obj], extra: (String, Option[J])*): NodeInfo = ds match {
+  def ddl(action: String, ds: Option[J.Obj], extra: (String, Option[J])*): NodeInfo = ds match {
     case None => NodeInfo()
     case Some(d) =>
       val o = J.obj("action" -> J.Str(action), "dataset" -> d)
@@ -342,11 +283,6 @@ private[listener] object Nodes {
       Some(o)
     }
 
-  private def v2Ident(p: LogicalPlan): Option[J.Obj] = p match {
-    case Compat.ResolvedIdent(catalog, id) => Some(v2TableDataset(catalog.name(), id, None))
-    case ResolvedTable(catalog, id, _, _) => Some(v2TableDataset(catalog.name(), id, None))
-    case _ => None
-  }
 
   private def globalTempDatabase: String =
     Try(org.apache.spark.sql.SparkSession.active.conf.get("spark.sql.globalTempDatabase")).getOrElse("global_temp")
@@ -369,34 +305,12 @@ private[listener] object Nodes {
   }
 
   /** Nested non-child plans of an unknown node (innerChildren that are not subquery plans). */
-  private def innerPlans(p: LogicalPlan): Seq[(String, LogicalPlan)] = Try {
+  def innerPlans(p: LogicalPlan): Seq[(String, LogicalPlan)] = Try {
     val subqueryPlans = p.subqueries
-    (p.innerChildren: Seq[Any]).collect { case lp: LogicalPlan if !subqueryPlans.exists(_ eq lp) && !p.children.exists(_ eq lp) => lp }
+    Compat.innerChildren(p).collect { case lp: LogicalPlan if !subqueryPlans.exists(_ eq lp) && !p.children.exists(_ eq lp) => lp }
       .zipWithIndex.map { case (lp, i) => s"innerChildren.$i" -> lp }
   }.getOrElse(Nil)
 
-  private def v2Write(c: V2WriteCommand, mode: String): NodeInfo = {
-    val (ds, cols, nested) = c.table match {
-      case r: DataSourceV2Relation => (v2Dataset(r), names(r.output), Seq("table" -> (r: LogicalPlan)))
-      case lp: LogicalPlan => (leafDataset(lp).getOrElse(other(lp.getClass.getName)), names(lp.output), Seq("table" -> lp))
-      case other => (Nodes.other(other.getClass.getName), names(c.query.output), Nil)
-    }
-    val exprs = c match {
-      case o: OverwriteByExpression => Seq("deleteExpr" -> Seq(o.deleteExpr))
-      case _ => Nil
-    }
-    NodeInfo(exprs = exprs, nested = nested, args = Seq("isByName" -> J.Bool(c.isByName)),
-      write = Some(WriteSpec(ds, mode, cols, Nil, Some(ChildQuery(0)))))
-  }
-
-  private def v2Ctas(name: LogicalPlan, query: LogicalPlan, partitioning: Seq[String], mode: String): NodeInfo = {
-    val ds = name match {
-      case Compat.ResolvedIdent(catalog, id) => v2TableDataset(catalog.name(), id, None)
-      case other => Nodes.other(other.getClass.getName)
-    }
-    NodeInfo(nested = Seq("query" -> query),
-      write = Some(WriteSpec(ds, mode, names(query.output), partitioning, Some(NestedQuery("query")))))
-  }
 
   private def saveIntoDataset(c: SaveIntoDataSourceCommand): J.Obj = {
     val provider = c.dataSource.getClass.getName
@@ -408,25 +322,6 @@ private[listener] object Nodes {
       .getOrElse(other(formatName(c.dataSource)))
   }
 
-  private def mergeInto(m: MergeIntoTable): NodeInfo = {
-    val exprs = Seq.newBuilder[(String, Seq[Expression])]
-    val args = Seq.newBuilder[(String, J)]
-    exprs += "mergeCondition" -> Seq(m.mergeCondition)
-    def actions(prefix: String, as: Seq[MergeAction]): Unit = as.zipWithIndex.foreach { case (a, i) =>
-      args += s"$prefix.$i.action" -> J.Str(shortName(a))
-      a.condition.foreach(c => exprs += s"$prefix.$i.condition" -> Seq(c))
-      val assignments = a match {
-        case u: UpdateAction => u.assignments
-        case in: InsertAction => in.assignments
-        case _ => Nil
-      }
-      if (assignments.nonEmpty) exprs += s"$prefix.$i.assignments" -> assignments
-    }
-    actions("matched", m.matchedActions)
-    actions("notMatched", m.notMatchedActions)
-    actions("notMatchedBySource", Compat.notMatchedBySourceActions(m))
-    NodeInfo(exprs = exprs.result(), args = args.result())
-  }
 
   /** Short class name without the Scala `$` of objects. */
   def shortName(o: AnyRef): String = {

@@ -51,8 +51,8 @@ private[listener] final class RateLimitedLog(intervalMs: Long) {
 
   def warn(key: String, msg: => String, t: Throwable = null): Unit = try {
     val now = System.currentTimeMillis()
-    val l = last.computeIfAbsent(key, _ => new AtomicLong(0L))
-    val s = suppressed.computeIfAbsent(key, _ => new AtomicLong(0L))
+    val l = last.computeIfAbsent(key, RateLimitedLog.Zero)
+    val s = suppressed.computeIfAbsent(key, RateLimitedLog.Zero)
     val prev = l.get
     if (now - prev >= intervalMs && l.compareAndSet(prev, now)) {
       val n = s.getAndSet(0L)
@@ -62,6 +62,13 @@ private[listener] final class RateLimitedLog(intervalMs: Long) {
   } catch { case _: Throwable => }
 
   def info(msg: => String): Unit = try log.info("colline: " + msg) catch { case _: Throwable => }
+}
+
+private[listener] object RateLimitedLog {
+  /** A new counter at 0 (an explicit Function: Scala 2.11 has no SAM conversion). */
+  val Zero: java.util.function.Function[String, AtomicLong] = new java.util.function.Function[String, AtomicLong] {
+    def apply(k: String): AtomicLong = new AtomicLong(0L)
+  }
 }
 
 /**
@@ -276,7 +283,7 @@ private[listener] final class Publisher(val cfg: Config) {
 
   private def process(p: Pending): Unit = {
     Faults.maybeThrow(cfg, "build")
-    val exec = tracker.lookup(p.qeId)
+    val exec = if (Compat.tracksExecutions) tracker.lookup(p.qeId) else None
     EventBuilder.build(p, exec, cfg) match {
       case Skipped(_) => metrics.droppedNoLineage.incrementAndGet()
       case Event(json, executionId, rootClass) =>

@@ -105,7 +105,9 @@ private[listener] object Faults {
   def maybeThrow(cfg: Config, where: String): Unit = if (cfg.faultInjection.nonEmpty) {
     cfg.faultInjection.find(e => e == where || e.startsWith(where + ":")).foreach { e =>
       val limit = scala.util.Try(e.substring(where.length + 1).toInt).getOrElse(Int.MaxValue)
-      val n = counts.computeIfAbsent(where, _ => new java.util.concurrent.atomic.AtomicInteger).incrementAndGet()
+      val n = counts.computeIfAbsent(where, new java.util.function.Function[String, java.util.concurrent.atomic.AtomicInteger] {
+        def apply(k: String) = new java.util.concurrent.atomic.AtomicInteger
+      }).incrementAndGet()
       if (n <= limit) throw new StackOverflowError(s"colline test fault in $where")
     }
   }

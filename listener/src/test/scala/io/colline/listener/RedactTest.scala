@@ -68,4 +68,21 @@ class RedactTest extends munit.FunSuite {
       """{"class":"password=class-names-are-identifiers","sql":"SELECT 1 -- token=""" + Redact.Mask +
         """","url":"jdbc:mysql://db/x","nodes":[{"name":"concat(?, b)","args":{"secret":"k=v"}}]}""")
   }
+
+  test("the cases shared with the Hive hook (redaction-cases.tsv): the same rules in both") {
+    val src = scala.io.Source.fromInputStream(getClass.getResourceAsStream("/redaction-cases.tsv"), "UTF-8")
+    val cases = try src.getLines().filterNot(l => l.startsWith("#") || l.trim.isEmpty).toList finally src.close()
+    assert(cases.size >= 10, cases.size)
+    cases.foreach { line =>
+      val f = line.split("\t", -1)
+      val want = f(2).replace("MASK", Redact.Mask)
+      val got = f(0) match {
+        case "secrets" => Redact.secrets(f(1))
+        case "maskLiterals" => Redact.maskLiterals(f(1))
+        case "uri" => Redact.uri(f(1))
+        case "name" => Redact.name(f(1))
+      }
+      assertEquals(got, want, line)
+    }
+  }
 }

@@ -1,8 +1,9 @@
 package io.colline.listener
 
 import org.apache.spark.sql.catalyst.TableIdentifier
-import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, MergeAction, MergeIntoTable}
+import org.apache.spark.sql.catalyst.plans.logical.{CommandResult, LogicalPlan, MergeAction, MergeIntoTable}
 import org.apache.spark.sql.connector.catalog.{CatalogPlugin, Identifier}
+import org.apache.spark.sql.execution.QueryExecution
 import org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart
 
 /**
@@ -17,4 +18,12 @@ private[listener] object Compat {
   object ResolvedIdent {
     def unapply(p: LogicalPlan): Option[(CatalogPlugin, Identifier)] = None
   }
+
+  /** A re-read of a command's result (commandExecuted is computed for a successful execution: free). */
+  def isCommandResult(qe: QueryExecution): Boolean = qe.commandExecuted.isInstanceOf[CommandResult]
+  def queryExecutionId(qe: QueryExecution): Long = qe.id
+  val tracksExecutions = true
+  def innerChildren(p: LogicalPlan): Seq[Any] = p.innerChildren
+  /** The analyzer has qualified every name already (2.4's does not: src/main/spark24). */
+  def qualify(p: LogicalPlan, session: org.apache.spark.sql.SparkSession): LogicalPlan = p
 }

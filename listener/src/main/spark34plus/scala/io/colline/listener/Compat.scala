@@ -2,8 +2,9 @@ package io.colline.listener
 
 import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.analysis.ResolvedIdentifier
-import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, MergeAction, MergeIntoTable}
+import org.apache.spark.sql.catalyst.plans.logical.{CommandResult, LogicalPlan, MergeAction, MergeIntoTable}
 import org.apache.spark.sql.connector.catalog.{CatalogPlugin, Identifier}
+import org.apache.spark.sql.execution.QueryExecution
 import org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart
 
 /** Spark 3.4+ APIs that Spark 3.3 lacks (the 3.3 twin is in src/main/spark33). */
@@ -19,4 +20,12 @@ private[listener] object Compat {
       case _ => None
     }
   }
+
+  /** A re-read of a command's result (commandExecuted is computed for a successful execution: free). */
+  def isCommandResult(qe: QueryExecution): Boolean = qe.commandExecuted.isInstanceOf[CommandResult]
+  def queryExecutionId(qe: QueryExecution): Long = qe.id
+  val tracksExecutions = true
+  def innerChildren(p: LogicalPlan): Seq[Any] = p.innerChildren
+  /** The analyzer has qualified every name already (2.4's does not: src/main/spark24). */
+  def qualify(p: LogicalPlan, session: org.apache.spark.sql.SparkSession): LogicalPlan = p
 }

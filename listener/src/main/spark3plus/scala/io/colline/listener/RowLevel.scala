@@ -44,7 +44,7 @@ private[listener] object RowLevel {
   private def write(c: V2WriteCommand): Option[NodeInfo] = {
     val original = Reflect.plan(c, "originalTable").getOrElse(c.table match { case p: LogicalPlan => p; case _ => null })
     val ds = original match {
-      case r: DataSourceV2Relation => Nodes.v2Dataset(r)
+      case r: DataSourceV2Relation => Versioned.v2Dataset(r)
       case p: LogicalPlan => Nodes.leafDataset(p).getOrElse(Nodes.other(p.getClass.getName))
       case _ => return None
     }
