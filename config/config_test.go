@@ -45,7 +45,7 @@ func TestDefaults(t *testing.T) {
 		KafkaDLQTopic: "colline.plans.dlq", KafkaMaxBytes: 32 << 20,
 		Neo4jURI: "bolt://127.0.0.1:17687", Neo4jDatabase: "neo4j",
 		HTTPAddr: ":9090", BatchSize: 100, BatchWait: 200 * time.Millisecond, BatchMaxBytes: 16 << 20, ShutdownTimeout: 30 * time.Second,
-		LogLevel: slog.LevelInfo, LogFormat: "json", MaxEventBytes: 32 << 20, MetricsInterval: 15 * time.Second,
+		LogLevel: slog.LevelInfo, LogFormat: "json", MemoryLimitRatio: DefaultMemoryLimitRatio, MaxEventBytes: 32 << 20, MetricsInterval: 15 * time.Second,
 		MaxPlanDepth: 5000, MaxPlanNodes: 100000, MaxPlanEdges: 100000, MaxPlanWork: 1000000,
 	}
 	d := plan.DefaultBudget
@@ -65,7 +65,7 @@ func TestVariables(t *testing.T) {
 		"COLLINE_NEO4J_URI": "neo4j+s://db.example:7687", "COLLINE_NEO4J_USER": "u", "COLLINE_NEO4J_PASSWORD": "p",
 		"COLLINE_NEO4J_DATABASE": "lineage", "COLLINE_HTTP_ADDR": "127.0.0.1:9191", "COLLINE_BATCH_SIZE": "7",
 		"COLLINE_BATCH_WAIT": "1s", "COLLINE_BATCH_MAX_BYTES": "2097152", "COLLINE_SHUTDOWN_TIMEOUT": "5s", "COLLINE_EXIT_WHEN_IDLE": "3s",
-		"COLLINE_LOG_LEVEL": "debug", "COLLINE_LOG_FORMAT": "text",
+		"COLLINE_LOG_LEVEL": "debug", "COLLINE_LOG_FORMAT": "text", "COLLINE_MEMORY_LIMIT_RATIO": "0.75",
 		"COLLINE_MAX_PLAN_DEPTH": "100", "COLLINE_MAX_PLAN_NODES": "200", "COLLINE_MAX_PLAN_EDGES": "300", "COLLINE_MAX_PLAN_WORK": "400",
 		"NEO4J_DATABASE": "bare names are not read",
 	} {
@@ -79,7 +79,7 @@ func TestVariables(t *testing.T) {
 		KafkaBrokers: []string{"a:1", "b:2"}, KafkaTopic: "t", KafkaGroup: "g", KafkaDLQTopic: "d", KafkaMaxBytes: 16 << 20,
 		Neo4jURI: "neo4j+s://db.example:7687", Neo4jUser: "u", Neo4jPassword: "p", Neo4jDatabase: "lineage",
 		HTTPAddr: "127.0.0.1:9191", BatchSize: 7, BatchWait: time.Second, BatchMaxBytes: 2 << 20, ShutdownTimeout: 5 * time.Second,
-		ExitWhenIdle: 3 * time.Second, LogLevel: slog.LevelDebug, LogFormat: "text",
+		ExitWhenIdle: 3 * time.Second, LogLevel: slog.LevelDebug, LogFormat: "text", MemoryLimitRatio: 0.75,
 		MaxEventBytes: 16 << 20, MetricsInterval: 15 * time.Second,
 		MaxPlanDepth: 100, MaxPlanNodes: 200, MaxPlanEdges: 300, MaxPlanWork: 400,
 	}

@@ -20,13 +20,14 @@ import (
 // variables whose default is such a constant: the config tag, the Helm value and the
 // docs/operations.md row must all say the same.
 var homes = map[string]any{
-	"COLLINE_MAX_EVENT_BYTES":  process.DefaultMaxBytes,
-	"COLLINE_KAFKA_MAX_BYTES":  ingest.DefaultKafkaMaxBytes,
-	"COLLINE_BATCH_SIZE":       ingest.DefaultBatchSize,
-	"COLLINE_BATCH_MAX_BYTES":  ingest.DefaultBatchMaxBytes,
-	"COLLINE_BATCH_WAIT":       ingest.DefaultBatchWait,
-	"COLLINE_SHUTDOWN_TIMEOUT": ingest.DefaultShutdownTimeout,
-	"COLLINE_METRICS_INTERVAL": ingest.DefaultMonitorInterval,
+	"COLLINE_MAX_EVENT_BYTES":    process.DefaultMaxBytes,
+	"COLLINE_KAFKA_MAX_BYTES":    ingest.DefaultKafkaMaxBytes,
+	"COLLINE_BATCH_SIZE":         ingest.DefaultBatchSize,
+	"COLLINE_BATCH_MAX_BYTES":    ingest.DefaultBatchMaxBytes,
+	"COLLINE_BATCH_WAIT":         ingest.DefaultBatchWait,
+	"COLLINE_SHUTDOWN_TIMEOUT":   ingest.DefaultShutdownTimeout,
+	"COLLINE_METRICS_INTERVAL":   ingest.DefaultMonitorInterval,
+	"COLLINE_MEMORY_LIMIT_RATIO": DefaultMemoryLimitRatio,
 }
 
 // helmDiffers are the Helm values that deliberately differ from the consumer's (or the
