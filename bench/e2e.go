@@ -308,9 +308,10 @@ func benchE2E(ctx context.Context, r *report, env *benchEnv, evs []event, copies
 	}
 	x := eEdges / nEdges
 	r.add(row{part: "b", metric: "end-to-end edges/s (Kafka → consumer loop → Neo4j)", value: fmt.Sprintf("%.0f edges/s", eEdges),
-		baseline: fmt.Sprintf("%.0f edges/s naive (1 tx/edge)", nEdges), target: "≥ 50× naive and ≥ 20,000 edges/s",
-		result: fmt.Sprintf("%.0f× naive", x), met: x >= 50 && eEdges >= 20000})
-	r.add(row{part: "b", metric: "end-to-end events/s", value: fmt.Sprintf("%.1f events/s", eEvents),
-		baseline: fmt.Sprintf("%.1f events/s naive", nEvents), target: "-"})
+		baseline: fmt.Sprintf("%.0f edges/s naive (1 tx/edge)", nEdges), target: "≥ 50× naive (issue 17)",
+		result: fmt.Sprintf("%.0f× naive", x), met: x >= 50})
+	r.add(row{part: "b", metric: "end-to-end TPC-DS events/s", value: fmt.Sprintf("%.1f events/s", eEvents),
+		baseline: fmt.Sprintf("%.1f events/s naive", nEvents), target: "≥ 500 events/s and ≥ 50× naive (issue 17)",
+		result: fmt.Sprintf("%.0f× naive", eEvents/nEvents), met: eEvents >= 500 && eEvents/nEvents >= 50})
 	return nil
 }
