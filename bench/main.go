@@ -52,6 +52,8 @@ func main() {
 		readReuse  = flag.Bool("reads-reuse", false, "reads: time the queries on the graph a previous -keep-graph run generated, if any, instead of generating one")
 		hostileArg = flag.String("hostile-child", "", "internal: extract one hostile plan \"shape,n\" (the hostile part runs itself with it)")
 	)
+	flag.IntVar(&e2eBatchSize, "e2e-batch", 0, "e2e, fresh: messages per batch (COLLINE_BATCH_SIZE); 0: the default")
+	flag.IntVar(&e2eBatchBytes, "e2e-batch-bytes", 0, "e2e, fresh: bytes of message values per batch (COLLINE_BATCH_MAX_BYTES); 0: the default")
 	flag.Parse()
 	if *hostileArg != "" {
 		if err := hostileChild(*hostileArg); err != nil {
