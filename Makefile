@@ -67,8 +67,24 @@ clean: ## remove build outputs (keeps downloaded jars in .cache/jars)
 	rm -rf bin listener/target .cache/run ui/bundle/app
 
 .PHONY: faults
-faults: ## fault tests (kill -9, Neo4j down, broker restart, poison, group, hostile plans) on private Kafka/Neo4j; COLLINE_FAULTS_EVENTS=5000, COLLINE_FAULTS_HOSTILE=small|default
-	go test -tags e2e -count=1 -v -timeout 30m ./e2e/faults/
+faults: ## fault tests (kill -9 at random instants, Neo4j down or slow, broker restart, poison, group, hostile plans, a 1-minute soak) on private Kafka/Neo4j; COLLINE_FAULTS_EVENTS=5000, COLLINE_FAULTS_HOSTILE=small|default
+	go test -tags e2e -count=1 -v -timeout 40m ./e2e/faults/
+
+.PHONY: kills
+kills: ## the long kill -9 run (not in CI): 24 kills at random instants over 12,000 events, each kind of instant hit
+	COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-24} COLLINE_FAULTS_EVENTS=$${COLLINE_FAULTS_EVENTS:-12000} \
+	  go test -tags e2e -count=1 -v -timeout 90m -run 'TestFaults/kill9' ./e2e/faults/
+
+.PHONY: soak
+soak: ## the long run (not in CI): 30 minutes at 50 events/s, a Neo4j and a broker restart; table in .cache/soak.md
+	@mkdir -p .cache
+	COLLINE_SOAK_DURATION=$${COLLINE_SOAK_DURATION:-30m} COLLINE_SOAK_TABLE=$(CURDIR)/.cache/soak.md \
+	  go test -tags e2e -count=1 -v -timeout 120m -run 'TestSoak' ./e2e/faults/
+
+.PHONY: listener-load
+listener-load: services listener ## the listener under load, long (not in CI): 3 rounds of 3,000 queries without and with the listener
+	COLLINE_LOAD_QUERIES=$${COLLINE_LOAD_QUERIES:-3000} COLLINE_LOAD_ROUNDS=$${COLLINE_LOAD_ROUNDS:-3} \
+	  go test -tags e2e -count=1 -v -timeout 120m -run 'TestListenerUnderLoad' ./e2e/
 
 .PHONY: secure
 secure: ## security tests: consumer through SASL_SSL/mTLS into Neo4j with auth + Bolt TLS, refusals, no secret logged (dev/secure-services)
@@ -85,6 +101,10 @@ bench: services ## benchmarks (not a test, not in CI; WIPES the Neo4j graph): do
 .PHONY: degraded-capture
 degraded-capture: ## re-capture the degraded corpus (plan/testdata/degraded/): every scenario with the listener's cap at 4 KB, Spark 3.5 and 4.1
 	dev/capture --degraded
+
+.PHONY: analyzer
+analyzer: ## start colline's analyzer (a local Spark that analyzes SQL and never runs it) on 127.0.0.1:18990, kept warm: docs/analyze.md
+	dev/spark-analyze --port $${COLLINE_ANALYZER_PORT:-18990} $(ANALYZER_FLAGS)
 
 .PHONY: tpcds-capture
 tpcds-capture: ## re-capture the TPC-DS corpus (plan/testdata/tpcds/) from Spark 3.5 and 4.1

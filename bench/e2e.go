@@ -109,7 +109,7 @@ func (t *tap) seconds() float64 {
 // writer of the caller's choice, on a topic of its own.
 type consumer struct {
 	reader *kafka.Reader
-	dlq    *ingest.DeadLetterWriter
+	dlq    *ingest.Producer
 	loop   *ingest.Loop
 	reg    *prometheus.Registry
 	tap    *tap
@@ -125,8 +125,8 @@ func newConsumer(env *benchEnv, topic, dlqTopic string, w interface {
 	Write(ctx context.Context, items []graph.Item) error
 }, exitWhenIdle time.Duration) (*consumer, error) {
 	group := topic + ".group"
-	reader := ingest.NewReader(ingest.ReaderOptions{Brokers: env.brokers, Topic: topic, Group: group}, nil)
-	dlq := ingest.NewDeadLetterWriter(env.brokers, dlqTopic, 0, nil)
+	reader := ingest.NewReader(ingest.ReaderOptions{Brokers: env.brokers, Topics: []string{topic}, Group: group}, nil)
+	dlq := ingest.NewProducer(env.brokers, dlqTopic, 0, nil)
 	reg := prometheus.NewRegistry()
 	t := &tap{fetcher: reader, writer: w}
 	p := ingest.Params{
@@ -136,7 +136,7 @@ func newConsumer(env *benchEnv, topic, dlqTopic string, w interface {
 	p.BatchSize, p.BatchMaxBytes = e2eBatchSize, e2eBatchBytes // 0: the defaults
 	if exitWhenIdle > 0 {
 		p.ExitWhenIdle = exitWhenIdle
-		p.Backlog = ingest.Backlog{Brokers: env.brokers, Topic: topic, Group: group}
+		p.Backlog = ingest.Backlog{Brokers: env.brokers, Topics: []string{topic}, Group: group}
 	}
 	loop, err := ingest.New(p)
 	if err != nil {

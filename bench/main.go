@@ -27,7 +27,7 @@ type benchEnv struct {
 
 func main() {
 	var (
-		parts      = flag.String("parts", "decode,e2e,fresh,rss,reads", "comma-separated parts to run (decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; ui: the explorer's API on the reads graph and its first draw in Chromium; none of these in the default)")
+		parts      = flag.String("parts", "decode,e2e,fresh,rss,reads", "comma-separated parts to run (decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; ui: the explorer's API on the reads graph and its first draw in Chromium; analyze: colline's analyzer, warm; none of these in the default)")
 		corpus     = flag.String("corpus", "plan/testdata/tpcds", "TPC-DS corpus directory (spark-*/q*.json[.gz])")
 		kafkaAddr  = flag.String("kafka", envOr("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers, comma-separated")
 		neo4jURI   = flag.String("neo4j", envOr("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (no auth)")
@@ -50,6 +50,9 @@ func main() {
 		readBudget = flag.Duration("reads-budget", 90*time.Second, "reads: most time spent sampling one query kind")
 		keepGraph  = flag.Bool("keep-graph", false, "do not wipe the graph at the end")
 		readReuse  = flag.Bool("reads-reuse", false, "reads: time the queries on the graph a previous -keep-graph run generated, if any, instead of generating one")
+		anLines    = flag.String("analyze-lines", "3.5_2.12,4.1_2.13", "analyze: Spark lines, comma-separated")
+		anTPCDS    = flag.String("tpcds", "../shared/data/tpcds", "analyze: the TPC-DS schema and queries (ddl.sql, queries/)")
+		anPasses   = flag.Int("analyze-passes", 3, "analyze: passes over the queries (the first warms up)")
 		hostileArg = flag.String("hostile-child", "", "internal: extract one hostile plan \"shape,n\" (the hostile part runs itself with it)")
 	)
 	flag.IntVar(&e2eBatchSize, "e2e-batch", 0, "e2e, fresh: messages per batch (COLLINE_BATCH_SIZE); 0: the default")
@@ -83,6 +86,8 @@ func main() {
 			return benchRSS(ctx, r, env, evs, *rssMB, *rssEvents, *rssLog, *rssEnv, *rssCgroup)
 		case "hostile":
 			return benchHostile(ctx, r)
+		case "analyze":
+			return benchAnalyze(ctx, r, *anLines, *anTPCDS, *anPasses)
 		case "reads":
 			return benchReads(ctx, r, env, *readEdges, *readN, *readTO, *readBudget, *readReuse)
 		case "ui":
@@ -107,7 +112,7 @@ func run(ctx context.Context, parts, corpus, kafkaAddr, neo4jURI string, do func
 	env := &benchEnv{brokers: strings.Split(kafkaAddr, ","), neo4jURI: neo4jURI}
 	needServices := false
 	for _, p := range strings.Split(parts, ",") {
-		needServices = needServices || (p != "decode" && p != "decodelibs" && p != "model" && p != "hostile")
+		needServices = needServices || (p != "decode" && p != "decodelibs" && p != "model" && p != "hostile" && p != "analyze")
 	}
 	if needServices {
 		d, err := graph.NewDriver(neo4jURI, "", "")

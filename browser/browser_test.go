@@ -10,15 +10,15 @@ import (
 
 func TestQueries(t *testing.T) {
 	qs := Queries()
-	if len(qs) != 10 {
-		t.Fatalf("%d queries, want the 10 of docs/browser.md", len(qs))
+	if len(qs) != 11 {
+		t.Fatalf("%d queries, want the 11 of docs/browser.md", len(qs))
 	}
 	for _, q := range qs {
 		if q.Title == "" || !strings.Contains(q.Text, "MATCH") {
 			t.Errorf("%s: title %q, text %q", q.Name, q.Title, q.Text)
 		}
 		for _, p := range q.Params {
-			if !regexp.MustCompile(`^:param [a-z]+ => .+$`).MatchString(p) {
+			if !regexp.MustCompile(`^:param [a-zA-Z]+ => .+$`).MatchString(p) {
 				t.Errorf("%s: parameter line %q is not a Browser :param command", q.Name, p)
 			}
 		}

@@ -176,6 +176,9 @@ func TestBrowserQueries(t *testing.T) {
 		// 5 FEEDS and 5 DECIDES_ROWS (model 1 had 17 FEEDS: the row-level ones copied per column)
 		{query: "09-stale-edges", params: map[string]any{"days": 0}, want: []string{job + "|10|<time>|<time>"}},
 		{query: "09-stale-edges", params: map[string]any{"days": 36500}, want: nil},
+		// job|runs|FEEDS|DECIDES_ROWS|already stale: all of the skeleton is older than now
+		{query: "11-retention-preview", params: map[string]any{"runDays": 0, "edgeDays": 0}, want: []string{job + "|4|5|5|0"}},
+		{query: "11-retention-preview", params: map[string]any{"runDays": 36500, "edgeDays": 36500}, want: nil},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.query, tc.params), func(t *testing.T) {

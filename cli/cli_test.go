@@ -13,6 +13,8 @@ import (
 
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
+
+	"github.com/colline/colline/openlineage"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -317,5 +319,26 @@ func TestExplainShowsEveryRole(t *testing.T) {
 	}
 	if len(evs[0].Writes[0].ColumnLineage.Dataset) != 2 {
 		t.Errorf("dataset = %+v, want the two join keys", evs[0].Writes[0].ColumnLineage.Dataset)
+	}
+}
+
+// explain --format openlineage prints one RunEvent per event, each valid against the spec.
+func TestExplainOpenLineageValidates(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), "test", []string{"explain", "--format", "openlineage", skeleton}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	v, err := openlineage.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want one per event of the skeleton (4)", len(lines))
+	}
+	for i, l := range lines {
+		if _, err := v.Validate([]byte(l)); err != nil {
+			t.Errorf("line %d: %v", i+1, err)
+		}
 	}
 }

@@ -15,11 +15,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
 )
 
 // Formats are the output formats of explain.
-var Formats = []string{"table", "dot", "mermaid", "json"}
+var Formats = []string{"table", "dot", "mermaid", "json", "openlineage"}
 
 // Write renders evs to w in format (one of Formats).
 func Write(w io.Writer, format string, evs []Event) error {
@@ -32,6 +33,8 @@ func Write(w io.Writer, format string, evs []Event) error {
 		return writeMermaid(w, evs)
 	case "json":
 		return writeJSON(w, evs)
+	case "openlineage":
+		return writeOpenLineage(w, evs)
 	}
 	return fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats, ", "))
 }
@@ -45,8 +48,12 @@ func writeTable(w io.Writer, evs []Event) error {
 		}
 		env, lin := ev.Env, ev.Lineage
 		fmt.Fprintf(w, "# %s\n", visible(ev.Source))
+		status := visible(env.Query.Status)
+		if env.Markers.Analyzed {
+			status = "analyzed, not run"
+		}
 		fmt.Fprintf(w, "job     %s  (app %s, query %d, %s, %s)\n", visible(graph.JobKey(env.App)), visible(env.App.ID),
-			env.Query.ExecutionID, visible(env.Query.FuncName), visible(env.Query.Status))
+			env.Query.ExecutionID, visible(env.Query.FuncName), status)
 		fmt.Fprintf(w, "reads   %s\n", datasetList(lin.Reads))
 		writes := make([]string, 0, len(lin.Writes))
 		for _, d := range lin.Writes {
@@ -378,6 +385,7 @@ type jsonEvent struct {
 	ExecutionID int64          `json:"executionId"`
 	FuncName    string         `json:"funcName"`
 	Status      string         `json:"status"`
+	Analyzed    bool           `json:"analyzed,omitempty"` // colline analyze: lineage of SQL that did not run
 	EndedAt     string         `json:"endedAt,omitempty"`
 	Degraded    bool           `json:"degraded,omitempty"` // markers.truncated: no write has column lineage
 	Reads       []jsonDataset  `json:"reads"`
@@ -440,7 +448,7 @@ func writeJSON(w io.Writer, evs []Event) error {
 		j := jsonEvent{
 			Source: ev.Source, EventID: env.EventID, Job: graph.JobKey(env.App), AppID: env.App.ID,
 			ExecutionID: env.Query.ExecutionID, FuncName: env.Query.FuncName, Status: env.Query.Status,
-			EndedAt: env.Query.EndedAt, Unknown: lin.Unknown, Degraded: lin.Degraded,
+			Analyzed: env.Markers.Analyzed, EndedAt: env.Query.EndedAt, Unknown: lin.Unknown, Degraded: lin.Degraded,
 			Reads: []jsonDataset{}, Writes: []jsonDataset{},
 		}
 		// column key -> its dataset and name, for the facet's (namespace, name, field)
@@ -505,6 +513,21 @@ func writeJSON(w io.Writer, evs []Event) error {
 	}
 	_, err := w.Write(jsonVisible(b.Bytes()))
 	return err
+}
+
+// writeOpenLineage prints the OpenLineage RunEvent the consumer emits for each event
+// (openlineage.FromSpark), one JSON object per line, as openlineage's file transport writes them.
+func writeOpenLineage(w io.Writer, evs []Event) error {
+	for _, ev := range evs {
+		data, err := openlineage.FromSpark(ev.Env, ev.Lineage)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ev.Source, err)
+		}
+		if _, err := w.Write(append(jsonVisible(data), '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // jsonVisible escapes, as \uXXXX, the characters encoding/json leaves raw that a terminal would

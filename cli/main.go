@@ -14,18 +14,28 @@ import (
 
 	"github.com/colline/colline/config"
 	"github.com/colline/colline/graph"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-const usage = `colline: column-level lineage of captured Spark plan events, offline.
+const usage = `colline: column-level lineage of Spark plan events, offline, and of SQL before it runs.
 
 usage:
-  colline explain [--format table|dot|mermaid|json] FILE|DIR...
+  colline explain [--format table|dot|mermaid|json|openlineage] FILE|DIR...
   colline replay  [--neo4j URI] [--user NAME] [--password-file F] [--ca-file F] [--database NAME]
                   [--batch N] FILE|DIR...
   colline upgrade [--brokers HOST:PORT,...] [--topic NAME] [--neo4j URI] [--user NAME]
                   [--password-file F] [--ca-file F] [--database NAME] [--batch N]
+  colline analyze [ANALYZER] [--app NAME] [--namespace NS] [--reads] [--out DIR]
+                  [--format table|dot|mermaid|json|events] FILE.sql...
+  colline impact  [ANALYZER] [--old OLD.sql]... [--job NS/APP] [--depth N]
+                  [--format text|json|markdown] [--fail-on breaking|alter|never] NEW.sql...
   colline ui      [--addr HOST:PORT]
   colline version
+
+ANALYZER: [--server URL] [--token-file F] [--analyzer CMD] [--spark-line LINE] [--catalog memory|hive]
+          [--metastore DIR|jdbc:...|thrift://...] [--warehouse DIR] [--ddl FILE]... [--conf K=V]...
+          [--schema-from-graph] [--neo4j URI ...]
 
 FILE is an event captured by the listener (spark.colline.output.dir) or a file of events, one
 JSON value after another (e.g. saved from the colline.plans topic); DIR means every *.json and
@@ -33,7 +43,8 @@ JSON value after another (e.g. saved from the colline.plans topic); DIR means ev
 
 explain prints the column lineage the consumer would write: per event, its job, reads and writes
 and one row per column edge (source -> target, type/subtype, masking, expression). dot and
-mermaid draw the union of all events; json is for scripts. In every format, control and format
+mermaid draw the union of all events; json is for scripts; openlineage prints the OpenLineage
+RunEvent the consumer emits for each event (COLLINE_OPENLINEAGE_EMIT_*), one per line. In every format, control and format
 characters in names (newlines, ESC, bidirectional overrides) are shown escaped (\n, \x1b, \u202e).
 Ctrl-C stops it, also in the middle of a large plan.
 
@@ -48,7 +59,11 @@ upgrade moves a graph written by an older colline to the current graph model (a 
 an older graph and names this command): it removes what the older model stored differently,
 re-reads the topic (default COLLINE_KAFKA_TOPIC or colline.plans; brokers COLLINE_KAFKA_BROKERS)
 from the start, writes every event again, with progress, and stamps the graph. Stop the
-consumers first; start the new ones afterwards. Running it twice is harmless.
+consumers first; start the new ones afterwards. Running it twice is harmless. It connects to
+Kafka as the consumer does, from the consumer's variables: COLLINE_KAFKA_TLS, _TLS_CA_FILE,
+_TLS_CERT_FILE and _TLS_KEY_FILE (mutual TLS), COLLINE_KAFKA_SASL_MECHANISM, _SASL_USERNAME and
+_SASL_PASSWORD_FILE or _SASL_PASSWORD (docs/operations.md); the user needs Read and Describe on
+the topic.
 
 ui serves the lineage explorer, a web page that draws a column's upstream and downstream as table
 boxes with column edges, the impact list (CSV too), job views and the SQL panel, reading Neo4j
@@ -57,7 +72,23 @@ boxes with column edges, the impact list (CSV too), job views and the SQL panel,
 (docs/operations.md, docs/ui.md); --addr overrides COLLINE_UI_ADDR (default 127.0.0.1:7480).
 Ctrl-C stops it.
 
-Exit status: 0 ok, 1 an input or the write failed (every bad input is reported), 2 usage.
+analyze parses and analyzes SQL files with Spark (dev/spark-analyze starts a local Spark, or
+--server names a running analyzer) and never runs them: each statement becomes the event the
+listener would publish for it, marked analyzed, shown as explain shows events (--format events
+prints the events, one JSON value a line; --out DIR writes one file each, for explain and
+replay). Tables come from --ddl files, from a Hive metastore (--metastore, read only), or from
+colline's graph (--schema-from-graph); a file's own CREATE statements define tables for the rest
+of it. A statement Spark cannot parse or analyze is reported as FILE:LINE:COLUMN: Spark's message,
+and the others are still analyzed.
+
+impact analyzes the new version of a job's SQL (and --old, or else takes the job's lineage from
+the graph), prints the lineage diff and, from the graph, every column, dataset and job downstream
+of each change. Exit status 3: a change removes or retypes a column, or stops writing a dataset,
+that something downstream reads; 4 (with --fail-on alter): a change alters what something
+downstream reads. docs/analyze.md has a CI recipe.
+
+Exit status: 0 ok, 1 an input or the write failed (every bad input is reported; analyze: a
+statement failed), 2 usage, 3 and 4 see impact.
 `
 
 // Main runs the colline command with args (without the program name) and returns its exit code.
@@ -76,6 +107,14 @@ func Main(ctx context.Context, version string, args []string, stdout, stderr io.
 		err = upgrade(ctx, rest, stdout)
 	case "ui":
 		err = serveUI(ctx, version, rest, stdout, stderr)
+	case "analyze":
+		err = analyzeCmd(ctx, rest, stdout, stderr)
+	case "impact":
+		var code int
+		code, err = impactCmd(ctx, rest, stdout, stderr)
+		if err == nil && code != 0 {
+			return code
+		}
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "colline", version)
 	case "help", "-h", "-help", "--help":
@@ -87,6 +126,8 @@ func Main(ctx context.Context, version string, args []string, stdout, stderr io.
 	switch {
 	case err == nil:
 		return 0
+	case errors.Is(err, errSilent):
+		return 1
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -177,27 +218,32 @@ func neo4jFlags(fs *flag.FlagSet) neo4jOpts {
 	}
 }
 
-// writer connects to Neo4j: the password from --password-file, else COLLINE_NEO4J_PASSWORD.
+// writer connects to Neo4j (see driver) and returns a Writer on the database.
 func (o neo4jOpts) writer() (*graph.Writer, func(context.Context) error, error) {
+	driver, err := o.driver()
+	if err != nil {
+		return nil, nil, err
+	}
+	return graph.NewWriter(driver, *o.database), driver.Close, nil
+}
+
+// driver connects to Neo4j: the password from --password-file, else COLLINE_NEO4J_PASSWORD.
+func (o neo4jOpts) driver() (neo4j.DriverWithContext, error) {
 	password := config.Secret(os.Getenv("COLLINE_NEO4J_PASSWORD"))
 	if *o.passwordFile != "" {
 		var err error
 		if password, err = config.ReadSecretFile(*o.passwordFile); err != nil {
-			return nil, nil, fmt.Errorf("--password-file: %w", err)
+			return nil, fmt.Errorf("--password-file: %w", err)
 		}
 	}
 	var tlsConfig *tls.Config
 	if *o.caFile != "" {
 		var err error
 		if tlsConfig, err = config.CAConfig(*o.caFile); err != nil {
-			return nil, nil, fmt.Errorf("--ca-file: %w", err)
+			return nil, fmt.Errorf("--ca-file: %w", err)
 		}
 	}
-	driver, err := graph.NewDriver(*o.uri, *o.user, password.Reveal(), tlsConfig)
-	if err != nil {
-		return nil, nil, err
-	}
-	return graph.NewWriter(driver, *o.database), driver.Close, nil
+	return graph.NewDriver(*o.uri, *o.user, password.Reveal(), tlsConfig)
 }
 
 // parse parses flags that may come before, between or after the positional arguments (flag

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/colline/colline/analyze"
 	"github.com/colline/colline/config"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ui"
@@ -67,7 +68,7 @@ func serveUI(ctx context.Context, version string, args []string, stdout, stderr 
 		p.Auth.ProxyTrusted = append(p.Auth.ProxyTrusted, netip.MustParsePrefix(n)) // validated by LoadUI
 	}
 	if c.UiAnalyzerURL != "" {
-		p.Analyzer = ui.HTTPAnalyzer{URL: c.UiAnalyzerURL, Client: &http.Client{Timeout: c.UiQueryTimeout}}
+		p.Analyzer = ui.ServiceAnalyzer{Client: &analyze.Client{URL: c.UiAnalyzerURL, HTTP: &http.Client{Timeout: c.UiQueryTimeout}}}
 	}
 	ln, err := net.Listen("tcp", c.UiAddr)
 	if err != nil {

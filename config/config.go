@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/colline/colline/openlineage/alias"
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
@@ -29,11 +31,12 @@ const Prefix = "COLLINE"
 // (Neo4jURI: COLLINE_NEO4J_URI). The envconfig tag is deliberately not used: with it, envconfig
 // also reads the bare name (NEO4J_URI) when the prefixed one is absent.
 type Config struct {
-	KafkaBrokers  []string `split_words:"true" default:"127.0.0.1:19092" desc:"Kafka bootstrap brokers, comma-separated host:port"`
-	KafkaTopic    string   `split_words:"true" default:"colline.plans" desc:"topic the listener publishes plan events to"`
-	KafkaGroup    string   `split_words:"true" default:"colline" desc:"consumer group id; consumers in one group share the partitions"`
-	KafkaDLQTopic string   `split_words:"true" default:"colline.plans.dlq" desc:"dead-letter topic for messages that can never be written"`
-	KafkaMaxBytes int      `split_words:"true" default:"33554432" desc:"largest fetch, in bytes; at least the topic's max.message.bytes"`
+	KafkaBrokers        []string      `split_words:"true" default:"127.0.0.1:19092" desc:"Kafka bootstrap brokers, comma-separated host:port"`
+	KafkaTopic          string        `split_words:"true" default:"colline.plans" desc:"topic the listener publishes plan events to"`
+	KafkaGroup          string        `split_words:"true" default:"colline" desc:"consumer group id; consumers in one group share the partitions"`
+	KafkaDLQTopic       string        `split_words:"true" default:"colline.plans.dlq" desc:"dead-letter topic for messages that can never be written"`
+	KafkaMaxBytes       int           `split_words:"true" default:"33554432" desc:"largest fetch, in bytes; at least the topic's max.message.bytes"`
+	KafkaSessionTimeout time.Duration `split_words:"true" default:"30s" desc:"how long the group waits for a consumer that stopped heartbeating (killed, cut off) before its partitions go to the others; the broker allows group.min.session.timeout.ms (6s) to group.max.session.timeout.ms (30m)"`
 
 	KafkaTLS                   bool   `split_words:"true" default:"false" desc:"connect to Kafka with TLS (SSL or SASL_SSL); implied by any other COLLINE_KAFKA_TLS_* variable"`
 	KafkaTLSCaFile             string `split_words:"true" desc:"PEM file of the CAs that sign the brokers' certificates; empty: the system roots"`
@@ -52,12 +55,32 @@ type Config struct {
 	MaxPlanEdges int `split_words:"true" default:"100000" desc:"most lineage edges plus their transformations one event yields (also the most a batch holds); more: dead letter, reason too_complex"`
 	MaxPlanWork  int `split_words:"true" default:"1000000" desc:"most source-column entries resolved for one event (bounds time and memory); more: dead letter, reason too_complex"`
 
-	Neo4jURI          string `split_words:"true" default:"bolt://127.0.0.1:17687" desc:"Neo4j URI: bolt://, neo4j:// (routing), with +s or +ssc for TLS"`
-	Neo4jUser         string `split_words:"true" desc:"Neo4j user; empty: no authentication"`
-	Neo4jPassword     Secret `split_words:"true" desc:"Neo4j password (never logged)"`
-	Neo4jPasswordFile string `split_words:"true" desc:"file holding the Neo4j password (a mounted secret), instead of COLLINE_NEO4J_PASSWORD; one trailing newline is ignored"`
-	Neo4jDatabase     string `split_words:"true" default:"neo4j" desc:"Neo4j database"`
-	Neo4jTLSCaFile    string `split_words:"true" desc:"PEM file of the CAs that sign Neo4j's certificate, for bolt+s:// and neo4j+s://; empty: the system roots"`
+	OpenlineageTopic          string        `split_words:"true" desc:"also read OpenLineage events (openlineage's Kafka transport) from this topic, in the same group; empty: off"`
+	OpenlineageHTTPAddr       string        `split_words:"true" desc:"listen address of POST /api/v1/lineage for OpenLineage's HTTP transport (publishes to COLLINE_OPENLINEAGE_TOPIC); empty: off"`
+	OpenlineageHTTPApiKey     Secret        `split_words:"true" desc:"API key the HTTP transport must send (Authorization: Bearer); empty: no authentication (never logged)"`
+	OpenlineageHTTPApiKeyFile string        `split_words:"true" desc:"file holding the API key (a mounted secret), instead of COLLINE_OPENLINEAGE_HTTP_API_KEY"`
+	OpenlineageHTTPMaxBytes   int           `split_words:"true" default:"4194304" desc:"largest event POSTed, in bytes after gzip decoding; larger: 413"`
+	OpenlineageEmitURL        string        `split_words:"true" desc:"POST an OpenLineage RunEvent for every Spark event written to this endpoint (http(s)://marquez:5000/api/v1/lineage); empty: off"`
+	OpenlineageEmitTopic      string        `split_words:"true" desc:"or write those events to this Kafka topic (same brokers and security as COLLINE_KAFKA_*); empty: off"`
+	OpenlineageEmitApiKey     Secret        `split_words:"true" desc:"API key sent to COLLINE_OPENLINEAGE_EMIT_URL (Authorization: Bearer; never logged)"`
+	OpenlineageEmitApiKeyFile string        `split_words:"true" desc:"file holding that API key (a mounted secret), instead of COLLINE_OPENLINEAGE_EMIT_API_KEY"`
+	OpenlineageEmitTimeout    time.Duration `split_words:"true" default:"10s" desc:"timeout of one POST to COLLINE_OPENLINEAGE_EMIT_URL (a failed POST is retried with backoff)"`
+	OpenlineageAliases        string        `split_words:"true" desc:"dataset key prefixes to rewrite, from=to, comma-separated (duckdb:///data/shop.duckdb/shop.lake.=spark_catalog/lake.): how a tool naming a table its own way joins it (docs/openlineage.md)"`
+
+	Neo4jURI          string        `split_words:"true" default:"bolt://127.0.0.1:17687" desc:"Neo4j URI: bolt://, neo4j:// (routing), with +s or +ssc for TLS"`
+	Neo4jUser         string        `split_words:"true" desc:"Neo4j user; empty: no authentication"`
+	Neo4jPassword     Secret        `split_words:"true" desc:"Neo4j password (never logged)"`
+	Neo4jPasswordFile string        `split_words:"true" desc:"file holding the Neo4j password (a mounted secret), instead of COLLINE_NEO4J_PASSWORD; one trailing newline is ignored"`
+	Neo4jDatabase     string        `split_words:"true" default:"neo4j" desc:"Neo4j database"`
+	Neo4jTLSCaFile    string        `split_words:"true" desc:"PEM file of the CAs that sign Neo4j's certificate, for bolt+s:// and neo4j+s://; empty: the system roots"`
+	Neo4jWriteTimeout time.Duration `split_words:"true" default:"2m" desc:"longest Neo4j write transaction (server-side timeout and client deadline); a write blocked longer (a held lock, a long transaction) is ended and retried with backoff"`
+	Neo4jSlowWrite    time.Duration `split_words:"true" default:"30s" desc:"a Neo4j write running longer than this makes /readyz answer 503 (slow write) until it ends"`
+
+	RetentionRunDays    int           `split_words:"true" default:"0" desc:"delete runs (Run nodes with their READ, WROTE, CHANGED and HAS_RUN relationships) whose query ended more than this many days ago; 0: keep them"`
+	RetentionEdgeDays   int           `split_words:"true" default:"0" desc:"FEEDS and DECIDES_ROWS that no event confirmed for this many days are marked stale or deleted (COLLINE_RETENTION_EDGE_ACTION); 0: keep them"`
+	RetentionEdgeAction string        `split_words:"true" default:"stale" desc:"stale (set stale: true; cleared when an event confirms the edge again) or delete"`
+	RetentionInterval   time.Duration `split_words:"true" default:"1h" desc:"time between retention passes (the first runs at start)"`
+	RetentionBatchSize  int           `split_words:"true" default:"1000" desc:"most runs or relationships one retention transaction touches (bounds its locks next to the consumer's writes)"`
 
 	MetricsInterval time.Duration `split_words:"true" default:"15s" desc:"how often the Kafka reader statistics and the group's lag are polled into the metrics"`
 	HTTPAddr        string        `split_words:"true" default:":9090" desc:"listen address of /metrics, /healthz and /readyz"`
@@ -87,6 +110,8 @@ func Load() (Config, error) {
 	if err := errors.Join(
 		readSecret(&c.KafkaSASLPassword, "KAFKA_SASL_PASSWORD", c.KafkaSASLPasswordFile),
 		readSecret(&c.Neo4jPassword, "NEO4J_PASSWORD", c.Neo4jPasswordFile),
+		readSecret(&c.OpenlineageHTTPApiKey, "OPENLINEAGE_HTTP_API_KEY", c.OpenlineageHTTPApiKeyFile),
+		readSecret(&c.OpenlineageEmitApiKey, "OPENLINEAGE_EMIT_API_KEY", c.OpenlineageEmitApiKeyFile),
 	); err != nil {
 		return c, err
 	}
@@ -159,6 +184,7 @@ func (c Config) Validate() error {
 	if c.KafkaDLQTopic == c.KafkaTopic && c.KafkaTopic != "" {
 		bad("KAFKA_DLQ_TOPIC", "must differ from COLLINE_KAFKA_TOPIC (%q)", c.KafkaTopic)
 	}
+	errs = append(errs, c.validateOpenLineage()...)
 	if strings.TrimSpace(c.KafkaGroup) == "" {
 		bad("KAFKA_GROUP", "is required")
 	}
@@ -199,6 +225,29 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		bad("SHUTDOWN_TIMEOUT", "%v must be positive", c.ShutdownTimeout)
+	}
+	if c.KafkaSessionTimeout < time.Second || c.KafkaSessionTimeout > 30*time.Minute {
+		bad("KAFKA_SESSION_TIMEOUT", "%v is outside [1s, 30m]", c.KafkaSessionTimeout)
+	}
+	if c.Neo4jWriteTimeout < time.Second || c.Neo4jWriteTimeout > time.Hour {
+		bad("NEO4J_WRITE_TIMEOUT", "%v is outside [1s, 1h]", c.Neo4jWriteTimeout)
+	}
+	if c.Neo4jSlowWrite <= 0 {
+		bad("NEO4J_SLOW_WRITE", "%v must be positive", c.Neo4jSlowWrite)
+	}
+	for name, v := range map[string]int{"RETENTION_RUN_DAYS": c.RetentionRunDays, "RETENTION_EDGE_DAYS": c.RetentionEdgeDays} {
+		if v < 0 || v > 36500 {
+			bad(name, "%d is outside 0..36500 (0 keeps everything)", v)
+		}
+	}
+	if c.RetentionEdgeAction != "stale" && c.RetentionEdgeAction != "delete" {
+		bad("RETENTION_EDGE_ACTION", "%q is neither stale nor delete", c.RetentionEdgeAction)
+	}
+	if c.RetentionInterval < time.Second {
+		bad("RETENTION_INTERVAL", "%v is below 1s", c.RetentionInterval)
+	}
+	if c.RetentionBatchSize < 1 || c.RetentionBatchSize > 100000 {
+		bad("RETENTION_BATCH_SIZE", "%d is outside 1..100000", c.RetentionBatchSize)
 	}
 	if c.ExitWhenIdle < 0 {
 		bad("EXIT_WHEN_IDLE", "%v must not be negative", c.ExitWhenIdle)
@@ -245,6 +294,77 @@ func validateNeo4j(uri, user string, password Secret, caFile string) []error {
 	}
 
 	return errs
+}
+
+// validateOpenLineage checks the COLLINE_OPENLINEAGE_* variables.
+func (c Config) validateOpenLineage() []error {
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s_%s: %s", Prefix, name, fmt.Sprintf(format, args...)))
+	}
+	if t := c.OpenlineageTopic; t != "" {
+		if !topicName.MatchString(t) || t == "." || t == ".." {
+			bad("OPENLINEAGE_TOPIC", "%q is not a valid topic name (1 to 249 of a-z A-Z 0-9 . _ -)", t)
+		}
+		if t == c.KafkaTopic || t == c.KafkaDLQTopic {
+			bad("OPENLINEAGE_TOPIC", "must differ from COLLINE_KAFKA_TOPIC and COLLINE_KAFKA_DLQ_TOPIC (%q)", t)
+		}
+	}
+	if c.OpenlineageHTTPAddr != "" {
+		if err := hostPort(c.OpenlineageHTTPAddr, false); err != nil {
+			bad("OPENLINEAGE_HTTP_ADDR", "%q: %v", c.OpenlineageHTTPAddr, err)
+		} else if _, port, _ := net.SplitHostPort(c.OpenlineageHTTPAddr); c.OpenlineageHTTPAddr == c.HTTPAddr && port != "0" {
+			bad("OPENLINEAGE_HTTP_ADDR", "must differ from COLLINE_HTTP_ADDR (%q)", c.HTTPAddr)
+		}
+		if c.OpenlineageTopic == "" {
+			bad("OPENLINEAGE_HTTP_ADDR", "is set but COLLINE_OPENLINEAGE_TOPIC is empty: the endpoint publishes the events it takes to that topic")
+		}
+	} else if c.OpenlineageHTTPApiKey != "" {
+		bad("OPENLINEAGE_HTTP_API_KEY", "is set but COLLINE_OPENLINEAGE_HTTP_ADDR is empty")
+	}
+	if c.OpenlineageHTTPMaxBytes < 1<<10 {
+		bad("OPENLINEAGE_HTTP_MAX_BYTES", "%d is below 1 KiB", c.OpenlineageHTTPMaxBytes)
+	} else if c.OpenlineageHTTPMaxBytes > c.MaxEventBytes {
+		bad("OPENLINEAGE_HTTP_MAX_BYTES", "%d is above COLLINE_MAX_EVENT_BYTES (%d): the consumer would dead-letter such events", c.OpenlineageHTTPMaxBytes, c.MaxEventBytes)
+	}
+	if _, err := c.Aliases(); err != nil {
+		bad("OPENLINEAGE_ALIASES", "%v", err)
+	}
+	if raw := c.OpenlineageEmitURL; raw != "" {
+		u, err := url.Parse(raw)
+		switch {
+		case err != nil:
+			bad("OPENLINEAGE_EMIT_URL", "not a URL")
+		case u.Scheme != "http" && u.Scheme != "https":
+			bad("OPENLINEAGE_EMIT_URL", "scheme %q is neither http nor https", u.Scheme)
+		case u.Host == "":
+			bad("OPENLINEAGE_EMIT_URL", "no host in %q", u.Redacted())
+		case u.User != nil:
+			bad("OPENLINEAGE_EMIT_URL", "credentials in the URL; use COLLINE_OPENLINEAGE_EMIT_API_KEY")
+		}
+		if c.OpenlineageEmitTopic != "" {
+			bad("OPENLINEAGE_EMIT_TOPIC", "and COLLINE_OPENLINEAGE_EMIT_URL are both set; emit to one of them")
+		}
+	} else if c.OpenlineageEmitApiKey != "" {
+		bad("OPENLINEAGE_EMIT_API_KEY", "is set but COLLINE_OPENLINEAGE_EMIT_URL is empty")
+	}
+	if t := c.OpenlineageEmitTopic; t != "" {
+		if !topicName.MatchString(t) || t == "." || t == ".." {
+			bad("OPENLINEAGE_EMIT_TOPIC", "%q is not a valid topic name (1 to 249 of a-z A-Z 0-9 . _ -)", t)
+		}
+		if t == c.KafkaTopic || t == c.KafkaDLQTopic || t == c.OpenlineageTopic {
+			bad("OPENLINEAGE_EMIT_TOPIC", "must differ from the topics the consumer reads and dead-letters to (%q): it would read its own events", t)
+		}
+	}
+	if c.OpenlineageEmitTimeout <= 0 {
+		bad("OPENLINEAGE_EMIT_TIMEOUT", "%v must be positive", c.OpenlineageEmitTimeout)
+	}
+	return errs
+}
+
+// Aliases returns the dataset key aliases of COLLINE_OPENLINEAGE_ALIASES.
+func (c Config) Aliases() ([]alias.Rule, error) {
+	return alias.Parse(c.OpenlineageAliases)
 }
 
 // validateKafkaSecurity checks the TLS and SASL variables.
@@ -400,6 +520,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("kafka_group", c.KafkaGroup),
 		slog.String("kafka_dlq_topic", c.KafkaDLQTopic),
 		slog.Int("kafka_max_bytes", c.KafkaMaxBytes),
+		slog.Duration("kafka_session_timeout", c.KafkaSessionTimeout),
 		slog.Bool("kafka_tls", c.KafkaTLS),
 		slog.String("kafka_tls_ca_file", c.KafkaTLSCaFile),
 		slog.String("kafka_tls_cert_file", c.KafkaTLSCertFile),
@@ -410,6 +531,17 @@ func (c Config) LogValue() slog.Value {
 		slog.String("kafka_sasl_username", c.KafkaSASLUsername),
 		slog.String("kafka_sasl_password", c.KafkaSASLPassword.String()),
 		slog.String("kafka_sasl_password_file", c.KafkaSASLPasswordFile),
+		slog.String("openlineage_topic", c.OpenlineageTopic),
+		slog.String("openlineage_http_addr", c.OpenlineageHTTPAddr),
+		slog.String("openlineage_http_api_key", c.OpenlineageHTTPApiKey.String()),
+		slog.String("openlineage_http_api_key_file", c.OpenlineageHTTPApiKeyFile),
+		slog.Int("openlineage_http_max_bytes", c.OpenlineageHTTPMaxBytes),
+		slog.String("openlineage_emit_url", redactURL(c.OpenlineageEmitURL)),
+		slog.String("openlineage_emit_topic", c.OpenlineageEmitTopic),
+		slog.String("openlineage_emit_api_key", c.OpenlineageEmitApiKey.String()),
+		slog.String("openlineage_emit_api_key_file", c.OpenlineageEmitApiKeyFile),
+		slog.Duration("openlineage_emit_timeout", c.OpenlineageEmitTimeout),
+		slog.String("openlineage_aliases", c.OpenlineageAliases),
 		slog.Int("max_event_bytes", c.MaxEventBytes),
 		slog.Int("max_plan_depth", c.MaxPlanDepth),
 		slog.Int("max_plan_nodes", c.MaxPlanNodes),
@@ -421,6 +553,13 @@ func (c Config) LogValue() slog.Value {
 		slog.String("neo4j_password_file", c.Neo4jPasswordFile),
 		slog.String("neo4j_database", c.Neo4jDatabase),
 		slog.String("neo4j_tls_ca_file", c.Neo4jTLSCaFile),
+		slog.Duration("neo4j_write_timeout", c.Neo4jWriteTimeout),
+		slog.Duration("neo4j_slow_write", c.Neo4jSlowWrite),
+		slog.Int("retention_run_days", c.RetentionRunDays),
+		slog.Int("retention_edge_days", c.RetentionEdgeDays),
+		slog.String("retention_edge_action", c.RetentionEdgeAction),
+		slog.Duration("retention_interval", c.RetentionInterval),
+		slog.Int("retention_batch_size", c.RetentionBatchSize),
 		slog.String("http_addr", c.HTTPAddr),
 		slog.Duration("metrics_interval", c.MetricsInterval),
 		slog.Int("batch_size", c.BatchSize),
@@ -432,6 +571,14 @@ func (c Config) LogValue() slog.Value {
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("log_format", c.LogFormat),
 	)
+}
+
+// redactURL is a URL without the password of its user info, for logs.
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	return ""
 }
 
 // Secret is a string that never prints: fmt, slog and envconfig's usage show "(set)" or "" in its

@@ -47,6 +47,9 @@ func TestDefaults(t *testing.T) {
 		HTTPAddr: ":9090", BatchSize: 100, BatchWait: 200 * time.Millisecond, BatchMaxBytes: 16 << 20, ShutdownTimeout: 30 * time.Second,
 		LogLevel: slog.LevelInfo, LogFormat: "json", MemoryLimitRatio: DefaultMemoryLimitRatio, MaxEventBytes: 32 << 20, MetricsInterval: 15 * time.Second,
 		MaxPlanDepth: 5000, MaxPlanNodes: 100000, MaxPlanEdges: 100000, MaxPlanWork: 1000000,
+		KafkaSessionTimeout: 30 * time.Second, Neo4jWriteTimeout: 2 * time.Minute, Neo4jSlowWrite: 30 * time.Second,
+		RetentionEdgeAction: "stale", RetentionInterval: time.Hour, RetentionBatchSize: 1000,
+		OpenlineageHTTPMaxBytes: 4 << 20, OpenlineageEmitTimeout: 10 * time.Second,
 	}
 	d := plan.DefaultBudget
 	if (plan.Budget{Depth: c.MaxPlanDepth, Nodes: c.MaxPlanNodes, Edges: c.MaxPlanEdges, Work: c.MaxPlanWork}) != d {
@@ -67,7 +70,14 @@ func TestVariables(t *testing.T) {
 		"COLLINE_BATCH_WAIT": "1s", "COLLINE_BATCH_MAX_BYTES": "2097152", "COLLINE_SHUTDOWN_TIMEOUT": "5s", "COLLINE_EXIT_WHEN_IDLE": "3s",
 		"COLLINE_LOG_LEVEL": "debug", "COLLINE_LOG_FORMAT": "text", "COLLINE_MEMORY_LIMIT_RATIO": "0.75",
 		"COLLINE_MAX_PLAN_DEPTH": "100", "COLLINE_MAX_PLAN_NODES": "200", "COLLINE_MAX_PLAN_EDGES": "300", "COLLINE_MAX_PLAN_WORK": "400",
-		"NEO4J_DATABASE": "bare names are not read",
+		"COLLINE_KAFKA_SESSION_TIMEOUT": "10s", "COLLINE_NEO4J_WRITE_TIMEOUT": "45s", "COLLINE_NEO4J_SLOW_WRITE": "5s",
+		"COLLINE_RETENTION_RUN_DAYS": "90", "COLLINE_RETENTION_EDGE_DAYS": "30", "COLLINE_RETENTION_EDGE_ACTION": "delete",
+		"COLLINE_RETENTION_INTERVAL": "10m", "COLLINE_RETENTION_BATCH_SIZE": "500",
+		"COLLINE_OPENLINEAGE_TOPIC": "ol", "COLLINE_OPENLINEAGE_HTTP_ADDR": ":5000", "COLLINE_OPENLINEAGE_HTTP_API_KEY": "k",
+		"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": "2048", "COLLINE_OPENLINEAGE_ALIASES": "duckdb:///x.duckdb/x.lake.=spark_catalog/lake.",
+		"COLLINE_OPENLINEAGE_EMIT_URL": "https://marquez:5000/api/v1/lineage", "COLLINE_OPENLINEAGE_EMIT_API_KEY": "e",
+		"COLLINE_OPENLINEAGE_EMIT_TIMEOUT": "3s",
+		"NEO4J_DATABASE":                   "bare names are not read",
 	} {
 		t.Setenv(k, v)
 	}
@@ -82,6 +92,11 @@ func TestVariables(t *testing.T) {
 		ExitWhenIdle: 3 * time.Second, LogLevel: slog.LevelDebug, LogFormat: "text", MemoryLimitRatio: 0.75,
 		MaxEventBytes: 16 << 20, MetricsInterval: 15 * time.Second,
 		MaxPlanDepth: 100, MaxPlanNodes: 200, MaxPlanEdges: 300, MaxPlanWork: 400,
+		KafkaSessionTimeout: 10 * time.Second, Neo4jWriteTimeout: 45 * time.Second, Neo4jSlowWrite: 5 * time.Second,
+		RetentionRunDays: 90, RetentionEdgeDays: 30, RetentionEdgeAction: "delete", RetentionInterval: 10 * time.Minute, RetentionBatchSize: 500,
+		OpenlineageTopic: "ol", OpenlineageHTTPAddr: ":5000", OpenlineageHTTPApiKey: "k", OpenlineageHTTPMaxBytes: 2048,
+		OpenlineageAliases: "duckdb:///x.duckdb/x.lake.=spark_catalog/lake.", OpenlineageEmitURL: "https://marquez:5000/api/v1/lineage",
+		OpenlineageEmitApiKey: "e", OpenlineageEmitTimeout: 3 * time.Second,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("\n got %+v\nwant %+v", c, want)
@@ -129,6 +144,30 @@ func TestBadConfigs(t *testing.T) {
 		{"max event bytes", map[string]string{"COLLINE_MAX_EVENT_BYTES": "100"}, []string{"COLLINE_MAX_EVENT_BYTES: 100 is below 1 MiB"}},
 		{"max event above fetch", map[string]string{"COLLINE_MAX_EVENT_BYTES": "40000000"}, []string{"COLLINE_MAX_EVENT_BYTES: 40000000 is above COLLINE_KAFKA_MAX_BYTES"}},
 		{"metrics interval", map[string]string{"COLLINE_METRICS_INTERVAL": "10ms"}, []string{"COLLINE_METRICS_INTERVAL: 10ms is below 1s"}},
+		{"session timeout", map[string]string{"COLLINE_KAFKA_SESSION_TIMEOUT": "500ms"}, []string{"COLLINE_KAFKA_SESSION_TIMEOUT: 500ms is outside [1s, 30m]"}},
+		{"write timeout", map[string]string{"COLLINE_NEO4J_WRITE_TIMEOUT": "2h"}, []string{"COLLINE_NEO4J_WRITE_TIMEOUT: 2h0m0s is outside [1s, 1h]"}},
+		{"slow write", map[string]string{"COLLINE_NEO4J_SLOW_WRITE": "0s"}, []string{"COLLINE_NEO4J_SLOW_WRITE: 0s must be positive"}},
+		{"retention days", map[string]string{"COLLINE_RETENTION_RUN_DAYS": "-1", "COLLINE_RETENTION_EDGE_DAYS": "40000"}, []string{"COLLINE_RETENTION_RUN_DAYS: -1 is outside 0..36500", "COLLINE_RETENTION_EDGE_DAYS: 40000 is outside 0..36500"}},
+		{"retention action", map[string]string{"COLLINE_RETENTION_EDGE_ACTION": "archive"}, []string{`COLLINE_RETENTION_EDGE_ACTION: "archive" is neither stale nor delete`}},
+		{"retention interval", map[string]string{"COLLINE_RETENTION_INTERVAL": "100ms"}, []string{"COLLINE_RETENTION_INTERVAL: 100ms is below 1s"}},
+		{"retention batch", map[string]string{"COLLINE_RETENTION_BATCH_SIZE": "0"}, []string{"COLLINE_RETENTION_BATCH_SIZE: 0 is outside 1..100000"}},
+		{"openlineage topic name", map[string]string{"COLLINE_OPENLINEAGE_TOPIC": "a b"}, []string{`COLLINE_OPENLINEAGE_TOPIC: "a b" is not a valid topic name`}},
+		{"openlineage topic is the plan topic", map[string]string{"COLLINE_OPENLINEAGE_TOPIC": "colline.plans"}, []string{`COLLINE_OPENLINEAGE_TOPIC: must differ from COLLINE_KAFKA_TOPIC and COLLINE_KAFKA_DLQ_TOPIC ("colline.plans")`}},
+		{"openlineage http without topic", map[string]string{"COLLINE_OPENLINEAGE_HTTP_ADDR": ":5000"}, []string{"COLLINE_OPENLINEAGE_HTTP_ADDR: is set but COLLINE_OPENLINEAGE_TOPIC is empty"}},
+		{"openlineage http addr", map[string]string{"COLLINE_OPENLINEAGE_TOPIC": "ol", "COLLINE_OPENLINEAGE_HTTP_ADDR": "5000"}, []string{`COLLINE_OPENLINEAGE_HTTP_ADDR: "5000"`}},
+		{"openlineage http on the admin port", map[string]string{"COLLINE_OPENLINEAGE_TOPIC": "ol", "COLLINE_OPENLINEAGE_HTTP_ADDR": ":9090"}, []string{`COLLINE_OPENLINEAGE_HTTP_ADDR: must differ from COLLINE_HTTP_ADDR (":9090")`}},
+		{"openlineage api key without endpoint", map[string]string{"COLLINE_OPENLINEAGE_HTTP_API_KEY": "secret"}, []string{"COLLINE_OPENLINEAGE_HTTP_API_KEY: is set but COLLINE_OPENLINEAGE_HTTP_ADDR is empty"}},
+		{"openlineage api key twice", map[string]string{"COLLINE_OPENLINEAGE_HTTP_API_KEY": "secret", "COLLINE_OPENLINEAGE_HTTP_API_KEY_FILE": "config.go"}, []string{"COLLINE_OPENLINEAGE_HTTP_API_KEY and COLLINE_OPENLINEAGE_HTTP_API_KEY_FILE are both set"}},
+		{"openlineage max bytes", map[string]string{"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": "10"}, []string{"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES: 10 is below 1 KiB"}},
+		{"openlineage max bytes above events", map[string]string{"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": "40000000"}, []string{"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES: 40000000 is above COLLINE_MAX_EVENT_BYTES"}},
+		{"openlineage alias", map[string]string{"COLLINE_OPENLINEAGE_ALIASES": "a=b"}, []string{`COLLINE_OPENLINEAGE_ALIASES: alias "a=b": "b" has no namespace`}},
+		{"emit url scheme", map[string]string{"COLLINE_OPENLINEAGE_EMIT_URL": "ftp://m/api"}, []string{`COLLINE_OPENLINEAGE_EMIT_URL: scheme "ftp" is neither http nor https`}},
+		{"emit url host", map[string]string{"COLLINE_OPENLINEAGE_EMIT_URL": "http:///api"}, []string{"COLLINE_OPENLINEAGE_EMIT_URL: no host"}},
+		{"emit url credentials", map[string]string{"COLLINE_OPENLINEAGE_EMIT_URL": "http://u:secret@m/api"}, []string{"COLLINE_OPENLINEAGE_EMIT_URL: credentials in the URL"}},
+		{"emit to both", map[string]string{"COLLINE_OPENLINEAGE_EMIT_URL": "http://m/api", "COLLINE_OPENLINEAGE_EMIT_TOPIC": "out"}, []string{"COLLINE_OPENLINEAGE_EMIT_TOPIC: and COLLINE_OPENLINEAGE_EMIT_URL are both set"}},
+		{"emit api key without url", map[string]string{"COLLINE_OPENLINEAGE_EMIT_API_KEY": "secret"}, []string{"COLLINE_OPENLINEAGE_EMIT_API_KEY: is set but COLLINE_OPENLINEAGE_EMIT_URL is empty"}},
+		{"emit to a topic read", map[string]string{"COLLINE_OPENLINEAGE_TOPIC": "ol", "COLLINE_OPENLINEAGE_EMIT_TOPIC": "ol"}, []string{`COLLINE_OPENLINEAGE_EMIT_TOPIC: must differ from the topics the consumer reads and dead-letters to ("ol")`}},
+		{"emit timeout", map[string]string{"COLLINE_OPENLINEAGE_EMIT_TIMEOUT": "0s"}, []string{"COLLINE_OPENLINEAGE_EMIT_TIMEOUT: 0s must be positive"}},
 		{"several at once", map[string]string{"COLLINE_BATCH_SIZE": "0", "COLLINE_LOG_FORMAT": "xml"}, []string{"COLLINE_BATCH_SIZE", "COLLINE_LOG_FORMAT"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,7 +226,12 @@ func TestUsageListsEveryVariable(t *testing.T) {
 // consumer might: slog (JSON and text), fmt verbs, the usage table and the Markdown table.
 func TestSecretsNeverShow(t *testing.T) {
 	clearEnv(t)
-	const neo4jPw, kafkaPw = "n3o-s3cr3t", "k4fka-s3cr3t"
+	const neo4jPw, kafkaPw, olKey, emitKey = "n3o-s3cr3t", "k4fka-s3cr3t", "0l-k3y-s3cr3t", "3m1t-k3y-s3cr3t"
+	t.Setenv("COLLINE_OPENLINEAGE_TOPIC", "ol")
+	t.Setenv("COLLINE_OPENLINEAGE_HTTP_ADDR", ":5000")
+	t.Setenv("COLLINE_OPENLINEAGE_HTTP_API_KEY", olKey)
+	t.Setenv("COLLINE_OPENLINEAGE_EMIT_URL", "https://m/api/v1/lineage")
+	t.Setenv("COLLINE_OPENLINEAGE_EMIT_API_KEY", emitKey)
 	t.Setenv("COLLINE_NEO4J_USER", "neo4j")
 	t.Setenv("COLLINE_NEO4J_PASSWORD", neo4jPw)
 	t.Setenv("COLLINE_KAFKA_SASL_MECHANISM", "SCRAM-SHA-256")
@@ -197,7 +241,7 @@ func TestSecretsNeverShow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Neo4jPassword.Reveal() != neo4jPw || c.KafkaSASLPassword.Reveal() != kafkaPw {
+	if c.Neo4jPassword.Reveal() != neo4jPw || c.KafkaSASLPassword.Reveal() != kafkaPw || c.OpenlineageHTTPApiKey.Reveal() != olKey || c.OpenlineageEmitApiKey.Reveal() != emitKey {
 		t.Fatal("the passwords were not read")
 	}
 	var out bytes.Buffer
@@ -213,7 +257,7 @@ func TestSecretsNeverShow(t *testing.T) {
 	if err := Markdown(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, pw := range []string{neo4jPw, kafkaPw} {
+	for _, pw := range []string{neo4jPw, kafkaPw, olKey, emitKey} {
 		if strings.Contains(out.String(), pw) {
 			t.Errorf("a password shows in:\n%s", out.String())
 		}

@@ -12,22 +12,35 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colline/colline/emit"
+	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
+	"github.com/colline/colline/intake"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/retention"
 )
 
 // Each default has one home, a package constant used by the code that applies it. These are the
 // variables whose default is such a constant: the config tag, the Helm value and the
 // docs/operations.md row must all say the same.
 var homes = map[string]any{
-	"COLLINE_MAX_EVENT_BYTES":    process.DefaultMaxBytes,
-	"COLLINE_KAFKA_MAX_BYTES":    ingest.DefaultKafkaMaxBytes,
-	"COLLINE_BATCH_SIZE":         ingest.DefaultBatchSize,
-	"COLLINE_BATCH_MAX_BYTES":    ingest.DefaultBatchMaxBytes,
-	"COLLINE_BATCH_WAIT":         ingest.DefaultBatchWait,
-	"COLLINE_SHUTDOWN_TIMEOUT":   ingest.DefaultShutdownTimeout,
-	"COLLINE_METRICS_INTERVAL":   ingest.DefaultMonitorInterval,
-	"COLLINE_MEMORY_LIMIT_RATIO": DefaultMemoryLimitRatio,
+	"COLLINE_MAX_EVENT_BYTES":       process.DefaultMaxBytes,
+	"COLLINE_KAFKA_MAX_BYTES":       ingest.DefaultKafkaMaxBytes,
+	"COLLINE_BATCH_SIZE":            ingest.DefaultBatchSize,
+	"COLLINE_BATCH_MAX_BYTES":       ingest.DefaultBatchMaxBytes,
+	"COLLINE_BATCH_WAIT":            ingest.DefaultBatchWait,
+	"COLLINE_SHUTDOWN_TIMEOUT":      ingest.DefaultShutdownTimeout,
+	"COLLINE_METRICS_INTERVAL":      ingest.DefaultMonitorInterval,
+	"COLLINE_KAFKA_SESSION_TIMEOUT": ingest.DefaultSessionTimeout,
+	"COLLINE_NEO4J_WRITE_TIMEOUT":   graph.DefaultWriteTimeout,
+	"COLLINE_NEO4J_SLOW_WRITE":      ingest.DefaultSlowWrite,
+	"COLLINE_RETENTION_EDGE_ACTION": retention.DefaultEdgeAction,
+	"COLLINE_RETENTION_INTERVAL":    retention.DefaultInterval,
+	"COLLINE_RETENTION_BATCH_SIZE":  retention.DefaultBatchSize,
+	"COLLINE_MEMORY_LIMIT_RATIO":    DefaultMemoryLimitRatio,
+
+	"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": intake.DefaultMaxBytes,
+	"COLLINE_OPENLINEAGE_EMIT_TIMEOUT":   emit.DefaultTimeout,
 }
 
 // helmDiffers are the Helm values that deliberately differ from the consumer's (or the

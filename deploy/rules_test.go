@@ -125,13 +125,13 @@ colline_ingest_dead_letters_total{` + sel + `, reason="write_rejected"} 0+1x60`,
 			map[string]string{"5m": "0", "30m": "1"}},
 		{"CollineDeadLettersGrowing", `colline_ingest_dead_letters_total{` + sel + `, reason="invalid_json"} 5x60`,
 			map[string]string{"30m": "0"}},
-		{"CollineConsumerLagGrowing", `colline_ingest_lag_records{` + sel + `, pod="a", partition="0"} 0+20x60
-colline_ingest_lag_records{` + sel + `, pod="b", partition="0"} 0+20x60
-colline_ingest_lag_records{` + sel + `, pod="a", partition="1"} 0+5x60`,
+		{"CollineConsumerLagGrowing", `colline_ingest_lag_records{` + sel + `, pod="a", topic="colline.plans", partition="0"} 0+20x60
+colline_ingest_lag_records{` + sel + `, pod="b", topic="colline.plans", partition="0"} 0+20x60
+colline_ingest_lag_records{` + sel + `, pod="a", topic="colline.plans", partition="1"} 0+5x60`,
 			map[string]string{"2m": "0", "30m": "1"}}, // below the threshold at first
-		{"CollineConsumerLagGrowing", `colline_ingest_lag_records{` + sel + `, pod="a", partition="0"} 5000x60`,
+		{"CollineConsumerLagGrowing", `colline_ingest_lag_records{` + sel + `, pod="a", topic="colline.plans", partition="0"} 5000x60`,
 			map[string]string{"30m": "0"}}, // high but steady: nothing arrives
-		{"CollineConsumerLagGrowing", `colline_ingest_lag_records{` + sel + `, pod="a", partition="0"} 5000-50x60`,
+		{"CollineConsumerLagGrowing", `colline_ingest_lag_records{` + sel + `, pod="a", topic="colline.plans", partition="0"} 5000-50x60`,
 			map[string]string{"30m": "0"}}, // catching up
 		{"CollineNeo4jWriteRetries", `colline_ingest_retries_total{` + sel + `, operation="write"} 0x10 0+3x30
 colline_ingest_retries_total{` + sel + `, operation="fetch"} 0+3x60`,

@@ -54,14 +54,7 @@ func testSkeleton(t *testing.T, line string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	driver, err := neo4j.NewDriverWithContext(s.Neo4jURI, neo4j.NoAuth())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer driver.Close(ctx)
-	if err := driver.VerifyConnectivity(ctx); err != nil {
-		t.Fatalf("Neo4j is not reachable at %s (start it with dev/services start): %v", s.Neo4jURI, err)
-	}
+	driver := s.Neo4j(ctx, t)
 	// Other tests may share this Neo4j: this run's job and the shop datasets are its own.
 	app := fmt.Sprintf("colline-e2e-%d", time.Now().UnixNano())
 	job := "default/" + app

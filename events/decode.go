@@ -553,7 +553,7 @@ var (
 	producerKeys  = []string{"name", "version", "spark", "scala"}
 	appKeys       = []string{"id", "name", "user", "namespace"}
 	queryKeys     = []string{"executionId", "funcName", "status", "error", "durationMs", "endedAt"}
-	markersKeys   = []string{"nestedWrite", "truncated"}
+	markersKeys   = []string{"nestedWrite", "truncated", "analyzed"}
 	nodeKeys      = []string{"id", "class", "children", "output", "exprs", "plans", "args", "dataset", "write", "ddl"}
 	attributeKeys = []string{"exprId", "name", "type", "nullable", "qualifier", "metadataCol"}
 	exprKeys      = []string{"class", "exprId", "name", "type", "sql", "plan", "children"}
@@ -648,6 +648,8 @@ func (d *decoder) envelope(env *Envelope) (version *string, err error) {
 					return 0, d.bool(&m.NestedWrite)
 				case "truncated":
 					return 1, d.bool(&m.Truncated)
+				case "analyzed":
+					return 2, d.bool(&m.Analyzed)
 				}
 				return unknownKey, nil
 			})

@@ -88,6 +88,8 @@ var decodeErrorCases = []struct {
 		`invalid event: nodes[1].id at byte 96: integer 99999999999999999999 out of range`},
 	{"child as a string", with(`"children":[]`, `"children":["x"]`), ErrInvalid,
 		`invalid event: nodes[1].children[0] at byte 130: want an integer, found a string`},
+	{"analyzed marker as a string", with(`"eventId":"e1"`, `"eventId":"e1","markers":{"analyzed":"yes"}`), ErrInvalid,
+		`invalid event: markers.analyzed at byte 60: want a boolean, found a string`},
 	{"node not an object", with(`{"id":1,"class":"a.Project","children":[]}`, `7`), ErrInvalid,
 		`invalid event: nodes[1] at byte 90: want an object, found a number`},
 

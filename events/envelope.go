@@ -44,6 +44,9 @@ type Query struct {
 type Markers struct {
 	NestedWrite bool `json:"nestedWrite"`
 	Truncated   bool `json:"truncated"`
+	// Analyzed marks an event of `colline analyze` (since 1.4): the plan Spark's analyzer made of
+	// SQL that was not run; query.status says the analysis succeeded, durationMs is null.
+	Analyzed bool `json:"analyzed,omitempty"`
 }
 
 // Node is one logical plan node. References to other nodes are indexes into Envelope.Nodes.

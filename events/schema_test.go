@@ -23,6 +23,25 @@ func TestCapturedEventsMatchSchema(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no captured events under plan/testdata")
 	}
+	// and the analyzer's (colline analyze, dev/capture-analyzed): the same format, marked analyzed
+	analyzed, _ := filepath.Glob("../plan/testdata/analyzed/spark-*/*/*.json")
+	if len(analyzed) == 0 {
+		t.Fatal("no analyzed events under plan/testdata/analyzed")
+	}
+	for _, f := range analyzed {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := events.Decode(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if !env.Markers.Analyzed || env.Producer.Name != "colline-analyze" || env.SchemaVersion != "1.4" {
+			t.Errorf("%s: analyzed %v, producer %q, version %s: want an analyzed event of schema 1.4", f, env.Markers.Analyzed, env.Producer.Name, env.SchemaVersion)
+		}
+	}
+	files = append(files, analyzed...)
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {

@@ -17,6 +17,11 @@ var schema = []string{
 	`CREATE TEXT INDEX dataset_name_text IF NOT EXISTS FOR (n:Dataset) ON (n.name)`,
 	`CREATE TEXT INDEX job_name_text IF NOT EXISTS FOR (n:Job) ON (n.name)`,
 	`CREATE CONSTRAINT graph_model_key IF NOT EXISTS FOR (n:GraphModel) REQUIRE n.key IS UNIQUE`,
+	// Retention (retention.go) finds old runs and edges by these, without scanning the graph.
+	`CREATE INDEX run_ended_at IF NOT EXISTS FOR (n:Run) ON (n.endedAt)`,
+	`CREATE INDEX run_emitted_at IF NOT EXISTS FOR (n:Run) ON (n.emittedAt)`,
+	`CREATE INDEX feeds_last_seen IF NOT EXISTS FOR ()-[f:FEEDS]-() ON (f.lastSeen)`,
+	`CREATE INDEX decides_rows_last_seen IF NOT EXISTS FOR ()-[x:DECIDES_ROWS]-() ON (x.lastSeen)`,
 }
 
 func zeroNil(t time.Time) any {
@@ -31,6 +36,13 @@ func timeOrNil(t *time.Time) any {
 		return nil
 	}
 	return *t
+}
+
+func boolOrNil(b *bool) any {
+	if b == nil {
+		return nil
+	}
+	return *b
 }
 
 func stringOrNil(s string) any {

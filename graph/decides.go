@@ -25,6 +25,7 @@ SET x.roles = CASE WHEN x.lastSeen IS NULL OR x.lastSeen <= row.lastSeen THEN ro
     x.exprs = CASE WHEN x.lastSeen IS NULL OR x.lastSeen <= row.lastSeen THEN row.exprs ELSE x.exprs END,
     x.lastRun = CASE WHEN x.lastSeen IS NULL OR x.lastSeen <= row.lastSeen THEN row.lastRun ELSE x.lastRun END,
     x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,
+    x.stale = CASE WHEN x.lastSeen < row.lastSeen THEN null ELSE x.stale END,
     x.lastSeen = CASE WHEN x.lastSeen IS NULL OR x.lastSeen <= row.lastSeen THEN row.lastSeen ELSE x.lastSeen END
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {

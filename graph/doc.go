@@ -4,11 +4,12 @@
 // The model:
 //
 //	(:Dataset {key, namespace, name, kind, location, firstSeen, lastSeen})-[:HAS_COLUMN]->
-//	  (:Column {key, name, table, datasetKey, dataType, firstSeen, lastSeen})
+//	  (:Column {key, name, table, datasetKey, dataType, position, firstSeen, lastSeen})
 //	(:Column)-[:FEEDS {job, roles, exprs, masked, type, subtype, firstSeen, lastSeen, lastRun}]->(:Column)
 //	(:Column)-[:DECIDES_ROWS {job, roles, exprs, firstSeen, lastSeen, lastRun}]->(:Dataset)
 //	(:Job {key, namespace, name, firstSeen, lastSeen})-[:HAS_RUN]->
-//	  (:Run {key, appId, executionId, funcName, status, sparkVersion, endedAt, emittedAt, degraded})
+//	  (:Run {key, status, endedAt, appId, executionId, funcName, sparkVersion, emittedAt, startedAt, producer, degraded, analyzed?})
+//	(:Run)-[:CHILD_OF]->(:Run)   an OpenLineage run's parent
 //	(:Run)-[:READ]->(:Dataset)
 //	(:Run)-[:WROTE {mode, columnLineage}]->(:Dataset)        columnLineage "missing": a degraded event
 //
@@ -20,10 +21,16 @@
 //
 // Keys: Dataset and Column keys are the ones plan built (never rebuilt here); a Job key is
 // app.namespace + "/" + app.name, so every run of the same Spark application name is one job; a
-// Run key is the event id. There is one FEEDS relationship per (source column, target column,
+// Run key is the event id. An OpenLineage item (Item.OpenLineage) has the job namespace/name and
+// the runId: the events of one run merge into one Run (run.go). There is one FEEDS relationship per (source column, target column,
 // job) with every role (plan.Transformation) as parallel lists, and one DECIDES_ROWS per (source
 // column, written dataset, job) for the row-level dependencies. This is graph model 2
 // (ModelVersion, stamped on a GraphModel node); docs/graph-model.md has the details.
+//
+// Retention (retention.go): bounded prune steps delete old runs and mark stale (stale: true) or
+// delete FEEDS and DECIDES_ROWS not seen for a while; the writer clears the stale mark when a newer
+// event confirms the edge. Prune statements lock in the writer's order, so they cannot deadlock
+// with it.
 //
 // Idempotence: every write is a MERGE on a constraint-backed key (or on the job property of
 // FEEDS) followed by SETs. The time of an event is its query end time (emittedAt when that is

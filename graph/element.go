@@ -30,7 +30,7 @@ type element struct {
 // rather than computed once in a WITH: a projection reading lastSeen before the SET that writes
 // it makes the planner add an Eager operator (TestNoEager guards this). SET evaluates all its
 // items before assigning any, and lastSeen is assigned last anyway.
-var elements = []element{jobs, datasets, columns, runs, reads, wrote, feeds, decides, marks, renames, changed}
+var elements = []element{jobs, datasets, columns, runs, parents, reads, wrote, feeds, decides, marks, renames, changed}
 
 // Lineage relationship types, as EdgeRow.Kind.
 const (

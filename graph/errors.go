@@ -11,8 +11,8 @@ import (
 )
 
 // IsTransient reports whether err is a failure that a later attempt of the same write may not
-// have: Neo4j unreachable or restarting, a lost connection, a timeout, a deadlock or leader
-// change, or the driver's own retries running out on one of these. Callers should back off and
+// have: Neo4j unreachable or restarting, a lost connection, a timeout (Writer.Timeout included),
+// a deadlock or leader change, or the driver's own retries running out on one of these. Callers should back off and
 // retry, never skip the write.
 func IsTransient(err error) bool {
 	if err == nil {
@@ -32,6 +32,10 @@ func IsTransient(err error) bool {
 	case errors.As(err, &conn), errors.As(err, &limit), errors.As(err, &nerr):
 		return true
 	case errors.As(err, &dbErr):
+		switch dbErr.Code {
+		case "Neo.ClientError.Transaction.TransactionTimedOut", "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration":
+			return true // Writer.Timeout ran out (a held lock, a long transaction): a later attempt may pass
+		}
 		return dbErr.IsRetriable() // transient classification, leader changes
 	}
 	return neo4j.IsRetryable(err)

@@ -29,6 +29,7 @@ SET f.roles = CASE WHEN f.lastSeen IS NULL OR f.lastSeen <= row.lastSeen THEN ro
     f.subtype = CASE WHEN f.lastSeen IS NULL OR f.lastSeen <= row.lastSeen THEN row.subtype ELSE f.subtype END,
     f.lastRun = CASE WHEN f.lastSeen IS NULL OR f.lastSeen <= row.lastSeen THEN row.lastRun ELSE f.lastRun END,
     f.firstSeen = CASE WHEN f.firstSeen IS NULL OR row.firstSeen < f.firstSeen THEN row.firstSeen ELSE f.firstSeen END,
+    f.stale = CASE WHEN f.lastSeen < row.lastSeen THEN null ELSE f.stale END,
     f.lastSeen = CASE WHEN f.lastSeen IS NULL OR f.lastSeen <= row.lastSeen THEN row.lastSeen ELSE f.lastSeen END
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {

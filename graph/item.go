@@ -16,10 +16,87 @@ import (
 // permanent: the same item fails the same way.
 var ErrInvalidItem = errors.New("invalid graph item")
 
-// Item is one event and the lineage extracted from it.
+// Item is one event and the lineage extracted from it: a listener event (Event) or an
+// OpenLineage event (OpenLineage), exactly one of the two.
 type Item struct {
-	Event   *events.Envelope
-	Lineage *plan.Lineage
+	Event       *events.Envelope
+	OpenLineage *OpenLineage
+	Lineage     *plan.Lineage
+}
+
+// OpenLineage is what the graph keeps of an OpenLineage event besides its lineage: the job, and
+// for a RunEvent the run with its state and parent. The events of one run (START, RUNNING,
+// COMPLETE, FAIL, ...) share its RunID and merge into one Run.
+type OpenLineage struct {
+	Kind         string    // RunEvent, JobEvent or DatasetEvent
+	EventType    string    // a RunEvent's eventType: START, RUNNING, COMPLETE, FAIL, ABORT, OTHER or ""
+	EventTime    time.Time // the event's eventTime
+	Producer     string    // the producer URI
+	JobNamespace string    // the job; for a DatasetEvent, the dataset's namespace
+	JobName      string    // for a DatasetEvent, the dataset's name
+	RunID        string    // RunEvent only
+	Parent       *ParentRun
+}
+
+// ParentRun is the run an OpenLineage run was spawned from (its parent facet).
+type ParentRun struct {
+	RunID, JobNamespace, JobName string
+}
+
+// ID names the item's event in logs and errors: the listener's event id, or an OpenLineage
+// event's kind, run id (job for other kinds), type and time.
+func (it Item) ID() string {
+	switch {
+	case it.Event != nil:
+		return it.Event.EventID
+	case it.OpenLineage != nil:
+		o := it.OpenLineage
+		id := o.RunID
+		if id == "" {
+			id = o.JobNamespace + "/" + o.JobName
+		}
+		return fmt.Sprintf("openlineage %s %s %s %s", o.Kind, id, o.EventType, o.EventTime.Format(time.RFC3339Nano))
+	}
+	return ""
+}
+
+// Job returns the key, namespace and name of the item's job: for a listener event the Spark
+// application (JobKey), for an OpenLineage event its job (a DatasetEvent's dataset).
+func (it Item) Job() (key, namespace, name string) {
+	if it.OpenLineage != nil {
+		o := it.OpenLineage
+		return o.JobNamespace + "/" + o.JobName, o.JobNamespace, o.JobName
+	}
+	return JobKey(it.Event.App), it.Event.App.Namespace, it.Event.App.Name
+}
+
+// Run returns the key of the item's run: the listener's event id or the OpenLineage runId; ""
+// for an OpenLineage JobEvent or DatasetEvent, which have no run.
+func (it Item) Run() string {
+	if it.OpenLineage != nil {
+		return it.OpenLineage.RunID
+	}
+	return it.Event.EventID
+}
+
+// parentOf returns the parent run of an OpenLineage run event, nil when none.
+func parentOf(it Item) *ParentRun {
+	if it.OpenLineage == nil || it.OpenLineage.RunID == "" {
+		return nil
+	}
+	return it.OpenLineage.Parent
+}
+
+// Time returns the time graph writes stamp the item with: EventTime for a listener event, the
+// eventTime of an OpenLineage event.
+func (it Item) Time() (time.Time, error) {
+	if it.OpenLineage != nil {
+		if it.OpenLineage.EventTime.IsZero() {
+			return time.Time{}, fmt.Errorf("%w: %s has no eventTime", ErrInvalidItem, it.ID())
+		}
+		return it.OpenLineage.EventTime.UTC(), nil
+	}
+	return EventTime(it.Event)
 }
 
 // JobKey returns the key of the job an event belongs to: app namespace + "/" + app name. All runs
@@ -43,28 +120,42 @@ func EventTime(env *events.Envelope) (time.Time, error) {
 
 // Check reports whether an item can be written. Errors wrap ErrInvalidItem.
 func Check(it Item) error {
-	if it.Event == nil || it.Lineage == nil {
-		return fmt.Errorf("%w: item without event or lineage", ErrInvalidItem)
+	if (it.Event == nil) == (it.OpenLineage == nil) || it.Lineage == nil {
+		return fmt.Errorf("%w: item without event or lineage, or with both a listener and an OpenLineage event", ErrInvalidItem)
 	}
-	env, lin := it.Event, it.Lineage
-	if env.EventID == "" {
-		return fmt.Errorf("%w: empty event id", ErrInvalidItem)
+	lin := it.Lineage
+	id := it.ID()
+	if env := it.Event; env != nil {
+		if env.EventID == "" {
+			return fmt.Errorf("%w: empty event id", ErrInvalidItem)
+		}
+		if env.App.Name == "" {
+			return fmt.Errorf("%w: event %q: empty app name (the job key)", ErrInvalidItem, env.EventID)
+		}
+	} else {
+		o := it.OpenLineage
+		if o.JobName == "" || o.JobNamespace == "" {
+			return fmt.Errorf("%w: %s: empty job namespace or name", ErrInvalidItem, id)
+		}
+		if o.Kind == "RunEvent" && o.RunID == "" {
+			return fmt.Errorf("%w: %s: a run event without a run id", ErrInvalidItem, id)
+		}
+		if p := o.Parent; p != nil && (p.RunID == "" || p.JobNamespace == "" || p.JobName == "") {
+			return fmt.Errorf("%w: %s: the parent run needs a run id, a job namespace and a job name", ErrInvalidItem, id)
+		}
 	}
-	if env.App.Name == "" {
-		return fmt.Errorf("%w: event %q: empty app name (the job key)", ErrInvalidItem, env.EventID)
-	}
-	if _, err := EventTime(env); err != nil {
+	if _, err := it.Time(); err != nil {
 		return err
 	}
 	columns := make(map[string]bool)
 	written := make(map[string]bool)
 	check := func(role string, i int, d *plan.Dataset) error {
 		if d.Key == "" {
-			return fmt.Errorf("%w: event %q: %s[%d] has an empty key", ErrInvalidItem, env.EventID, role, i)
+			return fmt.Errorf("%w: event %q: %s[%d] has an empty key", ErrInvalidItem, id, role, i)
 		}
 		for j, c := range d.Columns {
 			if c.Key == "" {
-				return fmt.Errorf("%w: event %q: %s[%d] (%s) column %d has an empty key", ErrInvalidItem, env.EventID, role, i, d.Key, j)
+				return fmt.Errorf("%w: event %q: %s[%d] (%s) column %d has an empty key", ErrInvalidItem, id, role, i, d.Key, j)
 			}
 			columns[c.Key] = true
 		}
@@ -84,31 +175,31 @@ func Check(it Item) error {
 	for i, c := range lin.Changes {
 		for _, d := range []*plan.Dataset{&c.Dataset, c.To, c.From} {
 			if d != nil && d.Key == "" {
-				return fmt.Errorf("%w: event %q: changes[%d] (%s) names a dataset with an empty key", ErrInvalidItem, env.EventID, i, c.Action)
+				return fmt.Errorf("%w: event %q: changes[%d] (%s) names a dataset with an empty key", ErrInvalidItem, id, i, c.Action)
 			}
 		}
 		if c.Action == plan.ChangeRename && c.To == nil {
-			return fmt.Errorf("%w: event %q: changes[%d] renames %s to nothing", ErrInvalidItem, env.EventID, i, c.Dataset.Key)
+			return fmt.Errorf("%w: event %q: changes[%d] renames %s to nothing", ErrInvalidItem, id, i, c.Dataset.Key)
 		}
 	}
 	for i, e := range lin.Edges {
 		for _, end := range [2]string{e.Source, e.Target} {
 			if !columns[end] {
 				return fmt.Errorf("%w: event %q: edge %d (%s -> %s): column %q is not a column of any read or written dataset",
-					ErrInvalidItem, env.EventID, i, e.Source, e.Target, end)
+					ErrInvalidItem, id, i, e.Source, e.Target, end)
 			}
 		}
 	}
 	for i, e := range lin.RowDeps {
 		if !columns[e.Source] || !written[e.Target] {
 			return fmt.Errorf("%w: event %q: row-level dependency %d (%s => %s): not from a column to a written dataset of the event",
-				ErrInvalidItem, env.EventID, i, e.Source, e.Target)
+				ErrInvalidItem, id, i, e.Source, e.Target)
 		}
 	}
 	for _, list := range [][]plan.Edge{lin.Edges, lin.RowDeps} {
 		for i, e := range list {
 			if len(e.Transformations) == 0 {
-				return fmt.Errorf("%w: event %q: edge %d (%s -> %s) has no transformation", ErrInvalidItem, env.EventID, i, e.Source, e.Target)
+				return fmt.Errorf("%w: event %q: edge %d (%s -> %s) has no transformation", ErrInvalidItem, id, i, e.Source, e.Target)
 			}
 		}
 	}

@@ -543,3 +543,98 @@ func TestWriteDegraded(t *testing.T) {
 		t.Errorf("replaying the degraded event changed the graph:\n%s", diff(before, after))
 	}
 }
+
+// A write blocked behind a lock held by another transaction ends after Writer.Timeout with a
+// transient error (the consumer retries it with backoff) and leaves nothing behind; once the lock
+// is released the same write goes through.
+func TestWriteTimesOutBehindALock(t *testing.T) {
+	d := testDriver(t)
+	ctx := context.Background()
+	p := testPrefix(t)
+	batch := fixture(p, t0, "")
+	// Another transaction creates, uncommitted, the job the batch merges: the batch waits on its lock.
+	sess := d.NewSession(ctx, neo4j.SessionConfig{AccessMode: neo4j.AccessModeWrite})
+	defer sess.Close(ctx)
+	tx, err := sess.BeginTransaction(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Run(ctx, `MERGE (:Job {key: $k})`, map[string]any{"k": p + "etl/load"}); err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(d, "")
+	w.Timeout = 2 * time.Second
+	start := time.Now()
+	err = w.Write(ctx, batch)
+	took := time.Since(start)
+	if err == nil {
+		t.Fatal("Write behind a held lock = nil error")
+	}
+	if !IsTransient(err) || IsRejected(err) {
+		t.Errorf("Write behind a held lock = %v; want a transient error, not a rejection", err)
+	}
+	t.Logf("blocked write returned after %v: %v", took.Round(time.Millisecond), err)
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshot(t, d, p); len(got) != 0 {
+		t.Errorf("the timed-out write left %d elements: %q", len(got), got)
+	}
+	w.Timeout = time.Minute
+	if err := w.Write(ctx, batch); err != nil {
+		t.Fatalf("Write after the lock is released: %v", err)
+	}
+}
+
+// The events of an OpenLineage run, delivered in any order, in one batch or one by one, and
+// again, leave the same graph: one Run (status from the terminal event, startedAt from START),
+// its job, its parent run and job, and the lineage.
+func TestWriteOpenLineageRuns(t *testing.T) {
+	d := testDriver(t)
+	w := NewWriter(d, "")
+	ctx := context.Background()
+	var want []string
+	for i, order := range [][]string{{"START", "RUNNING", "COMPLETE"}, {"COMPLETE", "START", "RUNNING"}} {
+		p := testPrefix(t)
+		var items []Item
+		for k, typ := range order {
+			at := map[string]time.Time{"START": t0, "RUNNING": t0.Add(time.Second), "COMPLETE": t0.Add(2 * time.Second)}[typ]
+			items = append(items, olRun(p, at, typ))
+			if i == 1 { // one by one, the first event twice
+				if err := w.Write(ctx, items[k:k+1]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if i == 0 {
+			if err := w.Write(ctx, items); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Write(ctx, items[:1]); err != nil { // a redelivery
+			t.Fatal(err)
+		}
+		got := strings.Split(strings.ReplaceAll(strings.Join(snapshot(t, d, p), "\n"), p, ""), "\n")
+		if i == 0 {
+			want = got
+			var runs []string
+			for _, l := range got {
+				if strings.HasPrefix(l, "Run ") || strings.Contains(l, "-CHILD_OF->") {
+					runs = append(runs, l)
+				}
+			}
+			wantRuns := []string{
+				"Run parent key=parent",
+				"Run run-ol endedAt=2026-11-30T10:15:04.1Z key=run-ol producer=https://example/dbt startedAt=2026-11-30T10:15:02.1Z status=success",
+				"run-ol -CHILD_OF-> parent",
+			}
+			if !reflect.DeepEqual(runs, wantRuns) {
+				t.Errorf("runs:\n%s\nwant\n%s", strings.Join(runs, "\n"), strings.Join(wantRuns, "\n"))
+			}
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("order %v gave another graph:\n%s\nwant\n%s", order, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}

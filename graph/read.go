@@ -45,19 +45,7 @@ RETURN type(f) AS kind, s.key AS source, t.key AS target, f.job AS job, f.roles 
 		e.Source, _ = get[string](rec, "source")
 		e.Target, _ = get[string](rec, "target")
 		e.Job, _ = get[string](rec, "job")
-		roles, _ := get[[]any](rec, "roles")
-		masked, _ := get[[]any](rec, "masked")
-		var ts []plan.Transformation
-		for k, x := range roles {
-			s, _ := x.(string)
-			t := plan.Transformation{}
-			t.Type, t.Subtype, _ = strings.Cut(s, "/")
-			if k < len(masked) {
-				t.Masking, _ = masked[k].(bool)
-			}
-			ts = append(ts, t)
-		}
-		out = append(out, newEdgeRow(e.Kind, e.Source, e.Target, e.Job, ts))
+		out = append(out, newEdgeRow(e.Kind, e.Source, e.Target, e.Job, transformations(rec)))
 	}
 	sortEdges(out)
 	return out, nil
@@ -137,6 +125,28 @@ func (r *Reader) query(ctx context.Context, q string, params map[string]any) (*n
 		}
 	}
 	return neo4j.ExecuteQuery(ctx, r.driver, q, params, neo4j.EagerResultTransformer, opts...)
+}
+
+// transformations reads a relationship's roles, exprs and masked lists (the parallel lists
+// roleLists stores; exprs and masked may be absent) back into transformations.
+func transformations(rec *neo4j.Record) []plan.Transformation {
+	roles, _ := get[[]any](rec, "roles")
+	exprs, _ := get[[]any](rec, "exprs")
+	masked, _ := get[[]any](rec, "masked")
+	var ts []plan.Transformation
+	for k, x := range roles {
+		s, _ := x.(string)
+		t := plan.Transformation{}
+		t.Type, t.Subtype, _ = strings.Cut(s, "/")
+		if k < len(exprs) {
+			t.Expr, _ = exprs[k].(string)
+		}
+		if k < len(masked) {
+			t.Masking, _ = masked[k].(bool)
+		}
+		ts = append(ts, t)
+	}
+	return ts
 }
 
 func get[T any](rec *neo4j.Record, key string) (T, bool) {

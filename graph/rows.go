@@ -22,6 +22,7 @@ type rows struct {
 	marks    []markRow
 	renames  []renameRow
 	changed  []changedRow
+	parents  []parentRow
 }
 
 // seen is the time span over which an element was observed in a batch.
@@ -64,35 +65,47 @@ func buildRows(items []Item) (*rows, error) {
 	marks := map[string]*markRow{}
 	renames := map[[2]string]*renameRow{}
 	changed := map[changedRow]bool{}
+	parents := map[[2]string]bool{} // (run, parent run)
 
 	for i, it := range items {
 		if err := Check(it); err != nil {
 			return nil, fmt.Errorf("item %d: %w", i, err)
 		}
-		env, lin := it.Event, it.Lineage
-		ts, _ := EventTime(env) // checked above
+		lin := it.Lineage
+		ts, _ := it.Time() // checked above
+		jk, jns, jname := it.Job()
+		run := it.Run() // "" for an OpenLineage JobEvent or DatasetEvent
 
-		jk := JobKey(env.App)
 		j := jobs[jk]
 		if j == nil {
 			j = &jobRow{key: jk}
 			jobs[jk] = j
 		}
 		win := j.observe(ts)
-		j.namespace = newer(win, j.namespace, env.App.Namespace)
-		j.name = newer(win, j.name, env.App.Name)
+		j.namespace = newer(win, j.namespace, jns)
+		j.name = newer(win, j.name, jname)
 
-		runs[env.EventID] = &runRow{
-			key:          env.EventID,
-			jobKey:       jk,
-			appID:        env.App.ID,
-			executionID:  env.Query.ExecutionID,
-			funcName:     env.Query.FuncName,
-			status:       env.Query.Status,
-			sparkVersion: env.Producer.Spark,
-			endedAt:      parseTime(env.Query.EndedAt),
-			emittedAt:    parseTime(env.EmittedAt),
-			degraded:     lin.Degraded,
+		if run != "" {
+			r := newRunRow(it, jk, ts)
+			if old := runs[run]; old != nil {
+				r = old.merge(r)
+			}
+			runs[run] = r
+		}
+		if p := parentOf(it); p != nil {
+			pk := p.JobNamespace + "/" + p.JobName
+			pj := jobs[pk]
+			if pj == nil {
+				pj = &jobRow{key: pk}
+				jobs[pk] = pj
+			}
+			win := pj.observe(ts)
+			pj.namespace = newer(win, pj.namespace, p.JobNamespace)
+			pj.name = newer(win, pj.name, p.JobName)
+			if runs[p.RunID] == nil {
+				runs[p.RunID] = &runRow{key: p.RunID, jobKey: pk}
+			}
+			parents[[2]string{run, p.RunID}] = true
 		}
 
 		addDataset := func(d *plan.Dataset) error {
@@ -106,10 +119,10 @@ func buildRows(items []Item) (*rows, error) {
 			r.name = newer(win, r.name, d.Name)
 			r.kind = newer(win, r.kind, d.Kind)
 			r.location = newer(win, r.location, d.Location)
-			for _, c := range d.Columns {
+			for pos, c := range d.Columns {
 				cr := columns[c.Key]
 				if cr == nil {
-					cr = &columnRow{key: c.Key, datasetKey: d.Key}
+					cr = &columnRow{key: c.Key, datasetKey: d.Key, position: -1}
 					columns[c.Key] = cr
 				}
 				if cr.datasetKey != d.Key {
@@ -119,6 +132,9 @@ func buildRows(items []Item) (*rows, error) {
 				cr.name = newer(win, cr.name, c.Name)
 				cr.table = newer(win, cr.table, d.Name)
 				cr.dataType = newer(win, cr.dataType, c.Type)
+				if win || cr.position < 0 {
+					cr.position = pos
+				}
 			}
 			return nil
 		}
@@ -126,18 +142,22 @@ func buildRows(items []Item) (*rows, error) {
 			if err := addDataset(&lin.Reads[k]); err != nil {
 				return nil, fmt.Errorf("item %d: %w", i, err)
 			}
-			reads[readRow{run: env.EventID, dataset: lin.Reads[k].Key}] = true
+			if run != "" {
+				reads[readRow{run: run, dataset: lin.Reads[k].Key}] = true
+			}
 		}
 		for k := range lin.Writes {
 			w := &lin.Writes[k]
 			if err := addDataset(&w.Dataset); err != nil {
 				return nil, fmt.Errorf("item %d: %w", i, err)
 			}
-			wr := &wroteRow{run: env.EventID, dataset: w.Key, mode: w.Mode}
-			if lin.Degraded {
-				wr.columnLineage = ColumnLineageMissing
+			if run != "" {
+				wr := &wroteRow{run: run, dataset: w.Key, mode: w.Mode}
+				if lin.Degraded {
+					wr.columnLineage = ColumnLineageMissing
+				}
+				wrote[[2]string{run, w.Key}] = wr
 			}
-			wrote[[2]string{env.EventID, w.Key}] = wr
 		}
 
 		for _, c := range lin.Changes {
@@ -149,7 +169,9 @@ func buildRows(items []Item) (*rows, error) {
 					return nil, fmt.Errorf("item %d: %w", i, err)
 				}
 			}
-			changed[changedRow{run: env.EventID, dataset: c.Dataset.Key, action: c.Action}] = true
+			if run != "" {
+				changed[changedRow{run: run, dataset: c.Dataset.Key, action: c.Action}] = true
+			}
 			m := marks[c.Dataset.Key]
 			if m == nil {
 				m = &markRow{dataset: c.Dataset.Key}
@@ -172,7 +194,7 @@ func buildRows(items []Item) (*rows, error) {
 					renames[rk] = rn
 				}
 				if rn.observe(ts) {
-					rn.lastRun = env.EventID
+					rn.lastRun = run
 				}
 			}
 		}
@@ -185,7 +207,7 @@ func buildRows(items []Item) (*rows, error) {
 				feeds[fk] = f
 			}
 			if f.observe(ts) {
-				f.ts, f.lastRun = e.Transformations, env.EventID
+				f.ts, f.lastRun = e.Transformations, run
 			}
 		}
 		for _, e := range lin.RowDeps {
@@ -196,7 +218,7 @@ func buildRows(items []Item) (*rows, error) {
 				decides[fk] = x
 			}
 			if x.observe(ts) {
-				x.ts, x.lastRun = e.Transformations, env.EventID
+				x.ts, x.lastRun = e.Transformations, run
 			}
 		}
 	}
@@ -230,6 +252,12 @@ func buildRows(items []Item) (*rows, error) {
 	}
 	slices.SortFunc(r.changed, func(a, b changedRow) int {
 		return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.dataset, b.dataset), cmp.Compare(a.action, b.action))
+	})
+	for k := range parents {
+		r.parents = append(r.parents, parentRow{run: k[0], parent: k[1]})
+	}
+	slices.SortFunc(r.parents, func(a, b parentRow) int {
+		return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.parent, b.parent))
 	})
 	for k := range reads {
 		r.reads = append(r.reads, k)

@@ -254,7 +254,7 @@ func TestBuildRowsChanges(t *testing.T) {
 
 // Rows hold only what a Neo4j property can be: scalars and lists of scalars, never maps.
 func TestStatementsAreFlat(t *testing.T) {
-	r, err := buildRows(append(fixture("", t0, ""), ddl("", t0, "")))
+	r, err := buildRows(append(fixture("", t0, ""), ddl("", t0, ""), olRun("", t0, "START")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,5 +271,59 @@ func TestStatementsAreFlat(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// olRun is a hand-built OpenLineage run (a unit-test input): job "ol/model" (child of run
+// "parent" of job "ol/dag") copies b.amount into d, reported by one event of type eventType at.
+func olRun(prefix string, at time.Time, eventType string) Item {
+	b := plan.Dataset{Key: prefix + "b", Namespace: prefix + "ns", Name: "b", Kind: "table",
+		Columns: []plan.Column{{Key: prefix + "b#amount", Name: "amount"}}}
+	d := plan.Dataset{Key: prefix + "d", Namespace: prefix + "ns", Name: "d", Kind: "table",
+		Columns: []plan.Column{{Key: prefix + "d#amount", Name: "amount", Type: "DOUBLE"}}}
+	return Item{
+		OpenLineage: &OpenLineage{Kind: "RunEvent", EventType: eventType, EventTime: at, Producer: "https://example/dbt",
+			JobNamespace: prefix + "ol", JobName: "model", RunID: prefix + "run-ol",
+			Parent: &ParentRun{RunID: prefix + "parent", JobNamespace: prefix + "ol", JobName: "dag"}},
+		Lineage: &plan.Lineage{
+			Reads:  []plan.Dataset{b},
+			Writes: []plan.Write{{Dataset: d}},
+			Edges:  []plan.Edge{{Source: b.Columns[0].Key, Target: d.Columns[0].Key, Transformations: tf(plan.Direct, plan.TransformationSub, "")}},
+		},
+	}
+}
+
+// The events of one OpenLineage run merge into one Run whatever their order: running until a
+// terminal event, then the newest terminal status; startedAt is the START, endedAt the terminal
+// event's time. The parent facet adds the parent's job and run.
+func TestOpenLineageRunMerge(t *testing.T) {
+	start, running, complete := olRun("", t0, "START"), olRun("", t0.Add(time.Second), "RUNNING"), olRun("", t0.Add(2*time.Second), "COMPLETE")
+	for _, order := range [][]Item{{start, running, complete}, {complete, running, start}, {running, complete, start, complete}} {
+		r, err := buildRows(order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, x := range r.runs {
+			got = append(got, fmt.Sprintf("%s %s %s %v %v", x.key, x.jobKey, x.status, timeOrNil(x.startedAt), timeOrNil(x.endedAt)))
+		}
+		want := []string{
+			fmt.Sprintf("parent ol/dag  <nil> <nil>"),
+			fmt.Sprintf("run-ol ol/model success %v %v", t0, t0.Add(2*time.Second)),
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("runs = %q, want %q", got, want)
+		}
+		if len(r.parents) != 1 || r.parents[0] != (parentRow{run: "run-ol", parent: "parent"}) {
+			t.Errorf("parents = %+v", r.parents)
+		}
+		if len(r.jobs) != 2 || r.jobs[0].key != "ol/dag" || r.jobs[1].key != "ol/model" {
+			t.Errorf("jobs = %+v", r.jobs)
+		}
+	}
+	fail := olRun("", t0.Add(3*time.Second), "FAIL")
+	r, _ := buildRows([]Item{fail, complete, olRun("", t0.Add(4*time.Second), "RUNNING")})
+	if x := r.runs[1]; x.status != StatusFailure || !x.endedAt.Equal(t0.Add(3*time.Second)) {
+		t.Errorf("a later FAIL after COMPLETE, then RUNNING: %s at %v, want failure at %v", x.status, x.endedAt, t0.Add(3*time.Second))
 	}
 }

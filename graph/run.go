@@ -2,27 +2,142 @@ package graph
 
 import "time"
 
-// Run: one event (its key is the event id), with what it read, wrote and changed by DDL.
+// Run: a listener event (its key is the event id), or an OpenLineage run (its key is the runId),
+// with what it read, wrote and changed by DDL, and the run it was spawned from.
 //
-//	(:Job)-[:HAS_RUN]->(:Run {key, appId, executionId, funcName, status, sparkVersion, endedAt, emittedAt, degraded})
+//	(:Job)-[:HAS_RUN]->(:Run {key, status, startedAt, endedAt, producer,
+//	                          appId, executionId, funcName, sparkVersion, emittedAt, degraded, analyzed})
+//
+// analyzed is true for an event of `colline analyze` (markers.analyzed): lineage Spark's analyzer
+// derived from SQL that did not run; absent for runs.
 //	(:Run)-[:READ]->(:Dataset)
 //	(:Run)-[:WROTE {mode, columnLineage?}]->(:Dataset)
 //	(:Run)-[:CHANGED {action}]->(:Dataset)
+//	(:Run)-[:CHILD_OF]->(:Run)          an OpenLineage run's parent facet
 //
-// A degraded event (plan.Lineage.Degraded) has degraded = true and columnLineage = "missing" on
-// each of its WROTE: the run wrote those columns, but the event did not say from what.
+// A listener run is one event. An OpenLineage run is all the events of its runId, in any order
+// and any number of times: status is running until a terminal event (success, failure, aborted)
+// and then the newest terminal one; startedAt is the earliest START; endedAt the time of the
+// terminal status kept. A degraded listener event (plan.Lineage.Degraded) has degraded = true and
+// columnLineage = "missing" on each of its WROTE: the run wrote those columns, but the event did
+// not say from what.
+
+// Run statuses. The listener reports success or failure; OpenLineage events map onto them.
+const (
+	StatusRunning = "running"
+	StatusSuccess = "success"
+	StatusFailure = "failure"
+	StatusAborted = "aborted"
+)
+
+// runStatus maps an OpenLineage eventType onto a run status ("" for OTHER or none).
+func runStatus(eventType string) string {
+	switch eventType {
+	case "START", "RUNNING":
+		return StatusRunning
+	case "COMPLETE":
+		return StatusSuccess
+	case "FAIL":
+		return StatusFailure
+	case "ABORT":
+		return StatusAborted
+	}
+	return ""
+}
+
+// statusRank orders statuses: a terminal status is never replaced by running.
+func statusRank(s string) int {
+	switch s {
+	case "":
+		return 0
+	case StatusRunning:
+		return 1
+	}
+	return 2
+}
 
 type runRow struct {
-	key, jobKey, appID, funcName, status, sparkVersion string
-	executionID                                        int64
-	endedAt, emittedAt                                 *time.Time
-	degraded                                           bool
+	key, jobKey, appID, funcName, status, sparkVersion, producer string
+	executionID                                                  *int64
+	startedAt, endedAt, emittedAt                                *time.Time
+	degraded                                                     *bool // a listener run's; nil for OpenLineage
+	analyzed                                                     bool  // markers.analyzed
 }
 
 // ColumnLineageMissing is the columnLineage of a WROTE whose column lineage the event did not carry.
 const ColumnLineageMissing = "missing"
 
-// A run is one event: its properties never change, so they are simply set.
+// newRunRow is the run of one item observed at ts.
+func newRunRow(it Item, jobKey string, ts time.Time) *runRow {
+	if env := it.Event; env != nil {
+		x, degraded := env.Query.ExecutionID, it.Lineage.Degraded
+		return &runRow{
+			key: env.EventID, jobKey: jobKey, appID: env.App.ID, executionID: &x, funcName: env.Query.FuncName,
+			status: env.Query.Status, sparkVersion: env.Producer.Spark,
+			endedAt: parseTime(env.Query.EndedAt), emittedAt: parseTime(env.EmittedAt), degraded: &degraded,
+			analyzed: env.Markers.Analyzed,
+		}
+	}
+	o := it.OpenLineage
+	r := &runRow{key: o.RunID, jobKey: jobKey, producer: o.Producer, status: runStatus(o.EventType)}
+	switch {
+	case o.EventType == "START":
+		r.startedAt = &ts
+	case statusRank(r.status) == 2:
+		r.endedAt = &ts
+	}
+	return r
+}
+
+// merge returns the run of r and then n, by the rules above (n's descriptive values win).
+func (r *runRow) merge(n *runRow) *runRow {
+	m := *r
+	if n.jobKey != "" {
+		m.jobKey = n.jobKey
+	}
+	for _, p := range [][2]*string{{&m.appID, &n.appID}, {&m.funcName, &n.funcName}, {&m.sparkVersion, &n.sparkVersion}, {&m.producer, &n.producer}} {
+		if *p[1] != "" {
+			*p[0] = *p[1]
+		}
+	}
+	if n.executionID != nil {
+		m.executionID = n.executionID
+	}
+	if n.emittedAt != nil {
+		m.emittedAt = n.emittedAt
+	}
+	if n.degraded != nil {
+		m.degraded = n.degraded
+	}
+	m.analyzed = m.analyzed || n.analyzed
+	if n.startedAt != nil && (m.startedAt == nil || n.startedAt.Before(*m.startedAt)) {
+		m.startedAt = n.startedAt
+	}
+	if statusWins(m.status, m.endedAt, n.status, n.endedAt) {
+		m.status = n.status
+		if n.endedAt != nil {
+			m.endedAt = n.endedAt
+		}
+	}
+	return &m
+}
+
+// statusWins reports whether a status observed later replaces the stored one: a higher rank, or
+// the same terminal rank and a time at least as new. The Cypher below applies the same rule.
+func statusWins(old string, oldAt *time.Time, status string, at *time.Time) bool {
+	if status == "" {
+		return false
+	}
+	ro, rn := statusRank(old), statusRank(status)
+	return rn > ro || (rn == ro && rn == 2 && (oldAt == nil || (at != nil && !at.Before(*oldAt))))
+}
+
+// rank(x) in Cypher, as statusRank.
+const storedRank = `CASE WHEN r.status IS NULL THEN 0 WHEN r.status = 'running' THEN 1 ELSE 2 END`
+const rowRank = `CASE WHEN row.status IS NULL THEN 0 WHEN row.status = 'running' THEN 1 ELSE 2 END`
+const statusWinsCypher = `row.status IS NOT NULL AND (` + rowRank + ` > ` + storedRank + ` OR (` + rowRank + ` = 2 AND ` + storedRank +
+	` = 2 AND (r.endedAt IS NULL OR (row.endedAt IS NOT NULL AND r.endedAt <= row.endedAt))))`
+
 var runs = element{
 	name:          "runs",
 	nodes:         []string{"Run"},
@@ -30,24 +145,52 @@ var runs = element{
 	query: `UNWIND $rows AS row
 MATCH (j:Job {key: row.jobKey})
 MERGE (r:Run {key: row.key})
-SET r.appId = row.appId,
-    r.executionId = row.executionId,
-    r.funcName = row.funcName,
-    r.status = row.status,
-    r.sparkVersion = row.sparkVersion,
-    r.endedAt = row.endedAt,
-    r.emittedAt = row.emittedAt,
-    r.degraded = row.degraded
+SET r.appId = coalesce(row.appId, r.appId),
+    r.executionId = coalesce(row.executionId, r.executionId),
+    r.funcName = coalesce(row.funcName, r.funcName),
+    r.sparkVersion = coalesce(row.sparkVersion, r.sparkVersion),
+    r.emittedAt = coalesce(row.emittedAt, r.emittedAt),
+    r.producer = coalesce(row.producer, r.producer),
+    r.degraded = coalesce(row.degraded, r.degraded),
+    r.analyzed = CASE WHEN row.analyzed THEN true ELSE r.analyzed END,
+    r.startedAt = CASE WHEN row.startedAt IS NOT NULL AND (r.startedAt IS NULL OR row.startedAt < r.startedAt) THEN row.startedAt ELSE r.startedAt END,
+    r.endedAt = CASE WHEN ` + statusWinsCypher + ` AND row.endedAt IS NOT NULL THEN row.endedAt ELSE r.endedAt END,
+    r.status = CASE WHEN ` + statusWinsCypher + ` THEN row.status ELSE r.status END
 MERGE (j)-[:HAS_RUN]->(r)
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
 		out := make([]map[string]any, 0, len(r.runs))
 		for _, x := range r.runs {
+			var exec any
+			if x.executionID != nil {
+				exec = *x.executionID
+			}
 			out = append(out, map[string]any{
-				"key": x.key, "jobKey": x.jobKey, "appId": x.appID, "executionId": x.executionID,
-				"funcName": x.funcName, "status": x.status, "sparkVersion": x.sparkVersion,
-				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": x.degraded,
+				"key": x.key, "jobKey": x.jobKey, "appId": stringOrNil(x.appID), "executionId": exec,
+				"funcName": stringOrNil(x.funcName), "status": stringOrNil(x.status), "sparkVersion": stringOrNil(x.sparkVersion),
+				"producer": stringOrNil(x.producer), "startedAt": timeOrNil(x.startedAt),
+				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": boolOrNil(x.degraded), "analyzed": x.analyzed,
 			})
+		}
+		return out
+	},
+}
+
+// parentRow links an OpenLineage run to its parent run (both are in the runs rows).
+type parentRow struct{ run, parent string }
+
+var parents = element{
+	name:          "parents",
+	relationships: []string{"CHILD_OF"},
+	query: `UNWIND $rows AS row
+MATCH (r:Run {key: row.run})
+MATCH (p:Run {key: row.parent})
+MERGE (r)-[:CHILD_OF]->(p)
+RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any {
+		out := make([]map[string]any, 0, len(r.parents))
+		for _, x := range r.parents {
+			out = append(out, map[string]any{"run": x.run, "parent": x.parent})
 		}
 		return out
 	},
@@ -82,7 +225,7 @@ var wrote = element{
 MATCH (r:Run {key: row.run})
 MATCH (d:Dataset {key: row.dataset})
 MERGE (r)-[w:WROTE]->(d)
-SET w.mode = row.mode,
+SET w.mode = coalesce(row.mode, w.mode),
     w.columnLineage = row.columnLineage
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {

@@ -14,21 +14,35 @@ import (
 // transaction, so a batch stays atomic.
 var maxRows = 5000
 
+// DefaultWriteTimeout is the default of Writer.Timeout.
+const DefaultWriteTimeout = 2 * time.Minute
+
 // Writer writes batches of items to Neo4j. It is safe for concurrent use, though one writer
 // goroutine per consumer keeps lock contention low.
 type Writer struct {
 	// ModelKey is the key of the graph's model stamp (GraphModel); empty means DefaultModelKey.
 	// Only tests that must not touch the shared stamp set another.
 	ModelKey string
+	// Timeout bounds one Write, the driver's own retries included: the transaction is given this
+	// timeout on the server (which ends it, releasing its locks) and the call this deadline, so a
+	// write blocked behind a lock or on a server that stopped answering fails with a transient
+	// error instead of waiting for ever. Default: DefaultWriteTimeout.
+	Timeout time.Duration
 
-	driver    neo4j.DriverWithContext
-	database  string
-	txTimeout time.Duration
+	driver   neo4j.DriverWithContext
+	database string
 }
 
 // NewWriter returns a Writer on database (empty: the server's default database).
 func NewWriter(driver neo4j.DriverWithContext, database string) *Writer {
-	return &Writer{driver: driver, database: database, txTimeout: 2 * time.Minute}
+	return &Writer{driver: driver, database: database, Timeout: DefaultWriteTimeout}
+}
+
+func (w *Writer) timeout() time.Duration {
+	if w.Timeout <= 0 {
+		return DefaultWriteTimeout
+	}
+	return w.Timeout
 }
 
 // Write stores items in one managed write transaction: either the whole batch is in the graph
@@ -49,6 +63,9 @@ func (w *Writer) Write(ctx context.Context, items []Item) error {
 	}
 	stmts := r.statements()
 
+	timeout := w.timeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	sess := w.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: w.database, AccessMode: neo4j.AccessModeWrite})
 	defer sess.Close(context.WithoutCancel(ctx))
 
@@ -73,8 +90,11 @@ func (w *Writer) Write(ctx context.Context, items []Item) error {
 			}
 		}
 		return nil, nil
-	}, neo4j.WithTxTimeout(w.txTimeout))
+	}, neo4j.WithTxTimeout(timeout))
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			return fmt.Errorf("graph write of %d items (statement %s): not done within %v: %w", len(items), failed, timeout, err)
+		}
 		return fmt.Errorf("graph write of %d items (statement %s): %w", len(items), failed, err)
 	}
 	return nil

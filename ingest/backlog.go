@@ -3,19 +3,28 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 )
 
-// Backlog reads, from Kafka, how far a group must consume a topic to have caught up with what the
-// topic holds now. It is the backlog of Params.ExitWhenIdle, and the lag of Monitor.
+// Backlog reads, from Kafka, how far a group must consume its topics to have caught up with what
+// they hold now. It is the backlog of Params.ExitWhenIdle, and the lag of Monitor.
 type Backlog struct {
 	Brokers  []string
-	Topic    string
+	Topics   []string // the topics the group reads (the plan topic, and the OpenLineage topic when enabled)
 	Group    string
 	Security Security
 }
+
+// Partition is one partition of one topic.
+type Partition struct {
+	Topic string
+	ID    int
+}
+
+func (p Partition) String() string { return p.Topic + "/" + strconv.Itoa(p.ID) }
 
 // position is where a partition starts and ends, and where the group is.
 type position struct {
@@ -28,12 +37,12 @@ func (x position) next() int64 { return max(x.committed, x.first) }
 
 // Targets returns, for each partition that has messages beyond where the group reads next, the
 // partition's end offset.
-func (b Backlog) Targets(ctx context.Context) (map[int]int64, error) {
+func (b Backlog) Targets(ctx context.Context) (map[Partition]int64, error) {
 	pos, err := b.positions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	targets := map[int]int64{}
+	targets := map[Partition]int64{}
 	for p, x := range pos {
 		if x.next() < x.end {
 			targets[p] = x.end
@@ -42,37 +51,52 @@ func (b Backlog) Targets(ctx context.Context) (map[int]int64, error) {
 	return targets, nil
 }
 
-// Lag returns, for every partition of the topic, the records the group has not committed yet:
+// Lag returns, for every partition of the topics, the records the group has not committed yet:
 // the end offset minus where the group reads next.
-func (b Backlog) Lag(ctx context.Context) (map[int]int64, error) {
+func (b Backlog) Lag(ctx context.Context) (map[Partition]int64, error) {
 	pos, err := b.positions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	lag := make(map[int]int64, len(pos))
+	lag := make(map[Partition]int64, len(pos))
 	for p, x := range pos {
 		lag[p] = max(x.end-x.next(), 0)
 	}
 	return lag, nil
 }
 
-func (b Backlog) positions(ctx context.Context) (map[int]position, error) {
+func (b Backlog) positions(ctx context.Context) (map[Partition]position, error) {
 	c, done := client(b.Brokers, b.Security, 10*time.Second)
 	defer done()
-	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{b.Topic}})
+	out := map[Partition]position{}
+	for _, topic := range b.Topics {
+		pos, err := b.topic(ctx, c, topic)
+		if err != nil {
+			return nil, err
+		}
+		for p, x := range pos {
+			out[Partition{Topic: topic, ID: p}] = x
+		}
+	}
+	return out, nil
+}
+
+// topic returns the positions of one topic's partitions.
+func (b Backlog) topic(ctx context.Context, c *kafka.Client, topic string) (map[int]position, error) {
+	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
-		return nil, fmt.Errorf("metadata of %s: %w", b.Topic, err)
+		return nil, fmt.Errorf("metadata of %s: %w", topic, err)
 	}
 	if len(meta.Topics) != 1 || meta.Topics[0].Error != nil {
-		return nil, fmt.Errorf("metadata of %s: %v", b.Topic, topicError(meta))
+		return nil, fmt.Errorf("metadata of %s: %v", topic, topicError(meta))
 	}
 	if len(meta.Topics[0].Partitions) == 0 {
-		return nil, fmt.Errorf("metadata of %s: no partitions", b.Topic)
+		return nil, fmt.Errorf("metadata of %s: no partitions", topic)
 	}
 	var parts []int
 	for _, p := range meta.Topics[0].Partitions {
 		if p.Error != nil {
-			return nil, fmt.Errorf("metadata of %s/%d: %w", b.Topic, p.ID, p.Error)
+			return nil, fmt.Errorf("metadata of %s/%d: %w", topic, p.ID, p.Error)
 		}
 		parts = append(parts, p.ID)
 	}
@@ -80,15 +104,15 @@ func (b Backlog) positions(ctx context.Context) (map[int]position, error) {
 	// echoes timestamp -1, which it does for first offsets too; asked for both in one request, the
 	// first offset reads 0 (and the end may be overwritten by the start) once the log start has
 	// moved (DeleteRecords, retention).
-	first, err := b.offsets(ctx, c, parts, kafka.FirstOffsetOf)
+	first, err := offsets(ctx, c, topic, parts, kafka.FirstOffsetOf)
 	if err != nil {
 		return nil, err
 	}
-	end, err := b.offsets(ctx, c, parts, kafka.LastOffsetOf)
+	end, err := offsets(ctx, c, topic, parts, kafka.LastOffsetOf)
 	if err != nil {
 		return nil, err
 	}
-	committed, err := c.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: b.Group, Topics: map[string][]int{b.Topic: parts}})
+	committed, err := c.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: b.Group, Topics: map[string][]int{topic: parts}})
 	if err != nil {
 		return nil, fmt.Errorf("offsets of group %s: %w", b.Group, err)
 	}
@@ -99,9 +123,9 @@ func (b Backlog) positions(ctx context.Context) (map[int]position, error) {
 	for _, p := range parts {
 		pos[p] = position{first: max(first[p], 0), end: max(end[p], 0), committed: -1}
 	}
-	for _, p := range committed.Topics[b.Topic] {
+	for _, p := range committed.Topics[topic] {
 		if p.Error != nil {
-			return nil, fmt.Errorf("offset of group %s on %s/%d: %w", b.Group, b.Topic, p.Partition, p.Error)
+			return nil, fmt.Errorf("offset of group %s on %s/%d: %w", b.Group, topic, p.Partition, p.Error)
 		}
 		if x, ok := pos[p.Partition]; ok {
 			x.committed = p.CommittedOffset // -1 when none
@@ -112,19 +136,19 @@ func (b Backlog) positions(ctx context.Context) (map[int]position, error) {
 }
 
 // offsets lists one kind of offset (kafka.FirstOffsetOf or kafka.LastOffsetOf) of parts.
-func (b Backlog) offsets(ctx context.Context, c *kafka.Client, parts []int, kind func(int) kafka.OffsetRequest) (map[int]int64, error) {
+func offsets(ctx context.Context, c *kafka.Client, topic string, parts []int, kind func(int) kafka.OffsetRequest) (map[int]int64, error) {
 	reqs := make([]kafka.OffsetRequest, len(parts))
 	for i, p := range parts {
 		reqs[i] = kind(p)
 	}
-	res, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{b.Topic: reqs}})
+	res, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
 	if err != nil {
-		return nil, fmt.Errorf("offsets of %s: %w", b.Topic, err)
+		return nil, fmt.Errorf("offsets of %s: %w", topic, err)
 	}
 	out := make(map[int]int64, len(parts))
-	for _, p := range res.Topics[b.Topic] {
+	for _, p := range res.Topics[topic] {
 		if p.Error != nil {
-			return nil, fmt.Errorf("offsets of %s/%d: %w", b.Topic, p.Partition, p.Error)
+			return nil, fmt.Errorf("offsets of %s/%d: %w", topic, p.Partition, p.Error)
 		}
 		// With one kind asked, the answer is the larger of the two fields: the other holds kafka-go's
 		// placeholder (-1 or 0), see above.
@@ -132,7 +156,7 @@ func (b Backlog) offsets(ctx context.Context, c *kafka.Client, parts []int, kind
 	}
 	for _, p := range parts {
 		if _, ok := out[p]; !ok {
-			return nil, fmt.Errorf("offsets of %s: no answer for partition %d", b.Topic, p)
+			return nil, fmt.Errorf("offsets of %s: no answer for partition %d", topic, p)
 		}
 	}
 	return out, nil

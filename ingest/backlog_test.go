@@ -30,7 +30,7 @@ func TestBacklogAfterTheLogStartMoved(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			topic, dlq, group := k.TestTopics(t, "backlog", 1, 0)
-			w := NewDeadLetterWriter(addrs, topic, 0, nil) // any synchronous producer will do
+			w := NewProducer(addrs, topic, 0, nil) // any synchronous producer will do
 			msgs := make([]kafka.Message, tc.sent)
 			for i := range msgs {
 				msgs[i] = kafka.Message{Value: []byte("ok")}
@@ -48,20 +48,20 @@ func TestBacklogAfterTheLogStartMoved(t *testing.T) {
 				t.Fatalf("offsets after DeleteRecords: first %v end %v (%v); want %d and %d", first, end, err, tc.deleted, tc.sent)
 			}
 
-			b := Backlog{Brokers: addrs, Topic: topic, Group: group}
+			b := Backlog{Brokers: addrs, Topics: []string{topic}, Group: group}
 			targets, err := b.Targets(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := targets[0]; ok != tc.wantTarget || (ok && targets[0] != tc.sent) {
+			if _, ok := targets[Partition{topic, 0}]; ok != tc.wantTarget || (ok && targets[Partition{topic, 0}] != tc.sent) {
 				t.Errorf("targets = %v, want partition 0 at %d: %v", targets, tc.sent, tc.wantTarget)
 			}
-			if lag, err := b.Lag(ctx); err != nil || lag[0] != tc.wantLag {
+			if lag, err := b.Lag(ctx); err != nil || lag[Partition{topic, 0}] != tc.wantLag {
 				t.Errorf("lag = %v (%v), want %d", lag, err, tc.wantLag)
 			}
 
-			reader := NewReader(ReaderOptions{Brokers: addrs, Topic: topic, Group: group, MaxWait: time.Second}, nil)
-			dlw := NewDeadLetterWriter(addrs, dlq, 0, nil)
+			reader := NewReader(ReaderOptions{Brokers: addrs, Topics: []string{topic}, Group: group, MaxWait: time.Second}, nil)
+			dlw := NewProducer(addrs, dlq, 0, nil)
 			writer := &fakeWriter{j: &journal{}}
 			loop, err := New(Params{Fetcher: reader, Committer: reader, Writer: writer, DeadLetters: dlw,
 				Processor: fakeProcessor, ExitWhenIdle: time.Second, Backlog: b})

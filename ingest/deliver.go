@@ -15,19 +15,33 @@ import (
 	"github.com/colline/colline/process"
 )
 
-// deliver writes, dead-letters and commits one processed batch, in this order, each step retried
-// until it succeeds. It returns an error only when ctx ended before the batch was committed.
+// deliver writes, emits, dead-letters and commits one processed batch, in this order, each step
+// retried until it succeeds. It returns an error only when ctx ended before the batch was committed.
 func (l *Loop) deliver(ctx context.Context, b *batch) error {
 	msgs, items, dead := b.msgs, b.items, b.dead
 	l.m.batch.Observe(float64(len(msgs)))
 
 	start := time.Now()
+	l.log.Debug("writing batch", "messages", len(msgs), "items", len(items))
 	written, rejected, err := l.write(ctx, items)
 	if len(items) > 0 {
 		l.m.stage.WithLabelValues(stageWrite).Observe(time.Since(start).Seconds())
 	}
 	if err != nil {
 		return fmt.Errorf("batch of %d messages not written, not committed: %w", len(msgs), err)
+	}
+	l.log.Debug("batch written", "messages", len(msgs), "written", len(written), "rejected", len(rejected))
+	if l.p.Emitter != nil && len(written) > 0 {
+		out := make([]graph.Item, len(written))
+		for i, p := range written {
+			out[i] = p.item
+		}
+		start = time.Now()
+		err = l.retry(ctx, opEmit, func(ctx context.Context) error { return l.p.Emitter.Emit(ctx, out) }, nil)
+		l.m.stage.WithLabelValues(stageEmit).Observe(time.Since(start).Seconds())
+		if err != nil {
+			return fmt.Errorf("batch of %d messages written, not emitted, not committed: %w", len(msgs), err)
+		}
 	}
 	dead = append(dead, rejected...)
 	slices.SortFunc(dead, func(a, b deadLetter) int {
@@ -56,7 +70,7 @@ func (l *Loop) deliver(ctx context.Context, b *batch) error {
 		l.m.messages.WithLabelValues(resultOK).Inc()
 		l.m.edges.Add(float64(len(p.item.Lineage.Edges) + len(p.item.Lineage.RowDeps)))
 		l.m.countNodes(p.item)
-		if t, err := graph.EventTime(p.item.Event); err == nil {
+		if t, err := p.item.Time(); err == nil {
 			l.m.eventAge.Observe(max(now.Sub(t).Seconds(), 0))
 			if t.After(newest) {
 				newest = t
@@ -94,7 +108,10 @@ func (l *Loop) write(ctx context.Context, items []pending) (written []pending, r
 	for i, p := range items {
 		batch[i] = p.item
 	}
-	err = l.retry(ctx, opWrite, func(ctx context.Context) error { return l.p.Writer.Write(ctx, batch) }, graph.IsRejected)
+	err = l.retry(ctx, opWrite, func(ctx context.Context) error {
+		defer l.writing(len(batch))()
+		return l.p.Writer.Write(ctx, batch)
+	}, graph.IsRejected)
 	switch {
 	case err == nil:
 		return items, nil, nil
@@ -163,8 +180,11 @@ func permanentCommit(err error) bool {
 // msgAttrs returns the stable log keys of a message, plus extra.
 func msgAttrs(m kafka.Message, it graph.Item, extra ...any) []any {
 	a := []any{"topic", m.Topic, "partition", m.Partition, "offset", m.Offset}
-	if it.Event != nil {
+	switch {
+	case it.Event != nil:
 		a = append(a, "app", it.Event.App.ID, "query", it.Event.Query.ExecutionID)
+	case it.OpenLineage != nil:
+		a = append(a, "event", it.ID())
 	}
 	return append(a, extra...)
 }

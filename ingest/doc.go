@@ -5,7 +5,8 @@
 // at the top of loop.go. The files are the layers of the loop:
 //   - loop.go: Params, New and the core Run: batches in order, at most one in flight.
 //   - fetch.go: fetch a batch (count, bytes, time window) and process it into items and dead letters.
-//   - deliver.go: write → dead letters → commit, splitting a batch the graph rejects.
+//   - deliver.go: write → emit (OpenLineage, optional) → dead letters → commit, splitting a batch
+//     the graph rejects.
 //   - retry.go: retries with backoff, and readiness (Ready) while anything is being retried.
 //   - idle.go: ExitWhenIdle, a wrapper around the core; backlog.go: what "the backlog" is.
 //   - kafka.go: the kafka-go reader, dead-letter writer and clients; metrics.go, monitor.go: metrics.

@@ -14,6 +14,9 @@ import (
 
 	"github.com/colline/colline/admin"
 	"github.com/colline/colline/config"
+	"github.com/colline/colline/emit"
+	"github.com/colline/colline/intake"
+	"github.com/colline/colline/retention"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated sections of docs/operations.md")
@@ -24,11 +27,15 @@ func registry() *prometheus.Registry {
 	reg := prometheus.NewPedanticRegistry()
 	admin.RegisterBuildInfo(reg, "doc")
 	m := NewMetrics(reg)
+	intake.NewMetrics(reg)
+	emit.NewMetrics(reg)
 	m.countUnknown(map[string]int{"com.example.Node": 1})
-	m.setLag(map[int]int64{0: 0})
+	m.countIgnored("DatasourceDatasetFacet")
+	m.setLag(map[Partition]int64{{Topic: "colline.plans", ID: 0}: 0})
 	m.batch.Observe(1)
 	m.eventAge.Observe(1)
 	m.reader.add(kafka.ReaderStats{})
+	retention.NewMetrics(reg)
 	return reg
 }
 

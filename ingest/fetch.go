@@ -13,8 +13,9 @@ import (
 	"github.com/colline/colline/process"
 )
 
-// pending is a message that became an item to write. Its value is dropped once decoded: the
-// commit needs only the topic, partition and offset.
+// pending is a message that became an item to write. A plan's value is dropped once decoded: the
+// commit needs only the topic, partition and offset. An OpenLineage event keeps its value (it is
+// small), so that a dead letter found at write time carries the original bytes.
 type pending struct {
 	msg  kafka.Message
 	item graph.Item
@@ -84,8 +85,8 @@ func valueBytes(msgs []kafka.Message) int {
 }
 
 // process turns msgs into a batch: items to write and dead letters. It drops the value of every
-// message that became an item, in msgs too, so that only the decoded items stay in memory; a
-// dead letter keeps its value, to be republished.
+// plan that became an item, in msgs too, so that only the decoded items stay in memory; a dead
+// letter and an OpenLineage event keep their values.
 //
 // A batch holds at most BatchMaxEdges of lineage (plan.Lineage.Size), or one item if that item
 // alone is larger: process stops before the item that would take the batch past it and leaves
@@ -109,8 +110,10 @@ func (l *Loop) process(msgs []kafka.Message) *batch {
 			b.bytes += bytes
 			continue
 		}
-		msgs[i].Value = nil
-		m.Value = nil
+		if it.Event != nil {
+			msgs[i].Value = nil
+			m.Value = nil
+		}
 		size := it.Lineage.Size()
 		if len(b.items) > 0 && edges+size > l.p.BatchMaxEdges {
 			l.rest, l.restItem = msgs[i:], &it

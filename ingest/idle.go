@@ -21,14 +21,14 @@ type idleWatch struct {
 	committer
 
 	mu        sync.Mutex
-	last      time.Time     // when a message was last fetched, or the backlog read
-	fetched   map[int]int64 // per partition, the offset after the last message fetched
-	committed map[int]int64 // per partition, the offset after the last message committed
+	last      time.Time           // when a message was last fetched, or the backlog read
+	fetched   map[Partition]int64 // per partition, the offset after the last message fetched
+	committed map[Partition]int64 // per partition, the offset after the last message committed
 }
 
 func watchIdle(l *Loop, idle time.Duration, b backlog) *idleWatch {
 	w := &idleWatch{l: l, idle: idle, backlog: b, fetcher: l.p.Fetcher, committer: l.p.Committer,
-		last: time.Now(), fetched: map[int]int64{}, committed: map[int]int64{}}
+		last: time.Now(), fetched: map[Partition]int64{}, committed: map[Partition]int64{}}
 	l.p.Fetcher, l.p.Committer = w, w
 	return w
 }
@@ -39,7 +39,8 @@ func (w *idleWatch) FetchMessage(ctx context.Context) (kafka.Message, error) {
 	if err == nil {
 		w.mu.Lock()
 		w.last = time.Now()
-		w.fetched[m.Partition] = max(w.fetched[m.Partition], m.Offset+1)
+		p := Partition{Topic: m.Topic, ID: m.Partition}
+		w.fetched[p] = max(w.fetched[p], m.Offset+1)
 		w.mu.Unlock()
 	}
 	return m, err
@@ -51,7 +52,8 @@ func (w *idleWatch) CommitMessages(ctx context.Context, msgs ...kafka.Message) e
 	if err == nil {
 		w.mu.Lock()
 		for _, m := range msgs {
-			w.committed[m.Partition] = max(w.committed[m.Partition], m.Offset+1)
+			p := Partition{Topic: m.Topic, ID: m.Partition}
+			w.committed[p] = max(w.committed[p], m.Offset+1)
 		}
 		w.mu.Unlock()
 	}
@@ -65,7 +67,7 @@ func (w *idleWatch) run(ctx context.Context, core func(context.Context) error) e
 	done := make(chan error, 1)
 	go func() { done <- core(ctx) }()
 
-	var targets map[int]int64
+	var targets map[Partition]int64
 	err := w.l.retry(ctx, opBacklog, func(ctx context.Context) (err error) {
 		targets, err = w.backlog.Targets(ctx)
 		return err
@@ -94,7 +96,7 @@ func (w *idleWatch) run(ctx context.Context, core func(context.Context) error) e
 
 // drained reports whether the core has started (Setup is done), every target and every fetched
 // message is committed, and nothing was fetched for idle.
-func (w *idleWatch) drained(targets map[int]int64) bool {
+func (w *idleWatch) drained(targets map[Partition]int64) bool {
 	if !w.l.started.Load() {
 		w.touch() // the idle time counts from the start
 		return false
@@ -104,7 +106,7 @@ func (w *idleWatch) drained(targets map[int]int64) bool {
 	if time.Since(w.last) < w.idle {
 		return false
 	}
-	for _, want := range []map[int]int64{targets, w.fetched} {
+	for _, want := range []map[Partition]int64{targets, w.fetched} {
 		for p, end := range want {
 			if w.committed[p] < end {
 				return false

@@ -10,9 +10,16 @@ import (
 	"github.com/colline/colline/graph"
 )
 
+// fakeBacklog is the backlog of the fake reader's topic, by partition.
 type fakeBacklog map[int]int64
 
-func (b fakeBacklog) Targets(context.Context) (map[int]int64, error) { return b, nil }
+func (b fakeBacklog) Targets(context.Context) (map[Partition]int64, error) {
+	out := map[Partition]int64{}
+	for p, n := range b {
+		out[Partition{Topic: "colline.plans", ID: p}] = n
+	}
+	return out, nil
+}
 
 func TestExitWhenIdle(t *testing.T) {
 	idle := func(b fakeBacklog) func(*Params) {

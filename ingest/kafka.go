@@ -36,13 +36,14 @@ const DefaultKafkaMaxBytes = 32 << 20
 // ReaderOptions configure the Kafka consumer-group reader.
 type ReaderOptions struct {
 	Brokers []string
-	Topic   string
+	Topics  []string // read in one group: the plan topic, and the OpenLineage topic when enabled
 	Group   string
 	// MaxBytes is the largest fetch response; it must hold the largest message (the topic's
 	// max.message.bytes). Default: DefaultKafkaMaxBytes.
 	MaxBytes int
-	// QueueCapacity is the number of messages buffered ahead of the loop (kafka-go holds one more,
-	// waiting to be queued). Plans can be tens of MB each, and this buffer is not bounded by
+	// QueueCapacity is the number of messages buffered ahead of the loop (kafka-go holds one more
+	// per assigned partition, waiting to be queued: the slow_neo4j fault test measured 2 batches +
+	// 1 + 3 on 3 partitions). Plans can be tens of MB each, and this buffer is not bounded by
 	// bytes, so keep it small: with 8, five 20 MB plans were all held at once. The loop fetches
 	// the next batch while it writes one, so a short queue does not slow it. Default: 1.
 	QueueCapacity int
@@ -53,7 +54,16 @@ type ReaderOptions struct {
 	MaxWait time.Duration
 	// Security of the connections. Default: PLAINTEXT.
 	Security Security
+	// SessionTimeout is how long the group coordinator waits for a heartbeat of this consumer
+	// before it takes its partitions away: after a kill -9 or a lost pod, those partitions stall
+	// this long. The broker bounds it (group.min/max.session.timeout.ms: 6s to 30m by default).
+	// Default: DefaultSessionTimeout.
+	SessionTimeout time.Duration
 }
+
+// DefaultSessionTimeout is the default of ReaderOptions.SessionTimeout (kafka-go's and the Java
+// client's default too).
+const DefaultSessionTimeout = 30 * time.Second
 
 // NewReader returns a consumer-group reader for the loop: explicit synchronous commits
 // (CommitInterval 0), a new group starting at the first offset, and kafka-go logs sent to logger
@@ -68,13 +78,16 @@ func NewReader(o ReaderOptions, logger *slog.Logger) *kafka.Reader {
 	if o.MaxWait <= 0 {
 		o.MaxWait = 5 * time.Second
 	}
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return kafka.NewReader(kafka.ReaderConfig{
 		Brokers:               o.Brokers,
 		GroupID:               o.Group,
-		Topic:                 o.Topic,
+		GroupTopics:           o.Topics,
 		MinBytes:              1,
 		MaxBytes:              o.MaxBytes,
 		QueueCapacity:         o.QueueCapacity,
@@ -82,30 +95,35 @@ func NewReader(o ReaderOptions, logger *slog.Logger) *kafka.Reader {
 		CommitInterval:        0, // synchronous: CommitMessages returns once the broker has the offsets
 		StartOffset:           kafka.FirstOffset,
 		WatchPartitionChanges: true,
-		Dialer:                o.Security.dialer(),
-		Logger:                kafkaLogger(logger, slog.LevelDebug),
-		ErrorLogger:           kafkaLogger(logger, slog.LevelWarn),
+		SessionTimeout:        o.SessionTimeout,
+		// a heartbeat every tenth of the session: a third (Kafka's advice) risks an eviction when
+		// one heartbeat is late on a loaded machine
+		HeartbeatInterval: max(o.SessionTimeout/10, 500*time.Millisecond),
+		Dialer:            o.Security.dialer(),
+		Logger:            kafkaLogger(logger, slog.LevelDebug),
+		ErrorLogger:       kafkaLogger(logger, slog.LevelWarn),
 	})
 }
 
-// DeadLetterWriter is a producer on the dead-letter topic. Close it to release its connections.
-type DeadLetterWriter struct {
+// Producer is a synchronous producer on one topic: the dead-letter topic, or the OpenLineage
+// topic the HTTP endpoint publishes to. Close it to release its connections.
+type Producer struct {
 	*kafka.Writer
 	transport *kafka.Transport
 }
 
 // Close flushes and closes the writer and its connections.
-func (w *DeadLetterWriter) Close() error {
+func (w *Producer) Close() error {
 	err := w.Writer.Close()
 	w.transport.CloseIdleConnections()
 	return err
 }
 
-// NewDeadLetterWriter returns a synchronous producer on the dead-letter topic: every write waits
-// for all in-sync replicas. maxBytes is the largest message it sends (Default: DefaultKafkaMaxBytes); the topic's
+// NewProducer returns a synchronous producer on topic: every write waits for all in-sync
+// replicas, and messages are spread by key. maxBytes is the largest message it sends (Default: DefaultKafkaMaxBytes); the topic's
 // max.message.bytes should match the source topic's, or large dead letters lose their value.
 // sec, at most one, secures its connections (Default: PLAINTEXT).
-func NewDeadLetterWriter(brokers []string, topic string, maxBytes int, logger *slog.Logger, sec ...Security) *DeadLetterWriter {
+func NewProducer(brokers []string, topic string, maxBytes int, logger *slog.Logger, sec ...Security) *Producer {
 	if maxBytes <= 0 {
 		maxBytes = DefaultKafkaMaxBytes
 	}
@@ -117,7 +135,7 @@ func NewDeadLetterWriter(brokers []string, topic string, maxBytes int, logger *s
 		security = sec[0]
 	}
 	t := security.transport()
-	return &DeadLetterWriter{transport: t, Writer: &kafka.Writer{
+	return &Producer{transport: t, Writer: &kafka.Writer{
 		Addr:         kafka.TCP(brokers...),
 		Topic:        topic,
 		Balancer:     &kafka.Hash{}, // by key (the app id), like the source topic

@@ -28,7 +28,7 @@ func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
 	suffix := stack.NewID()
 
 	src, mid, out := "src_"+suffix, "mid_"+suffix, "out_"+suffix
-	w := NewDeadLetterWriter(addrs, topic, 0, nil) // any synchronous producer will do
+	w := NewProducer(addrs, topic, 0, nil) // any synchronous producer will do
 	err := w.WriteMessages(ctx,
 		kafka.Message{Key: []byte("app-a"), Value: eventFor(t, "ev-1-"+suffix, src, mid)},
 		kafka.Message{Key: []byte("app-b"), Value: eventFor(t, "ev-2-"+suffix, mid, out)},
@@ -48,12 +48,12 @@ func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
 
 	consume := func() {
 		t.Helper()
-		reader := NewReader(ReaderOptions{Brokers: addrs, Topic: topic, Group: group}, nil)
-		dlq := NewDeadLetterWriter(addrs, dlqTopic, 0, nil)
+		reader := NewReader(ReaderOptions{Brokers: addrs, Topics: []string{topic}, Group: group}, nil)
+		dlq := NewProducer(addrs, dlqTopic, 0, nil)
 		loop, err := New(Params{
 			Fetcher: reader, Committer: reader, Writer: store, DeadLetters: dlq, Version: "it",
 			Setup: store.Bootstrap, ExitWhenIdle: 2 * time.Second,
-			Backlog: Backlog{Brokers: addrs, Topic: topic, Group: group},
+			Backlog: Backlog{Brokers: addrs, Topics: []string{topic}, Group: group},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -87,7 +87,7 @@ func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
 		t.Errorf("dead letter: value %q headers %v", m.Value, m.Headers)
 	}
 
-	targets, err := Backlog{Brokers: addrs, Topic: topic, Group: group}.Targets(ctx)
+	targets, err := Backlog{Brokers: addrs, Topics: []string{topic}, Group: group}.Targets(ctx)
 	if err != nil || len(targets) != 0 {
 		t.Errorf("backlog after consuming = %v, %v; want nothing left", targets, err)
 	}
@@ -145,15 +145,15 @@ func TestShutdownNeverCommitsPastAnUnwrittenBatch(t *testing.T) {
 	for i := range total {
 		msgs = append(msgs, kafka.Message{Key: []byte("app"), Value: eventFor(t, fmt.Sprintf("ev-%d-%s", i, suffix), "src", "out")})
 	}
-	w := NewDeadLetterWriter(addrs, topic, 0, nil)
+	w := NewProducer(addrs, topic, 0, nil)
 	err := w.WriteMessages(ctx, msgs...)
 	w.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	reader := NewReader(ReaderOptions{Brokers: addrs, Topic: topic, Group: group, MaxWait: 100 * time.Millisecond}, nil)
-	dlq := NewDeadLetterWriter(addrs, dlqTopic, 0, nil)
+	reader := NewReader(ReaderOptions{Brokers: addrs, Topics: []string{topic}, Group: group, MaxWait: 100 * time.Millisecond}, nil)
+	dlq := NewProducer(addrs, dlqTopic, 0, nil)
 	defer dlq.Close()
 	store := &blockingWriter{allow: 1, calls: make(chan struct{}, 1)}
 	loop, err := New(Params{
@@ -188,12 +188,12 @@ func TestShutdownNeverCommitsPastAnUnwrittenBatch(t *testing.T) {
 	if took > 3*time.Second {
 		t.Errorf("shutdown took %v with a 500ms deadline", took)
 	}
-	lag, err := Backlog{Brokers: addrs, Topic: topic, Group: group}.Lag(ctx)
+	lag, err := Backlog{Brokers: addrs, Topics: []string{topic}, Group: group}.Lag(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if store.written != batch || lag[0] != total-batch {
-		t.Errorf("written %d, group lag %d: want the first %d written and committed and the other %d not committed", store.written, lag[0], batch, total-batch)
+	if store.written != batch || lag[Partition{topic, 0}] != total-batch {
+		t.Errorf("written %d, group lag %d: want the first %d written and committed and the other %d not committed", store.written, lag[Partition{topic, 0}], batch, total-batch)
 	}
-	t.Logf("shutdown in %v; written %d events, committed offset %d of %d", took, store.written, total-lag[0], total)
+	t.Logf("shutdown in %v; written %d events, committed offset %d of %d", took, store.written, total-lag[Partition{topic, 0}], total)
 }

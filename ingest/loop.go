@@ -7,8 +7,9 @@ package ingest
 //     batches (fetch.go). A Processor turns each message into an item or a dead letter, with no I/O.
 //     A batch whose lineage would grow past BatchMaxEdges ends early; the messages it leaves start
 //     the next batch, before anything fetched later.
-//   - A batch is delivered (deliver.go) in one step: write its items to the graph, then publish its
-//     dead letters, then commit its offsets. Each step is retried in place until it succeeds
+//   - A batch is delivered (deliver.go) in one step: write its items to the graph, then emit their
+//     OpenLineage events (when an Emitter is set), then publish its dead letters, then commit its
+//     offsets. Each step is retried in place until it succeeds
 //     (retry.go); nothing moves past a step that has not succeeded, and kafka-go never redelivers a
 //     message the loop has moved past, so no message is skipped.
 //   - At most one batch is being delivered (in flight) while the next is fetched and processed.
@@ -50,6 +51,11 @@ type (
 	writer interface {
 		Write(ctx context.Context, items []graph.Item) error
 	}
+	// emitter is satisfied by *emit.Emitter: it publishes the OpenLineage events of written items,
+	// and returns an error only for what a later attempt may fix (it drops what its sink refuses).
+	emitter interface {
+		Emit(ctx context.Context, items []graph.Item) error
+	}
 	// producer is satisfied by *kafka.Writer with its Topic set to the dead-letter topic.
 	producer interface {
 		WriteMessages(ctx context.Context, msgs ...kafka.Message) error
@@ -57,7 +63,7 @@ type (
 	// backlog tells, per partition, the offset the loop must have committed to have consumed
 	// what the topic held at start (partitions with nothing to consume are left out).
 	backlog interface {
-		Targets(ctx context.Context) (map[int]int64, error)
+		Targets(ctx context.Context) (map[Partition]int64, error)
 	}
 )
 
@@ -67,6 +73,7 @@ const (
 	DefaultBatchMaxBytes   = 16 << 20
 	DefaultBatchWait       = 200 * time.Millisecond
 	DefaultShutdownTimeout = 30 * time.Second
+	DefaultSlowWrite       = 30 * time.Second
 )
 
 // Params configure a Loop.
@@ -75,6 +82,10 @@ type Params struct {
 	Committer   committer // Required: the same *kafka.Reader.
 	Writer      writer    // Required: the *graph.Writer.
 	DeadLetters producer  // Required: a *kafka.Writer on the dead-letter topic.
+
+	// Emitter, when set, publishes the OpenLineage events of each batch's written items after the
+	// write and before the commit, retried like the write: an event is emitted at least once.
+	Emitter emitter
 
 	Processor Processor    // Default: Extractor{Metrics: Metrics, MaxBytes: MaxEventBytes, Budget: Budget}.
 	Metrics   *Metrics     // Default: NewMetrics(nil), not registered.
@@ -98,6 +109,9 @@ type Params struct {
 	BatchWait       time.Duration // How long a batch waits for more messages after its first. Default: DefaultBatchWait.
 	ShutdownTimeout time.Duration // Time to finish the batches in hand once Run's context ends. Default: DefaultShutdownTimeout.
 	Backoff         Backoff       // Retry policy of transient failures. Default: DefaultBackoff.
+	// SlowWrite: a graph write running longer than this makes Ready report it (a held lock, a long
+	// transaction or an overloaded Neo4j) until it ends. Default: DefaultSlowWrite.
+	SlowWrite time.Duration
 
 	// Setup, when set, runs once before the first fetch (the graph schema bootstrap), retried
 	// like any transient failure until it succeeds or the context ends, except a graph of
@@ -169,6 +183,7 @@ func New(p Params) (*Loop, error) {
 	p.BatchMaxEdges = orDefault(p.BatchMaxEdges, p.Budget.WithDefaults().Edges)
 	p.BatchWait = orDefault(p.BatchWait, DefaultBatchWait)
 	p.ShutdownTimeout = orDefault(p.ShutdownTimeout, DefaultShutdownTimeout)
+	p.SlowWrite = orDefault(p.SlowWrite, DefaultSlowWrite)
 	if p.Backoff == (Backoff{}) {
 		p.Backoff = DefaultBackoff
 	}

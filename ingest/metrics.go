@@ -3,6 +3,8 @@ package ingest
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
@@ -21,6 +23,7 @@ const (
 	stageWrite      = "write"
 	stageCommit     = "commit"
 	stageDeadLetter = "dead_letter"
+	stageEmit       = "emit"
 
 	opFetch      = "fetch"
 	opWrite      = "write"
@@ -28,6 +31,7 @@ const (
 	opDeadLetter = "dead_letter"
 	opBacklog    = "backlog"
 	opSetup      = "setup"
+	opEmit       = "emit"
 )
 
 // nodeLabels are the values of the label label of nodes_written_total.
@@ -45,6 +49,7 @@ type Metrics struct {
 	edges       prometheus.Counter
 	deadLetters *prometheus.CounterVec
 	unknown     *prometheus.CounterVec
+	ignored     *prometheus.CounterVec
 	retries     *prometheus.CounterVec
 	lastEvent   prometheus.Gauge
 	ready       prometheus.Gauge
@@ -54,23 +59,26 @@ type Metrics struct {
 	lagSeconds  prometheus.Gauge
 	reader      readerMetrics
 
+	// The graph write in progress: its start (Unix nanoseconds, 0 when none) and its events.
+	writeStart, writeEvents atomic.Int64
+
 	mu       sync.Mutex
 	classes  map[string]bool
-	lagParts map[int]bool // partitions with a lag_records series
+	lagParts map[Partition]bool // partitions with a lag_records series
 }
 
 // NewMetrics creates the loop metrics and registers them on reg (nil: not registered). The fixed
 // series are created at once, so that rates and alerts see zeros instead of absent series.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	d := define{reg}
-	return &Metrics{
+	m := &Metrics{
 		messages: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "messages_total",
 			Help: "Messages handled and committed, by result: ok (in the graph) or dead_letter (sent to the dead-letter topic)."},
 			"result", resultOK, resultDeadLetter),
 		stage: d.histograms(prometheus.HistogramOpts{Namespace: "colline", Subsystem: "ingest", Name: "stage_duration_seconds",
-			Help:    "Time spent per stage: decode and extract per message; write, dead_letter and commit per batch (retries included).",
+			Help:    "Time spent per stage: decode and extract per message; write, emit (OpenLineage, when enabled), dead_letter and commit per batch (retries included).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 17)}, // 0.5ms .. 33s
-			"stage", stageDecode, stageExtract, stageWrite, stageCommit, stageDeadLetter),
+			"stage", stageDecode, stageExtract, stageWrite, stageEmit, stageCommit, stageDeadLetter),
 		batch: d.histogram(prometheus.HistogramOpts{Namespace: "colline", Subsystem: "ingest", Name: "batch_messages",
 			Help: "Messages per batch.", Buckets: []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}}),
 		edges: d.counter(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "edges_written_total",
@@ -81,9 +89,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		unknown: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "plan", Name: "unknown_nodes_total",
 			Help: "Plan nodes of a class no specific rule knows, handled by the generic rule, by class (capped; the rest is \"other\")."},
 			"class"),
+		ignored: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "openlineage", Name: "ignored_facet_problems_total",
+			Help: "Problems of OpenLineage events taken all the same, because they lie in facets colline does not read, by the schema broken (a facet schema's name, or OpenLineage for the core schema)."},
+			"schema"),
 		retries: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "retries_total",
 			Help: "Retries after transient failures, by operation: write (Neo4j), commit and fetch (Kafka), dead_letter (Kafka), backlog and setup (start-up)."},
-			"operation", opFetch, opWrite, opCommit, opDeadLetter, opBacklog, opSetup),
+			"operation", opFetch, opWrite, opEmit, opCommit, opDeadLetter, opBacklog, opSetup),
 		lastEvent: d.gauge(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "last_event_timestamp_seconds",
 			Help: "Event time (query end) of the newest event committed; time() minus this is the lineage delay."}),
 		ready: d.gauge(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "ready",
@@ -95,8 +106,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Age of each event written, when its batch is committed: now minus the query end time (emittedAt when absent).",
 			Buckets: []float64{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600}}),
 		lagRecords: d.gauges(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "lag_records",
-			Help: "Records of the source topic not yet committed by the consumer group, by partition (end offset minus committed offset), polled from Kafka. Every consumer of the group reports the whole group: aggregate with max by (partition)."},
-			"partition"),
+			Help: "Records of the source topics not yet committed by the consumer group, by topic and partition (end offset minus committed offset), polled from Kafka. Every consumer of the group reports the whole group: aggregate with max by (topic, partition)."},
+			"topic", "partition"),
 		lagSeconds: d.gauge(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "lag_seconds",
 			Help: "Seconds between the Kafka timestamp of the oldest record of the last committed batch and its commit; 0 once the group has no lag."}),
 		reader: readerMetrics{
@@ -111,6 +122,20 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		},
 		classes: map[string]bool{},
 	}
+	d.gaugeFunc(prometheus.GaugeOpts{Namespace: "colline", Subsystem: "ingest", Name: "write_in_progress_seconds",
+		Help: "How long the Neo4j write in progress has been running (0 when none): a held lock or a long transaction in Neo4j shows here first."},
+		func() float64 { d, _ := m.writeRunning(); return d.Seconds() })
+	return m
+}
+
+// writeRunning returns how long the graph write in progress has been running and its events
+// (0, 0 when none).
+func (m *Metrics) writeRunning() (time.Duration, int) {
+	start := m.writeStart.Load()
+	if start == 0 {
+		return 0, 0
+	}
+	return time.Since(time.Unix(0, start)), int(m.writeEvents.Load())
 }
 
 // readerOpts are the options of kafka-go's reader statistics (series with no labels, always
@@ -148,8 +173,12 @@ func (d define) gauge(o prometheus.GaugeOpts) prometheus.Gauge {
 	return register(d.reg, prometheus.NewGauge(o))
 }
 
-func (d define) gauges(o prometheus.GaugeOpts, label string) *prometheus.GaugeVec {
-	return register(d.reg, prometheus.NewGaugeVec(o, []string{label}))
+func (d define) gaugeFunc(o prometheus.GaugeOpts, f func() float64) {
+	register(d.reg, prometheus.NewGaugeFunc(o, f))
+}
+
+func (d define) gauges(o prometheus.GaugeOpts, labels ...string) *prometheus.GaugeVec {
+	return register(d.reg, prometheus.NewGaugeVec(o, labels))
 }
 
 func (d define) histogram(o prometheus.HistogramOpts) prometheus.Histogram {
@@ -163,6 +192,9 @@ func (d define) histograms(o prometheus.HistogramOpts, label string, values ...s
 	}
 	return v
 }
+
+// countIgnored counts one ignored facet problem (schema names come from the embedded spec: bounded).
+func (m *Metrics) countIgnored(schema string) { m.ignored.WithLabelValues(schema).Inc() }
 
 // countUnknown adds the unknown node classes of one event.
 func (m *Metrics) countUnknown(unknown map[string]int) {
@@ -202,21 +234,21 @@ func (r readerMetrics) add(s kafka.ReaderStats) {
 	r.queue.Set(float64(s.QueueLength))
 }
 
-// setLag replaces the lag series with lag (per partition).
-func (m *Metrics) setLag(lag map[int]int64) {
+// setLag replaces the lag series with lag (per topic and partition).
+func (m *Metrics) setLag(lag map[Partition]int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var total int64
 	for p, n := range lag {
-		m.lagRecords.WithLabelValues(strconv.Itoa(p)).Set(float64(n))
+		m.lagRecords.WithLabelValues(p.Topic, strconv.Itoa(p.ID)).Set(float64(n))
 		total += n
 	}
 	for p := range m.lagParts {
 		if _, ok := lag[p]; !ok {
-			m.lagRecords.DeleteLabelValues(strconv.Itoa(p))
+			m.lagRecords.DeleteLabelValues(p.Topic, strconv.Itoa(p.ID))
 		}
 	}
-	m.lagParts = map[int]bool{}
+	m.lagParts = map[Partition]bool{}
 	for p := range lag {
 		m.lagParts[p] = true
 	}
@@ -241,5 +273,7 @@ func (m *Metrics) countNodes(it graph.Item) {
 	m.nodes.WithLabelValues("Dataset").Add(float64(datasets))
 	m.nodes.WithLabelValues("Column").Add(float64(columns))
 	m.nodes.WithLabelValues("Job").Inc()
-	m.nodes.WithLabelValues("Run").Inc()
+	if it.Run() != "" {
+		m.nodes.WithLabelValues("Run").Inc()
+	}
 }

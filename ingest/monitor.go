@@ -15,7 +15,7 @@ type (
 	}
 	// lagger is satisfied by Backlog: the group's uncommitted records per partition.
 	lagger interface {
-		Lag(ctx context.Context) (map[int]int64, error)
+		Lag(ctx context.Context) (map[Partition]int64, error)
 	}
 )
 

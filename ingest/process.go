@@ -1,11 +1,13 @@
 package ingest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
 )
@@ -41,4 +43,36 @@ func (x Extractor) Process(msg kafka.Message) (graph.Item, error) {
 		x.Metrics.countUnknown(it.Lineage.Unknown)
 	}
 	return it, err
+}
+
+// Topics routes each message to the Processor of its topic: the plan topic to the Extractor, the
+// OpenLineage topic to an OpenLineage processor. A message of another topic is an error (it
+// goes to the dead-letter topic, reason other).
+type Topics map[string]Processor
+
+// Process implements Processor.
+func (t Topics) Process(msg kafka.Message) (graph.Item, error) {
+	p, ok := t[msg.Topic]
+	if !ok {
+		return graph.Item{}, fmt.Errorf("no processor for topic %q", msg.Topic)
+	}
+	return p.Process(msg)
+}
+
+// OpenLineage is the Processor of the OpenLineage topic: process.OpenLineage on the message
+// value (one event, as openlineage's Kafka transport writes it), timed like the Extractor, with
+// ignored facet problems counted.
+type OpenLineage struct {
+	Step    process.OpenLineage // Validator required; Observe and Ignored are set from Metrics
+	Metrics *Metrics            // nil: not measured
+}
+
+// Process implements Processor.
+func (o OpenLineage) Process(msg kafka.Message) (graph.Item, error) {
+	step := o.Step
+	if o.Metrics != nil {
+		step.Observe = func(stage string, d time.Duration) { o.Metrics.stage.WithLabelValues(stage).Observe(d.Seconds()) }
+		step.Ignored = func(schema string, _ openlineage.Problem) { o.Metrics.countIgnored(schema) }
+	}
+	return step.Item(msg.Value)
 }

@@ -70,8 +70,8 @@ func TestExtractor(t *testing.T) {
 	if got := testutil.ToFloat64(m.unknown.WithLabelValues("com.example.CustomNode")); got != 1 {
 		t.Errorf("unknown node classes counted: %v, want 1 (lineage.Unknown = %v)", got, it.Lineage.Unknown)
 	}
-	if got := testutil.CollectAndCount(m.stage); got != 5 {
-		t.Errorf("stage series = %d, want 5", got)
+	if got := testutil.CollectAndCount(m.stage); got != 6 { // decode, extract, write, emit, commit, dead_letter
+		t.Errorf("stage series = %d, want 6", got)
 	}
 }
 

@@ -1,7 +1,8 @@
 package ingest
 
 // Retries and readiness: a transient failure is retried in place with Backoff, and while any
-// operation is being retried the loop is not ready.
+// operation is being retried, or a graph write has run longer than SlowWrite, the loop is not
+// ready.
 
 import (
 	"context"
@@ -65,6 +66,9 @@ func (l *Loop) Ready() error {
 	if !l.started.Load() {
 		return errors.New("starting")
 	}
+	if d, n := l.m.writeRunning(); d > l.p.SlowWrite {
+		return fmt.Errorf("slow write: a batch of %d events has been writing to Neo4j for %s (a held lock, a long transaction or an overloaded server?); it is retried after COLLINE_NEO4J_WRITE_TIMEOUT", n, d.Round(time.Second))
+	}
 	return nil
 }
 
@@ -123,4 +127,18 @@ func (l *Loop) settled(op string) bool {
 		return true
 	}
 	return false
+}
+
+// writing records that a graph write of events starts, for Ready and the
+// write_in_progress_seconds metric; call the function it returns when the write ends. The ready
+// gauge turns 0 once the write has run for SlowWrite.
+func (l *Loop) writing(events int) (done func()) {
+	l.m.writeEvents.Store(int64(events))
+	l.m.writeStart.Store(time.Now().UnixNano())
+	slow := time.AfterFunc(l.p.SlowWrite+time.Millisecond, l.updateReady)
+	return func() {
+		slow.Stop()
+		l.m.writeStart.Store(0)
+		l.updateReady()
+	}
 }

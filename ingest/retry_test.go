@@ -147,3 +147,35 @@ func TestSetupIsRetriedBeforeFetching(t *testing.T) {
 		t.Errorf("setup calls = %d, retries = %v; want 3 and 2", calls, testutil.ToFloat64(h.metrics.retries.WithLabelValues(opSetup)))
 	}
 }
+
+// A write that does not fail but takes longer than SlowWrite (a held lock in Neo4j) makes the
+// loop not ready, saying why, and the ready gauge and write_in_progress_seconds show it; once
+// the write returns, the loop is ready again.
+func TestSlowWriteIsNotReady(t *testing.T) {
+	release := make(chan struct{})
+	h := newHarness(t, func(p *Params) { p.SlowWrite = 100 * time.Millisecond })
+	h.writer.fail = func(call int, _ []graph.Item) error {
+		if call == 1 {
+			<-release
+		}
+		return nil
+	}
+	h.reader.send(0, "ok")
+	stop := h.start(t)
+	// before the loop runs, Ready says so; wait for the slow write's reason
+	eventually(t, "not ready: slow write", func() bool {
+		err := h.loop.Ready()
+		return err != nil && strings.Contains(err.Error(), "slow write: a batch of 1 events has been writing to Neo4j for")
+	})
+	eventually(t, "the ready gauge at 0", func() bool { return testutil.ToFloat64(h.metrics.ready) == 0 })
+	if d, n := h.metrics.writeRunning(); d < 100*time.Millisecond || n != 1 {
+		t.Errorf("write in progress = %v, %d events; want at least 100ms, 1", d, n)
+	}
+	close(release)
+	eventually(t, "a commit", func() bool { return len(h.reader.committed()) == 1 })
+	eventually(t, "ready again", func() bool { return h.loop.Ready() == nil && testutil.ToFloat64(h.metrics.ready) == 1 })
+	if d, _ := h.metrics.writeRunning(); d != 0 {
+		t.Errorf("write in progress after the write = %v, want 0", d)
+	}
+	stop()
+}

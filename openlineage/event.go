@@ -164,19 +164,27 @@ func kindOf(schemaURL string, has func(field string) bool) (Kind, error) {
 	return "", errors.New("openlineage: not an OpenLineage event: no run, job or dataset, and no event kind in schemaURL")
 }
 
+// ErrInvalidJSON is matched (errors.Is) by the error for bytes that are not JSON at all.
+var ErrInvalidJSON = errors.New("not JSON")
+
+// notJSON is a parse error of bytes that are not JSON; it matches ErrInvalidJSON.
+type notJSON struct{ error }
+
+func (notJSON) Is(target error) bool { return target == ErrInvalidJSON }
+
 // jsonError adds the line and column to a syntax error.
 func jsonError(data []byte, err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		line := 1 + bytes.Count(data[:se.Offset], []byte("\n"))
 		col := se.Offset - int64(bytes.LastIndexByte(data[:se.Offset], '\n'))
-		return fmt.Errorf("not JSON at line %d, column %d: %w", line, col, err)
+		return notJSON{fmt.Errorf("not JSON at line %d, column %d: %w", line, col, err)}
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		return fmt.Errorf("not an event object: %s is %s, want %s", orRoot(te.Field), te.Value, te.Type)
 	}
-	return fmt.Errorf("not JSON: %w", err)
+	return notJSON{fmt.Errorf("not JSON: %w", err)}
 }
 
 func orRoot(field string) string {

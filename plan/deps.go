@@ -125,7 +125,7 @@ func (c ectx) apply(x tr) tr {
 func (d dep) transformations() []Transformation {
 	out := make([]Transformation, len(d))
 	for k, t := range d {
-		x := Transformation{Masking: t.masking, Expr: truncate(t.expr)}
+		x := Transformation{Masking: t.masking, Expr: Truncate(t.expr)}
 		if t.indirect == "" {
 			x.Type, x.Subtype = Direct, kindNames[t.kind]
 		} else {

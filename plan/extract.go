@@ -256,14 +256,19 @@ func sortedEdges(m map[[2]string]dep) []Edge {
 	for pair, d := range m {
 		out = append(out, Edge{Source: pair[0], Target: pair[1], Transformations: d.transformations()})
 	}
-	sort.Slice(out, func(a, b int) bool {
-		x, y := out[a], out[b]
+	SortEdges(out)
+	return out
+}
+
+// SortEdges sorts edges as a Lineage holds them: by target, then source.
+func SortEdges(edges []Edge) {
+	sort.Slice(edges, func(a, b int) bool {
+		x, y := edges[a], edges[b]
 		if x.Target != y.Target {
 			return x.Target < y.Target
 		}
 		return x.Source < y.Source
 	})
-	return out
 }
 
 // change records what a DDL node did. LOAD DATA also reads its path and writes its table, so
@@ -506,7 +511,9 @@ func isCommand(cls string) bool {
 		cls == "CacheTableAsSelect" || cls == "CommandResult"
 }
 
-func truncate(s string) string {
+// Truncate cuts an expression's text to the length kept on an edge (240 bytes), at a UTF-8
+// boundary, marking the cut with "…".
+func Truncate(s string) string {
 	if len(s) <= maxExpr {
 		return s
 	}

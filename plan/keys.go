@@ -70,6 +70,53 @@ func Identify(d *events.Dataset) []Dataset {
 	return nil // local, rdd and unknown kinds
 }
 
+// Named returns the dataset an OpenLineage-style identity (spec/Naming.md) stands for, keyed as
+// Identify keys the listener's: a namespace of a file system (file, hdfs, s3, s3a, gs, abfss, ...)
+// names a path (kind path, name with a leading and no trailing slash, location the path's URI);
+// kafka:// a topic; anything else a table (a bare catalog name such as spark_catalog, with no
+// scheme, holds case-insensitive identifiers and is lower-cased as Spark's are). So the
+// OpenLineage identity of a path or a topic has the same key as the listener's.
+func Named(namespace, name string) Dataset {
+	switch kind := namespaceKind(namespace); kind {
+	case "path":
+		name = "/" + strings.Trim(name, "/")
+		loc := namespace + name
+		if !strings.Contains(namespace, "://") {
+			loc = namespace + ":" + name
+		}
+		return newDataset(namespace, name, kind, loc)
+	case "kafka":
+		return newDataset(namespace, name, kind, "")
+	}
+	if !strings.Contains(namespace, ":") {
+		namespace, name = strings.ToLower(namespace), strings.ToLower(name)
+	}
+	return newDataset(namespace, name, "table", "")
+}
+
+// fileSystems are the URI schemes of file systems and object stores (Naming.md, "Data stores").
+var fileSystems = map[string]bool{
+	"file": true, "hdfs": true, "viewfs": true, "s3": true, "s3a": true, "s3n": true, "gs": true, "gcs": true,
+	"abfs": true, "abfss": true, "wasb": true, "wasbs": true, "adl": true, "dbfs": true, "oss": true, "cos": true,
+}
+
+// namespaceKind tells what the datasets of an OpenLineage namespace are: path, kafka or table.
+func namespaceKind(namespace string) string {
+	scheme, _, _ := strings.Cut(namespace, ":")
+	scheme = strings.ToLower(scheme)
+	switch {
+	case fileSystems[scheme]:
+		return "path"
+	case scheme == "kafka":
+		return "kafka"
+	}
+	return "table"
+}
+
+// FileSystem reports whether an OpenLineage namespace is a file system's or an object store's
+// (its datasets are paths).
+func FileSystem(namespace string) bool { return namespaceKind(namespace) == "path" }
+
 func newDataset(namespace, name, kind, location string) Dataset {
 	key := namespace + "/" + strings.TrimPrefix(name, "/")
 	return Dataset{Key: key, Namespace: namespace, Name: name, Kind: kind, Location: location}

@@ -53,3 +53,28 @@ func TestColumnKey(t *testing.T) {
 		t.Errorf("ColumnKey = %q", got)
 	}
 }
+
+// Named keys an OpenLineage identity as Identify keys the listener's: the same path or topic has
+// the same key whichever reported it.
+func TestNamed(t *testing.T) {
+	for _, tc := range []struct{ ns, name, key, kind, location string }{
+		{"file", "/data/in/orders/", "file/data/in/orders", "path", "file:/data/in/orders"},
+		{"s3a://bucket", "a", "s3a://bucket/a", "path", "s3a://bucket/a"},
+		{"hdfs://nn:8020", "/b", "hdfs://nn:8020/b", "path", "hdfs://nn:8020/b"},
+		{"kafka://k1:9092", "a", "kafka://k1:9092/a", "kafka", ""},
+		{"Spark_Catalog", "Sales.Orders", "spark_catalog/sales.orders", "table", ""},
+		{"postgres://db:5432", "shop.public.Orders", "postgres://db:5432/shop.public.Orders", "table", ""},
+		{"derby:memory:x", "PEOPLE", "derby:memory:x/PEOPLE", "table", ""},
+	} {
+		d := Named(tc.ns, tc.name)
+		if d.Key != tc.key || d.Kind != tc.kind || d.Location != tc.location {
+			t.Errorf("Named(%q, %q) = %q %q %q, want %q %q %q", tc.ns, tc.name, d.Key, d.Kind, d.Location, tc.key, tc.kind, tc.location)
+		}
+	}
+	for _, in := range []events.Dataset{{Kind: "path", Paths: []string{"file:/data/in/orders/"}}, {Kind: "kafka", Servers: "k1:9092", Topics: []string{"a"}}} {
+		l := Identify(&in)[0]
+		if n := Named(l.Namespace, l.Name); n.Key != l.Key {
+			t.Errorf("Named(Identify(%+v)) = %q, Identify %q", in, n.Key, l.Key)
+		}
+	}
+}

@@ -53,19 +53,13 @@ type Step struct {
 // Item turns value into a graph item. On an error after decoding, the item still holds the event
 // (for logs and dead letters) but no lineage.
 func (s Step) Item(value []byte) (graph.Item, error) {
-	limit := s.MaxBytes
-	if limit <= 0 {
-		limit = DefaultMaxBytes
-	}
-	if len(value) > limit {
-		return graph.Item{}, fmt.Errorf("%w: %d bytes, the limit is %d (COLLINE_MAX_EVENT_BYTES)", ErrTooLarge, len(value), limit)
+	if err := limits(value, s.MaxBytes); err != nil {
+		return graph.Item{}, err
 	}
 	start := time.Now()
 	var env *events.Envelope
 	var err error
-	if nesting(value, MaxNesting) > MaxNesting {
-		err = fmt.Errorf("%w: more than %d levels of arrays and objects", ErrTooDeep, MaxNesting)
-	} else {
+	if err = depth(value); err == nil {
 		env, err = events.Decode(value)
 	}
 	s.observe(StageDecode, start)
@@ -89,6 +83,25 @@ func lineage(env *events.Envelope, b plan.Budget) (graph.Item, error) {
 		return graph.Item{Event: env}, err
 	}
 	return it, nil
+}
+
+// limits checks the size of a value against max (0: DefaultMaxBytes), before any parsing.
+func limits(value []byte, max int) error {
+	if max <= 0 {
+		max = DefaultMaxBytes
+	}
+	if len(value) > max {
+		return fmt.Errorf("%w: %d bytes, the limit is %d (COLLINE_MAX_EVENT_BYTES)", ErrTooLarge, len(value), max)
+	}
+	return nil
+}
+
+// depth checks the nesting of a value against MaxNesting.
+func depth(value []byte) error {
+	if nesting(value, MaxNesting) > MaxNesting {
+		return fmt.Errorf("%w: more than %d levels of arrays and objects", ErrTooDeep, MaxNesting)
+	}
+	return nil
 }
 
 func (s Step) observe(stage string, start time.Time) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/plan/hostile"
 )
@@ -138,6 +139,8 @@ func TestReason(t *testing.T) {
 		{fmt.Errorf("x: %w", events.ErrInvalidJSON), ReasonInvalidJSON},
 		{fmt.Errorf("x: %w", events.ErrUnsupportedVersion), ReasonUnsupportedVersion},
 		{fmt.Errorf("x: %w", events.ErrInvalid), ReasonInvalidEvent},
+		{fmt.Errorf("x: %w", openlineage.ErrInvalidJSON), ReasonInvalidJSON},
+		{fmt.Errorf("x: %w", &openlineage.InvalidError{}), ReasonInvalidOpenLineage},
 		{fmt.Errorf("x: %w", plan.ErrUnsupported), ReasonUnsupportedPlan},
 		{fmt.Errorf("x: %w", &plan.TooComplexError{Budget: plan.BudgetDepth, Figure: 9, Limit: 8}), ReasonTooComplex},
 		{fmt.Errorf("x: %w", graph.ErrInvalidItem), ReasonInvalidLineage},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
 )
 
@@ -15,6 +16,7 @@ const (
 	ReasonInvalidJSON        = "invalid_json"        // not JSON (including an empty message)
 	ReasonUnsupportedVersion = "unsupported_version" // a schema major version this consumer does not read
 	ReasonInvalidEvent       = "invalid_event"       // JSON, but not a valid event
+	ReasonInvalidOpenLineage = "invalid_openlineage" // JSON, but not an OpenLineage event that conforms to the spec
 	ReasonTooComplex         = "too_complex"         // the plan is over a budget of Step.Budget (COLLINE_MAX_PLAN_*)
 	ReasonUnsupportedPlan    = "unsupported_plan"    // plan.Extract failed
 	ReasonInvalidLineage     = "invalid_lineage"     // the lineage cannot be stored as it is (graph.ErrInvalidItem)
@@ -24,7 +26,7 @@ const (
 
 // Reasons lists every reason, in the order above.
 var Reasons = []string{
-	ReasonTooLarge, ReasonTooDeep, ReasonInvalidJSON, ReasonUnsupportedVersion, ReasonInvalidEvent, ReasonTooComplex, ReasonUnsupportedPlan,
+	ReasonTooLarge, ReasonTooDeep, ReasonInvalidJSON, ReasonUnsupportedVersion, ReasonInvalidEvent, ReasonInvalidOpenLineage, ReasonTooComplex, ReasonUnsupportedPlan,
 	ReasonInvalidLineage, ReasonWriteRejected, ReasonOther,
 }
 
@@ -35,12 +37,14 @@ func Reason(err error) string {
 		return ReasonTooLarge
 	case errors.Is(err, ErrTooDeep):
 		return ReasonTooDeep
-	case errors.Is(err, events.ErrInvalidJSON):
+	case errors.Is(err, events.ErrInvalidJSON), errors.Is(err, openlineage.ErrInvalidJSON):
 		return ReasonInvalidJSON
 	case errors.Is(err, events.ErrUnsupportedVersion):
 		return ReasonUnsupportedVersion
 	case errors.Is(err, events.ErrInvalid):
 		return ReasonInvalidEvent
+	case isInvalidOpenLineage(err):
+		return ReasonInvalidOpenLineage
 	case errors.Is(err, plan.ErrTooComplex):
 		return ReasonTooComplex
 	case errors.Is(err, plan.ErrUnsupported):

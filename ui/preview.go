@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/colline/colline/analyze"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
@@ -233,44 +234,30 @@ func (b *lineageBuilder) subgraph() *graph.Subgraph {
 	return sg
 }
 
-// HTTPAnalyzer is the client of colline analyze's HTTP service: POST {URL}/analyze with
-// {"sql": ..., "dialect": "spark"|"hive"}; 200 with the plan events as the body, anything else
-// an error whose body (text, or JSON {"error": ...}) is the message. The contract is proposed
-// here for issue 13 (docs/ui.md, "SQL panel").
-type HTTPAnalyzer struct {
-	URL    string
-	Client *http.Client
-}
+// ServiceAnalyzer is the SQL panel's analyzer: colline's warm analyzer service (dev/spark-analyze,
+// docs/analyze.md) through analyze.Client. The SQL is one file; the answer is the events of its
+// statements, in order, one per line; the first statement Spark refused is the error, with its
+// stage, line and column. Spark's parser reads the SQL whatever the dialect (HiveQL's DML and DDL
+// are mostly Spark SQL too).
+type ServiceAnalyzer struct{ Client *analyze.Client }
 
 // Analyze sends sql to the service.
-func (a HTTPAnalyzer) Analyze(ctx context.Context, sql, dialect string) ([]byte, error) {
-	body, _ := json.Marshal(map[string]string{"sql": sql, "dialect": dialect})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.URL+"/analyze", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	c := a.Client
-	if c == nil {
-		c = http.DefaultClient
-	}
-	resp, err := c.Do(req)
+func (a ServiceAnalyzer) Analyze(ctx context.Context, sql, dialect string) ([]byte, error) {
+	res, err := a.Client.Analyze(ctx, analyze.Request{App: "colline-ui", Files: []analyze.Part{{Name: "panel.sql", SQL: sql}}})
 	if err != nil {
 		return nil, fmt.Errorf("colline analyze: %w", err)
 	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("colline analyze: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
+	var out bytes.Buffer
+	for _, f := range res.Files {
+		for _, st := range f.Statements {
+			if e := st.Error; e != nil {
+				return nil, fmt.Errorf("colline analyze: statement %d, line %d, column %d (%s): %s", st.Index, e.Line, e.Column, e.Stage, e.Message)
+			}
+			for _, ev := range st.Events {
+				out.Write(ev)
+				out.WriteByte('\n')
+			}
 		}
-		if json.Unmarshal(out, &e) == nil && e.Error != "" {
-			return nil, fmt.Errorf("colline analyze: %s", e.Error)
-		}
-		return nil, fmt.Errorf("colline analyze: %s: %s", resp.Status, bytes.TrimSpace(out[:min(len(out), 2000)]))
 	}
-	return out, nil
+	return out.Bytes(), nil
 }

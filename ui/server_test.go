@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colline/colline/analyze"
 	"github.com/colline/colline/graph"
 )
 
@@ -250,34 +250,35 @@ func TestPreview(t *testing.T) {
 	}
 }
 
-// TestAnalyzerClient: the contract proposed to colline analyze's service, against a stand-in.
+// TestAnalyzerClient: the SQL panel speaks the analyzer's API (POST /v1/analyze, docs/analyze.md)
+// against a stand-in answering as the real one does (e2e TestUISQLPanel runs the real one).
 func TestAnalyzerClient(t *testing.T) {
 	ev, _ := os.ReadFile("../plan/testdata/spark-3.5/skeleton/0004-8-InsertIntoHadoopFsRelationCommand.json")
 	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req map[string]string
+		var req analyze.Request
 		json.NewDecoder(r.Body).Decode(&req)
-		if r.URL.Path != "/analyze" || r.Method != http.MethodPost || req["dialect"] != "hive" {
-			http.Error(w, "bad request", 400)
+		if r.URL.Path != "/v1/analyze" || r.Method != http.MethodPost || len(req.Files) != 1 {
+			http.Error(w, `{"error": "bad request"}`, 400)
 			return
 		}
-		if strings.Contains(req["sql"], "SELEC ") {
-			w.WriteHeader(422)
-			io.WriteString(w, `{"error": "statement 1, line 1, column 0: [PARSE_SYNTAX_ERROR] Syntax error at or near 'SELEC'"}`)
-			return
+		st := analyze.Statement{Index: 1, Line: 1, Column: 1, Outcome: analyze.OutcomeEvent, Events: []json.RawMessage{ev}}
+		if strings.Contains(req.Files[0].SQL, "SELEC ") {
+			st = analyze.Statement{Index: 1, Line: 1, Column: 1, Outcome: analyze.OutcomeError,
+				Error: &analyze.Error{Stage: "parse", Message: "[PARSE_SYNTAX_ERROR] Syntax error at or near 'SELEC'", Line: 1, Column: 0}}
 		}
-		w.Write(ev)
+		json.NewEncoder(w).Encode(analyze.Response{Files: []analyze.File{{Name: req.Files[0].Name, Statements: []analyze.Statement{st}}}})
 	}))
 	defer svc.Close()
-	a := HTTPAnalyzer{URL: svc.URL}
-	got, err := a.Analyze(context.Background(), "INSERT INTO t SELECT 1", "hive")
-	if err != nil || len(got) != len(ev) {
-		t.Errorf("Analyze = %d bytes, %v", len(got), err)
+	a := ServiceAnalyzer{Client: &analyze.Client{URL: svc.URL}}
+	got, err := a.Analyze(context.Background(), "INSERT INTO t SELECT 1", "spark")
+	if err != nil || !strings.HasSuffix(string(got), "}\n") || !strings.Contains(string(got), "top_countries") {
+		t.Errorf("Analyze = %d bytes, %v; want the event and a newline", len(got), err)
 	}
-	if _, err := a.Analyze(context.Background(), "SELEC 1", "hive"); err == nil || !strings.Contains(err.Error(), "PARSE_SYNTAX_ERROR") {
+	if _, err := a.Analyze(context.Background(), "SELEC 1", "spark"); err == nil || !strings.Contains(err.Error(), "line 1, column 0 (parse): [PARSE_SYNTAX_ERROR]") {
 		t.Errorf("a parse error: %v", err)
 	}
 	h := New(&fakeReader{}, Params{Analyzer: a})
-	r := httptest.NewRequest(http.MethodPost, "/api/sql", strings.NewReader(`{"sql": "INSERT INTO t SELECT 1", "dialect": "hive"}`))
+	r := httptest.NewRequest(http.MethodPost, "/api/sql", strings.NewReader(`{"sql": "INSERT INTO t SELECT 1"}`))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	if w.Code != 200 || !strings.Contains(w.Body.String(), "spark_catalog/shop.top_countries#revenue") {

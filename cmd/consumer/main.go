@@ -14,9 +14,14 @@ import (
 
 	"github.com/colline/colline/admin"
 	"github.com/colline/colline/config"
+	"github.com/colline/colline/emit"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
+	"github.com/colline/colline/intake"
+	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/process"
+	"github.com/colline/colline/retention"
 )
 
 // version is set at build time: -ldflags "-X main.version=1.2.3".
@@ -66,6 +71,7 @@ func run() error {
 	}
 	defer driver.Close(context.Background())
 	store := graph.NewWriter(driver, cfg.Neo4jDatabase)
+	store.Timeout = cfg.Neo4jWriteTimeout
 
 	var sec ingest.Security
 	if sec.TLS, err = cfg.KafkaTLSConfig(); err != nil {
@@ -74,24 +80,55 @@ func run() error {
 	if sec.SASL, err = cfg.KafkaSASL(); err != nil {
 		return err
 	}
+	budget := plan.Budget{Depth: cfg.MaxPlanDepth, Nodes: cfg.MaxPlanNodes, Edges: cfg.MaxPlanEdges, Work: cfg.MaxPlanWork}
+	topics := []string{cfg.KafkaTopic}
+	var processor ingest.Processor = ingest.Extractor{Metrics: m, MaxBytes: cfg.MaxEventBytes, Budget: budget}
+	var olStep process.OpenLineage
+	if cfg.OpenlineageTopic != "" {
+		v, err := openlineage.NewValidator()
+		if err != nil {
+			return err
+		}
+		aliases, _ := cfg.Aliases() // validated by Load
+		olStep = process.OpenLineage{Validator: v, Names: openlineage.Names{Aliases: aliases}, MaxBytes: cfg.MaxEventBytes, Edges: cfg.MaxPlanEdges}
+		topics = append(topics, cfg.OpenlineageTopic)
+		processor = ingest.Topics{cfg.KafkaTopic: processor, cfg.OpenlineageTopic: ingest.OpenLineage{Step: olStep, Metrics: m}}
+	}
 	reader := ingest.NewReader(ingest.ReaderOptions{
-		Brokers: cfg.KafkaBrokers, Topic: cfg.KafkaTopic, Group: cfg.KafkaGroup, MaxBytes: cfg.KafkaMaxBytes, Security: sec,
+		Brokers: cfg.KafkaBrokers, Topics: topics, Group: cfg.KafkaGroup, MaxBytes: cfg.KafkaMaxBytes, Security: sec,
+		SessionTimeout: cfg.KafkaSessionTimeout,
 	}, log)
 	defer reader.Close()
-	deadLetters := ingest.NewDeadLetterWriter(cfg.KafkaBrokers, cfg.KafkaDLQTopic, cfg.KafkaMaxBytes, log, sec)
+	deadLetters := ingest.NewProducer(cfg.KafkaBrokers, cfg.KafkaDLQTopic, cfg.KafkaMaxBytes, log, sec)
 	defer deadLetters.Close()
-	backlog := ingest.Backlog{Brokers: cfg.KafkaBrokers, Topic: cfg.KafkaTopic, Group: cfg.KafkaGroup, Security: sec}
+	backlog := ingest.Backlog{Brokers: cfg.KafkaBrokers, Topics: topics, Group: cfg.KafkaGroup, Security: sec}
 
-	loop, err := ingest.New(ingest.Params{
-		Fetcher: reader, Committer: reader, Writer: store, DeadLetters: deadLetters,
+	var emitter *emit.Emitter
+	switch {
+	case cfg.OpenlineageEmitURL != "":
+		emitter = &emit.Emitter{Sink: &emit.HTTP{URL: cfg.OpenlineageEmitURL, APIKey: cfg.OpenlineageEmitApiKey.Reveal(), Timeout: cfg.OpenlineageEmitTimeout},
+			Metrics: emit.NewMetrics(reg), Logger: log}
+	case cfg.OpenlineageEmitTopic != "":
+		out := ingest.NewProducer(cfg.KafkaBrokers, cfg.OpenlineageEmitTopic, cfg.KafkaMaxBytes, log, sec)
+		defer out.Close()
+		emitter = &emit.Emitter{Sink: &emit.Kafka{Publisher: out}, Metrics: emit.NewMetrics(reg), Logger: log}
+	}
+
+	params := ingest.Params{
+		Fetcher: reader, Committer: reader, Writer: store, DeadLetters: deadLetters, Processor: processor,
 		Metrics: m, Logger: log, Version: version,
 		BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait, BatchMaxBytes: cfg.BatchMaxBytes, ShutdownTimeout: cfg.ShutdownTimeout,
+		SlowWrite:     cfg.Neo4jSlowWrite,
 		MaxEventBytes: cfg.MaxEventBytes,
-		Budget:        plan.Budget{Depth: cfg.MaxPlanDepth, Nodes: cfg.MaxPlanNodes, Edges: cfg.MaxPlanEdges, Work: cfg.MaxPlanWork},
+		Budget:        budget, // BatchMaxEdges follows its edges budget
 		Setup:         store.Bootstrap,
 		ExitWhenIdle:  cfg.ExitWhenIdle,
 		Backlog:       backlog,
-	})
+	}
+	if emitter != nil {
+		params.Emitter = emitter
+	}
+	loop, err := ingest.New(params)
 	if err != nil {
 		return err
 	}
@@ -113,6 +150,24 @@ func run() error {
 	}()
 	log.Info("serving", "addr", ln.Addr().String())
 
+	if cfg.OpenlineageHTTPAddr != "" {
+		pub := ingest.NewProducer(cfg.KafkaBrokers, cfg.OpenlineageTopic, cfg.KafkaMaxBytes, log, sec)
+		defer pub.Close()
+		api := intake.Server(cfg.OpenlineageHTTPAddr, &intake.Handler{Step: olStep, Publisher: pub, APIKey: cfg.OpenlineageHTTPApiKey.Reveal(),
+			MaxBytes: int64(cfg.OpenlineageHTTPMaxBytes), Metrics: intake.NewMetrics(reg), Logger: log})
+		aln, err := net.Listen("tcp", cfg.OpenlineageHTTPAddr)
+		if err != nil {
+			return fmt.Errorf("COLLINE_OPENLINEAGE_HTTP_ADDR: %w", err)
+		}
+		go api.Serve(aln)
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			api.Shutdown(sctx)
+		}()
+		log.Info("serving OpenLineage", "addr", aln.Addr().String(), "path", intake.Path, "topic", cfg.OpenlineageTopic, "auth", cfg.OpenlineageHTTPApiKey != "")
+	}
+
 	mctx, stopMonitor := context.WithCancel(context.Background())
 	monitored := make(chan struct{})
 	go func() {
@@ -120,6 +175,18 @@ func run() error {
 		ingest.Monitor{Reader: reader, Lag: backlog, Metrics: m, Logger: log, Interval: cfg.MetricsInterval}.Run(mctx)
 	}()
 	defer func() { stopMonitor(); <-monitored }()
+
+	// Retention prunes on its own goroutine and transactions; it stops with the monitor.
+	pruner := &retention.Pruner{Graph: store, Metrics: retention.NewMetrics(reg), Logger: log, Policy: retention.Policy{
+		RunDays: cfg.RetentionRunDays, EdgeDays: cfg.RetentionEdgeDays, EdgeAction: cfg.RetentionEdgeAction,
+		Interval: cfg.RetentionInterval, BatchSize: cfg.RetentionBatchSize,
+	}, Ready: loop.Ready}
+	pruned := make(chan struct{})
+	go func() {
+		defer close(pruned)
+		pruner.Run(mctx)
+	}()
+	defer func() { stopMonitor(); <-pruned }()
 
 	if err := loop.Run(ctx); err != nil {
 		return err

@@ -189,7 +189,7 @@ func TestConsumeAndExitWhenIdle(t *testing.T) {
 	topic, _, group := k.TestTopics(t, "consumer", 1, 0)
 	suffix := stack.NewID()
 	value := strings.NewReplacer("EVENT_ID", "ev-"+suffix, "SRC", "src_"+suffix, "OUT", "out_"+suffix).Replace(event)
-	w := ingest.NewDeadLetterWriter(addrs, topic, 0, nil) // a synchronous producer that retries until the new topic has a leader
+	w := ingest.NewProducer(addrs, topic, 0, nil) // a synchronous producer that retries until the new topic has a leader
 	err := w.WriteMessages(ctx, kafka.Message{Value: []byte(value)}, kafka.Message{Value: []byte("{oops")})
 	w.Close()
 	if err != nil {

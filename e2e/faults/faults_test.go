@@ -25,58 +25,11 @@ const topicMax = 16 << 20 // the topics' max.message.bytes, as dev/services crea
 func TestFaults(t *testing.T) {
 	t.Run("kill9", testKill9)
 	t.Run("neo4j_down", testNeo4jDown)
+	t.Run("slow_neo4j", testSlowNeo4j)
 	t.Run("kafka_restart", testKafkaRestart)
 	t.Run("poison", testPoison)
 	t.Run("group", testGroup)
 	t.Run("hostile", testHostile)
-}
-
-// testKill9: kill -9 the consumer at random points of a stream, restart it, several times; the
-// final graph equals the graph of the events sent, with no edge lost or doubled.
-func testKill9(t *testing.T) {
-	d := driver(t)
-	wipe(t, d)
-	n := env.events
-	msgs, copies := stream(t, "k", n)
-	wantCounts, wantEdges := expected(t, msgs)
-	topic, dlq, group := topics(t, "kill9", 3, topicMax)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	produced := make(chan error, 1)
-	go func() { produced <- produce(ctx, topic, msgs, compress.Zstd) }()
-
-	// Kill i comes once about i/(kills+1) of the stream is committed, plus a random 0-1.5 s, so
-	// kills land in every stage: fetching, decoding, writing, committing.
-	kills := getenvInt("COLLINE_FAULTS_KILLS", 5)
-	var at []string
-	for i := range kills {
-		c := start(t, fmt.Sprintf("run%d", i+1), topic, dlq, group)
-		target := int64(n*(i+1)/(kills+1)) + int64(env.rand.IntN(max(1, n/(4*(kills+1)))))
-		waitCommitted(t, topic, group, target, 10*time.Minute)
-		time.Sleep(time.Duration(env.rand.IntN(1500)) * time.Millisecond)
-		before := committed(ctx, topic, group)
-		c.kill()
-		after := committed(ctx, topic, group)
-		at = append(at, fmt.Sprintf("#%d at %d committed (%d after the kill)", i+1, before, after))
-	}
-	if err := <-produced; err != nil {
-		t.Fatal(err)
-	}
-	startFinal := time.Now()
-	before := committed(ctx, topic, group)
-	c := start(t, "final", topic, dlq, group, "COLLINE_EXIT_WHEN_IDLE=5s")
-	if code := c.Wait(t, 15*time.Minute); code != 0 {
-		t.Fatalf("final run exit code %d; log %s", code, c.LogFile)
-	}
-	final := time.Since(startFinal)
-	if l, err := lag(ctx, topic, group); err != nil || l != 0 {
-		t.Fatalf("lag after the final run = %d (%v), want 0", l, err)
-	}
-	dead, account := noDeadLettersAndCompare(t, dlq, d, wantCounts, wantEdges)
-	summarize(t, "sent %d events (%d copies of %d captured fixtures), killed -9 %d times: %s; final run consumed the remaining %d in %.1fs (%.0f events/s), exit 0; dead letters %d; %s",
-		n, copies, len(env.corpus), kills, strings.Join(at, ", "), int64(n)-before, final.Seconds(),
-		float64(int64(n)-before)/final.Seconds(), dead, account)
 }
 
 // testNeo4jDown: Neo4j stops for 30 s mid-stream; the consumer reports not ready, keeps the batch,

@@ -368,7 +368,7 @@ func produce(ctx context.Context, topic string, msgs []message, compression comp
 
 // lag returns the records of topic that group has not committed, in total.
 func lag(ctx context.Context, topic, group string) (int64, error) {
-	l, err := ingest.Backlog{Brokers: []string{env.brokers}, Topic: topic, Group: group}.Lag(ctx)
+	l, err := ingest.Backlog{Brokers: []string{env.brokers}, Topics: []string{topic}, Group: group}.Lag(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -478,7 +478,9 @@ func start(t *testing.T, name, topic, dlq, group string, extra ...string) *consu
 	vars := append([]string{
 		"COLLINE_KAFKA_BROKERS=" + env.brokers, "COLLINE_NEO4J_URI=" + env.neo4jURI,
 		"COLLINE_KAFKA_TOPIC=" + topic, "COLLINE_KAFKA_DLQ_TOPIC=" + dlq, "COLLINE_KAFKA_GROUP=" + group,
-		"COLLINE_METRICS_INTERVAL=2s", "COLLINE_SHUTDOWN_TIMEOUT=20s"}, extra...)
+		"COLLINE_METRICS_INTERVAL=2s", "COLLINE_SHUTDOWN_TIMEOUT=20s",
+		// a killed consumer's partitions stall this long before the group moves on (default 30s)
+		"COLLINE_KAFKA_SESSION_TIMEOUT=10s"}, extra...)
 	return &consumer{Consumer: stack.StartConsumer(t, env.bin, logf, vars...), name: name}
 }
 

@@ -481,6 +481,58 @@ func TestCLIReplay(t *testing.T) {
 	}
 }
 
+// TestCLIUpgrade: colline upgrade re-reads a topic through SASL_SSL as colline-consumer (the
+// consumer's COLLINE_KAFKA_* variables, the password from its file) into the secured Neo4j, which
+// then holds exactly the graph of the events; a wrong SASL password fails naming the cause; no
+// password in the output.
+func TestCLIUpgrade(t *testing.T) {
+	bin := filepath.Join(env.work, "colline")
+	if _, err := os.Stat(bin); err != nil {
+		build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/colline")
+		build.Dir = env.root
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build ./cmd/colline: %v\n%s", err, out)
+		}
+	}
+	values, items := corpus(t, 12)
+	topic, dlq, group := topics(t)
+	produce(t, topic, values)
+	d := driver(t)
+	wipe(t, d)
+	wrong := filepath.Join(t.TempDir(), "wrong.password")
+	if err := os.WriteFile(wrong, []byte("not-the-password-2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	all := secrets(t)
+	run := func(extra ...string) (int, string) {
+		cmd := exec.Command(bin, "upgrade", "--brokers", env.saslBroker, "--topic", topic, "--neo4j", env.neo4jURI,
+			"--user", "neo4j", "--password-file", secret("neo4j"), "--ca-file", pki("ca.pem"))
+		cmd.Env = append(stack.Environ(), saslVars(topic, dlq, group)...)
+		cmd.Env = append(cmd.Env, extra...)
+		out, _ := cmd.CombinedOutput()
+		for _, s := range all {
+			if strings.Contains(string(out), s) {
+				t.Errorf("a password shows in the output")
+			}
+		}
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	code, out := run()
+	if code != 0 || !strings.Contains(out, "upgrade: done") {
+		t.Fatalf("upgrade through SASL_SSL: exit %d:\n%s", code, out)
+	}
+	compare(t, d, items)
+	t.Logf("ok: %s", strings.TrimSpace(out[strings.LastIndex(out, "upgrade: done"):]))
+	code, out = run("COLLINE_KAFKA_SASL_PASSWORD_FILE=" + wrong)
+	if code == 0 || !strings.Contains(out, "SASL Authentication Failed") {
+		t.Errorf("upgrade with a wrong SASL password: exit %d, output without the cause:\n%s", code, out)
+	}
+	if strings.Contains(out, "removed") {
+		t.Errorf("upgrade with a wrong SASL password touched the graph before reaching Kafka:\n%s", out)
+	}
+	t.Logf("wrong password: exit %d: %q", code, strings.TrimSpace(out))
+}
+
 // TestListenerThroughSASLSSL: a real Spark 3.5 job (e2e/testdata/skeleton.sql) with the listener
 // publishing through SASL_SSL as colline-listener (producer settings passed through
 // spark.colline.kafka.*, the password read by Kafka's FileConfigProvider, the CA as a PEM

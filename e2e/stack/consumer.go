@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +25,9 @@ type Consumer struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed once the process has exited
 	err  error         // its Wait error, set before done is closed
+
+	mu   sync.Mutex
+	seen map[string]int // log lines so far, by message
 }
 
 // Environ is this process's environment without its COLLINE_ variables.
@@ -42,7 +46,7 @@ func Environ() []string {
 // server. The process is killed when t ends.
 func StartConsumer(t testing.TB, bin, logFile string, env ...string) *Consumer {
 	t.Helper()
-	c := &Consumer{LogFile: logFile, Timeout: 10 * time.Second, done: make(chan struct{})}
+	c := &Consumer{LogFile: logFile, Timeout: 10 * time.Second, done: make(chan struct{}), seen: map[string]int{}}
 	c.cmd = exec.Command(bin)
 	c.cmd.Env = append(Environ(), "COLLINE_HTTP_ADDR=127.0.0.1:0", "COLLINE_LOG_FORMAT=json")
 	c.cmd.Env = append(c.cmd.Env, env...)
@@ -67,8 +71,13 @@ func StartConsumer(t testing.TB, bin, logFile string, env ...string) *Consumer {
 		for sc.Scan() {
 			f.Write(append(sc.Bytes(), '\n'))
 			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving" {
-				addrc <- line.Addr
+			if json.Unmarshal(sc.Bytes(), &line) == nil {
+				c.mu.Lock()
+				c.seen[line.Msg]++
+				c.mu.Unlock()
+				if line.Msg == "serving" {
+					addrc <- line.Addr
+				}
 			}
 		}
 		io.Copy(io.Discard, stderr)
@@ -89,6 +98,14 @@ func StartConsumer(t testing.TB, bin, logFile string, env ...string) *Consumer {
 		t.Fatalf("consumer: no serving line; log %s", logFile)
 	}
 	return c
+}
+
+// Seen returns how many log lines with message msg the process has written so far (read as they
+// come, so a test can act the moment the consumer reaches a state it logs).
+func (c *Consumer) Seen(msg string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen[msg]
 }
 
 // Running tells whether the process has not exited yet.

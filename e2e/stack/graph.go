@@ -53,3 +53,18 @@ func TestNeo4jURI(t testing.TB) string {
 	}
 	return u
 }
+
+// Neo4j connects to the stack's Neo4j (no authentication), checks that it answers, and closes the
+// driver when t ends; t fails at once, naming dev/services, when Neo4j is not reachable.
+func (s *Stack) Neo4j(ctx context.Context, t testing.TB) neo4j.DriverWithContext {
+	t.Helper()
+	driver, err := neo4j.NewDriverWithContext(s.Neo4jURI, neo4j.NoAuth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = driver.Close(context.Background()) })
+	if err := driver.VerifyConnectivity(ctx); err != nil {
+		t.Fatalf("Neo4j is not reachable at %s (start it with dev/services start): %v", s.Neo4jURI, err)
+	}
+	return driver
+}

@@ -45,7 +45,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/* Whether the chart renders its own Secret. */}}
 {{- define "colline.createSecret" -}}
-{{- if and .Values.secret.create (not .Values.secret.existingSecret) (or .Values.secret.neo4jPassword .Values.secret.kafkaSaslPassword .Values.secret.extraEnv) }}true{{ end }}
+{{- if and .Values.secret.create (not .Values.secret.existingSecret) (or .Values.secret.neo4jPassword .Values.secret.kafkaSaslPassword .Values.secret.openlineageApiKey .Values.secret.openlineageEmitApiKey .Values.secret.extraEnv) }}true{{ end }}
 {{- end }}
 
 {{/* The Secret passed with envFrom, if any. */}}

@@ -23,7 +23,8 @@ private[listener] final case class Pending(
     appId: String,
     appName: String,
     user: String,
-    redaction: Option[Regex])
+    redaction: Option[Regex],
+    analyzed: Boolean = false)
 
 /** Execution facts observed on the listener bus (see ExecutionTracker). */
 private[listener] final case class ExecInfo(executionId: Long, rootExecutionId: Long, nestedWrite: Boolean)
@@ -33,7 +34,7 @@ private[listener] final case class Event(json: J.Obj, executionId: Long, rootCla
 private[listener] final case class Skipped(reason: String) extends Built
 
 private[listener] object EventBuilder {
-  val SchemaVersion = "1.3"
+  val SchemaVersion = "1.4"
   val SqlMax = 240
   val ErrorMax = 2000
 
@@ -74,7 +75,7 @@ private[listener] object EventBuilder {
       "eventId" -> J.Str(UUID.randomUUID().toString),
       "emittedAt" -> J.Str(Instant.ofEpochMilli(now).toString),
       "producer" -> J.obj(
-        "name" -> J.Str("colline-listener"),
+        "name" -> J.Str(if (p.analyzed) "colline-analyze" else "colline-listener"),
         "version" -> J.Str(Versions.listener),
         "spark" -> J.Str(Versions.spark),
         "scala" -> J.Str(Versions.scalaBinary)),
@@ -87,7 +88,8 @@ private[listener] object EventBuilder {
       "jvmId" -> J.Str(jvmId),
       "markers" -> J.obj(
         "nestedWrite" -> J.Bool(exec.exists(_.nestedWrite) && layout.hasWrite),
-        "truncated" -> J.Bool(false)),
+        "truncated" -> J.Bool(false),
+        "analyzed" -> J.Bool(p.analyzed)),
       "root" -> J.Num(0),
       "nodes" -> J.arr(layout.nodes))
     Event(event, executionId, rootClass)

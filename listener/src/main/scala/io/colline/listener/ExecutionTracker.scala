@@ -14,7 +14,7 @@ import org.apache.spark.sql.execution.ui.{SparkListenerSQLExecutionEnd, SparkLis
  * (`Execute CreateDataSourceTableAsSelectCommand` for the inner insert of a 3.4+ CTAS,
  * `Execute InsertIntoDataSourceDirCommand`, `Execute InsertIntoDataSourceCommand` around a JDBC
  * `SaveIntoDataSourceCommand`, `AtomicCreateTableAsSelect` around a v2 `AppendData`, ...).
- * It also drains the publisher at application end.
+ * It also drains the publisher at application end and logs its report (Publisher.report).
  */
 private[listener] final class ExecutionTracker(publisher: Publisher) extends SparkListener {
   /** executionId -> (rootExecutionId, physical root node name) of started, not yet ended executions */
@@ -41,7 +41,10 @@ private[listener] final class ExecutionTracker(publisher: Publisher) extends Spa
   } catch { case _: Throwable => }
 
   override def onApplicationEnd(end: SparkListenerApplicationEnd): Unit =
-    try publisher.drain(publisher.cfg.shutdownTimeoutMs) catch { case _: Throwable => }
+    try {
+      publisher.drain(publisher.cfg.shutdownTimeoutMs)
+      publisher.reportEnd()
+    } catch { case _: Throwable => }
 
   /**
    * The facts of a QueryExecution. The ExecutionListenerBus may run before this listener on the

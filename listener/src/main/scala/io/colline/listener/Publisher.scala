@@ -226,7 +226,7 @@ private[listener] final class Publisher(val cfg: Config) {
   }
 
   private val hook: Thread = {
-    val h = new Thread(new Runnable { def run(): Unit = shutdown(cfg.shutdownTimeoutMs) }, "colline-shutdown")
+    val h = new Thread(new Runnable { def run(): Unit = shutdownHook() }, "colline-shutdown")
     Try(Runtime.getRuntime.addShutdownHook(h))
     h
   }
@@ -291,14 +291,7 @@ private[listener] final class Publisher(val cfg: Config) {
 
   /** Scrubs, caps (degraded forms above `event.maxBytes`), writes and sends one event. */
   def publish(json: J.Obj, executionId: Long, rootClass: String, key: String): Unit = {
-    Scrub.event(json)
-    var bytes = J.toBytes(json)
-    var level = 0
-    while (bytes.length > cfg.maxEventBytes && level < Degrade.Levels) {
-      level += 1
-      Degrade(json, level)
-      bytes = J.toBytes(json)
-    }
+    val (bytes, level) = Seal(json, cfg.maxEventBytes)
     if (level > 0) metrics.truncated.incrementAndGet()
     if (bytes.length > cfg.maxEventBytes) {
       metrics.droppedOversize.incrementAndGet()
@@ -367,12 +360,52 @@ private[listener] final class Publisher(val cfg: Config) {
     log.info("drained: " + metrics.snapshot.toSeq.sortBy(_._1).map { case (k, v) => s"$k=$v" }.mkString(", "))
   }
 
+  /** `seen` when the last shutdown report was made; -1 before the first. */
+  @volatile private var reportedAt = -1L
+
+  /**
+   * The shutdown report: events lost (they should have been published: queue full, Kafka down,
+   * over the size cap even degraded, send failed), events published, and executions not published
+   * by design. `where` says when it is made (application end, JVM shutdown).
+   */
+  def report(where: String): String = {
+    val m = metrics
+    val lost = m.droppedQueueFull.get + m.droppedKafkaDown.get + m.droppedOversize.get + m.sendErrors.get
+    val byDesign = m.droppedCommandResult.get + m.droppedNotCommand.get + m.droppedNoLineage.get
+    s"at $where: ${m.seen.get} query executions seen, ${m.published.get} events published " +
+      s"(${m.truncated.get} degraded to fit event.maxBytes), $lost lost (queue full ${m.droppedQueueFull.get}, " +
+      s"Kafka down ${m.droppedKafkaDown.get}, too large ${m.droppedOversize.get}, send errors ${m.sendErrors.get}), " +
+      s"$byDesign not published by design (command results ${m.droppedCommandResult.get}, plain queries " +
+      s"${m.droppedNotCommand.get}, no lineage ${m.droppedNoLineage.get})" +
+      (if (lost > 0) s"; raise spark.colline.queue.capacity (${cfg.queueCapacity}) if the queue was full" else "")
+  }
+
+  private def lost: Long =
+    metrics.droppedQueueFull.get + metrics.droppedKafkaDown.get + metrics.droppedOversize.get + metrics.sendErrors.get
+
+  /** Logs the report at application end: WARN when events were lost, else INFO. */
+  def reportEnd(): Unit = try {
+    reportedAt = metrics.seen.get
+    val text = report("application end")
+    if (lost > 0) log.warn("shutdown", text) else log.info(text)
+  } catch { case _: Throwable => }
+
   /** Final: drain, stop the worker, close the producer. */
   def shutdown(timeoutMs: Long): Unit = try {
     if (!stopped) {
       awaitIdle(timeoutMs)
       stopped = true
     }
+  } catch { case _: Throwable => }
+
+  /**
+   * The JVM shutdown hook: drain, then report unless the application end already did with nothing
+   * seen since. Logging may be shut down by then (log4j has its own hook), so the report goes to
+   * stderr, where Spark's console log goes too.
+   */
+  private def shutdownHook(): Unit = try {
+    shutdown(cfg.shutdownTimeoutMs)
+    if (reportedAt != metrics.seen.get) System.err.println("colline: " + report("JVM shutdown"))
   } catch { case _: Throwable => }
 
   def removeShutdownHook(): Unit = Try(Runtime.getRuntime.removeShutdownHook(hook))

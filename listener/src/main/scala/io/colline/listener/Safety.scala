@@ -50,6 +50,25 @@ private[listener] object Scrub {
 }
 
 /**
+ * The last steps of every event, published or analyzed: scrubbed (Scrub), then degraded level by
+ * level (Degrade) while above `maxBytes`. Returns the bytes and the level reached; bytes still
+ * above `maxBytes` after the last level are the caller's to drop.
+ */
+private[listener] object Seal {
+  def apply(json: J.Obj, maxBytes: Int): (Array[Byte], Int) = {
+    Scrub.event(json)
+    var bytes = J.toBytes(json)
+    var level = 0
+    while (bytes.length > maxBytes && level < Degrade.Levels) {
+      level += 1
+      Degrade(json, level)
+      bytes = J.toBytes(json)
+    }
+    (bytes, level)
+  }
+}
+
+/**
  * Events above `spark.colline.event.maxBytes`: ever smaller forms that keep the identities (leaf
  * `dataset`s, `write` targets with their columns, `ddl`) and the plan tree, so the consumer can
  * still record table-level lineage. Each level is flagged `markers.truncated`.

@@ -20,4 +20,11 @@ private[listener] object Versions {
     val v = scala.util.Properties.versionNumberString
     v.split('.').take(2).mkString(".")
   }
+
+  /**
+   * Whether Spark executes commands together (a multi-insert: a Union of inserts) as one
+   * execution, reported once ("multi-commands"), as Spark 4 does (SPARK-48817), rather than each
+   * command as an execution of its own, as Spark 3 does. The analyzer publishes what Spark runs.
+   */
+  lazy val unionOfCommandsIsOneExecution: Boolean = Try(spark.takeWhile(_.isDigit).toInt >= 4).getOrElse(true)
 }

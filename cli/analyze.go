@@ -1,0 +1,313 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/colline/colline/analyze"
+	"github.com/colline/colline/config"
+	"github.com/colline/colline/graph"
+	"github.com/colline/colline/process"
+)
+
+// analyzerOpts are the flags that say which analyzer to use and what to analyze against.
+type analyzerOpts struct {
+	server, tokenFile, launcher, sparkLine, catalog, metastore, warehouse *string
+	ddl, conf                                                             *listFlag
+	graphSchema                                                           *bool
+	neo4j                                                                 neo4jOpts
+	log                                                                   io.Writer
+}
+
+func analyzerFlags(fs *flag.FlagSet, graphSchema bool, stderr io.Writer) *analyzerOpts {
+	o := &analyzerOpts{
+		server:      fs.String("server", os.Getenv("COLLINE_ANALYZER_URL"), "a running analyzer (dev/spark-analyze) to use instead of starting one (env COLLINE_ANALYZER_URL)"),
+		tokenFile:   fs.String("token-file", os.Getenv("COLLINE_ANALYZER_TOKEN_FILE"), "file holding the analyzer's bearer token (env COLLINE_ANALYZER_TOKEN_FILE)"),
+		launcher:    fs.String("analyzer", os.Getenv("COLLINE_ANALYZER"), "the analyzer's launcher (default: dev/spark-analyze of the checkout; env COLLINE_ANALYZER)"),
+		sparkLine:   fs.String("spark-line", os.Getenv("SPARK_LINE"), "the Spark line to analyze with, a line of dev/spark/lines (default 3.5_2.12; env SPARK_LINE)"),
+		catalog:     fs.String("catalog", "memory", "the analyzer's own catalog: memory or hive (Hive-format tables)"),
+		metastore:   fs.String("metastore", "", "analyze against this Hive metastore, read only: a directory holding metastore_db, a JDBC URL or thrift://host:port"),
+		warehouse:   fs.String("warehouse", "", "spark.sql.warehouse.dir of the analysis"),
+		ddl:         &listFlag{},
+		conf:        &listFlag{},
+		graphSchema: fs.Bool("schema-from-graph", graphSchema, "define every table colline's graph knows (its columns and types) before analyzing"),
+		log:         stderr,
+	}
+	fs.Var(o.ddl, "ddl", "a file of schema statements (CREATE DATABASE / TABLE / VIEW) to analyze against (repeatable)")
+	fs.Var(o.conf, "conf", "a Spark SQL setting KEY=VALUE for the analysis, e.g. spark.sql.ansi.enabled=false (repeatable)")
+	o.neo4j = neo4jFlags(fs)
+	return o
+}
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// analyzer is a client of a running analyzer, and what to call when done with it.
+type analyzer struct {
+	client *analyze.Client
+	close  func()
+	spark  string
+}
+
+// connect uses --server, or starts an analyzer (a JVM: tens of seconds) and returns once it serves.
+func (o *analyzerOpts) connect(ctx context.Context) (*analyzer, error) {
+	token := ""
+	if *o.tokenFile != "" {
+		s, err := config.ReadSecretFile(*o.tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-file: %w", err)
+		}
+		token = s.Reveal()
+	}
+	if *o.server != "" {
+		c := &analyze.Client{URL: *o.server, Token: token}
+		h, err := c.Health(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if *o.metastore != "" || *o.catalog != "memory" || *o.sparkLine != "" {
+			fmt.Fprintf(o.log, "colline: --server %s: its Spark line and catalog are its own (Spark %s, %s catalog); --spark-line, --catalog and --metastore are ignored\n",
+				*o.server, h.Spark, h.Catalog)
+		}
+		return &analyzer{client: c, close: func() {}, spark: h.Spark}, nil
+	}
+	if *o.catalog != "memory" && *o.catalog != "hive" {
+		return nil, usageError(fmt.Sprintf("--catalog %q: use memory or hive", *o.catalog))
+	}
+	start := time.Now()
+	startCtx, cancel := context.WithTimeout(ctx, 10*time.Minute) // the first start fetches Spark's jars
+	defer cancel()
+	p, err := analyze.Start(startCtx, analyze.Options{
+		Launcher: *o.launcher, SparkLine: *o.sparkLine, Catalog: *o.catalog, Metastore: *o.metastore,
+		Warehouse: *o.warehouse, TokenFile: *o.tokenFile,
+	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.log, "colline: analyzer ready: Spark %s at %s in %s\n", p.Spark, p.URL, time.Since(start).Round(100*time.Millisecond))
+	return &analyzer{client: p.Client(token), close: func() { _ = p.Close() }, spark: p.Spark}, nil
+}
+
+// schema is what to analyze against: the --ddl files, then, with --schema-from-graph, every
+// table the graph knows.
+func (o *analyzerOpts) schema(ctx context.Context) ([]analyze.Part, error) {
+	var parts []analyze.Part
+	for _, f := range *o.ddl {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("--ddl: %w", err)
+		}
+		parts = append(parts, analyze.Part{Name: f, SQL: string(data)})
+	}
+	if *o.graphSchema {
+		driver, err := o.neo4j.driver()
+		if err != nil {
+			return nil, err
+		}
+		defer driver.Close(context.WithoutCancel(ctx))
+		ds, err := graph.NewReader(driver, *o.neo4j.database).Datasets(ctx, "table", "view")
+		if err != nil {
+			return nil, fmt.Errorf("--schema-from-graph: %w", err)
+		}
+		sql, skipped := analyze.DDL(ds)
+		for _, s := range skipped {
+			fmt.Fprintf(o.log, "colline: --schema-from-graph: skipped %s\n", visible(s))
+		}
+		parts = append(parts, analyze.Part{Name: "graph " + *o.neo4j.uri, SQL: sql})
+	}
+	return parts, nil
+}
+
+// Analyzed is the result of analyzing files: the events, as explain would read them, and one
+// diagnostic per statement that failed (Spark's message with file, line and column).
+type Analyzed struct {
+	Events   []Event
+	Raw      [][]byte // the events' JSON, as the analyzer produced them
+	Problems []string
+	Warnings []string       // schema statements not applied, and why
+	Counts   map[string]int // statements by outcome
+}
+
+// analyzeFiles analyzes files (in one session, in order) with the schema, and runs every event
+// through process.Step as explain does.
+func analyzeFiles(ctx context.Context, a *analyzer, schema []analyze.Part, files []string, req analyze.Request) (*Analyzed, error) {
+	req.Schema = schema
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		req.Files = append(req.Files, analyze.Part{Name: f, SQL: string(data)})
+	}
+	resp, err := a.client.Analyze(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := &Analyzed{Counts: map[string]int{}}
+	for _, f := range resp.Schema {
+		for _, st := range f.Statements {
+			if st.Outcome == analyze.OutcomeError {
+				out.Problems = append(out.Problems, problem(f.Name, st, "schema statement"))
+			} else if st.Outcome != analyze.OutcomeApplied {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("%s:%d:%d: schema statement not applied: %s", visible(f.Name), st.Line, st.Column, visible(st.Reason)))
+			}
+		}
+	}
+	for _, f := range resp.Files {
+		for _, st := range f.Statements {
+			out.Counts[st.Outcome]++
+			switch st.Outcome {
+			case analyze.OutcomeError:
+				out.Problems = append(out.Problems, problem(f.Name, st, "error"))
+			case analyze.OutcomeEvent:
+				src := fmt.Sprintf("%s:%d", f.Name, st.Line)
+				for _, raw := range st.Events {
+					it, err := process.Step{}.Item(raw)
+					if err != nil {
+						out.Problems = append(out.Problems, fmt.Sprintf("%s: %v (the consumer would dead-letter it as %s)", src, err, process.Reason(err)))
+						continue
+					}
+					out.Events = append(out.Events, Event{Source: src, Env: it.Event, Lineage: it.Lineage})
+					out.Raw = append(out.Raw, raw)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// problem is a diagnostic in the compilers' form: file:line:column: what: message.
+func problem(file string, st analyze.Statement, what string) string {
+	line, col, msg := st.Line, st.Column, st.Reason
+	if st.Error != nil {
+		line, col = st.Error.Line, st.Error.Column
+		msg = st.Error.Message
+		if st.Error.Stage != "" {
+			what = st.Error.Stage + " " + what
+		}
+	}
+	return fmt.Sprintf("%s:%d:%d: %s: %s", visible(file), line, col, what, strings.ReplaceAll(strings.TrimSpace(msg), "\n", "\n    "))
+}
+
+// AnalyzeFormats are analyze's output formats: explain's, and events (the events' JSON, one per
+// line, which explain and replay read).
+var AnalyzeFormats = append(append([]string(nil), Formats...), "events")
+
+func analyzeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("colline analyze", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	ao := analyzerFlags(fs, false, stderr)
+	format := fs.String("format", "table", "output format: "+strings.Join(AnalyzeFormats, ", "))
+	outDir := fs.String("out", "", "also write each event to a file in this directory (NNNN-<file>-<line>.json), for explain and replay")
+	app := fs.String("app", "colline-analyze", "the Spark application name of the events (their job is NAMESPACE/APP)")
+	namespace := fs.String("namespace", "default", "the job namespace of the events (spark.colline.namespace)")
+	reads := fs.Bool("reads", false, "also make events of plain queries (the listener's publishReads)")
+	files, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(AnalyzeFormats, *format) {
+		return usageError(fmt.Sprintf("unknown format %q: use one of %s", *format, strings.Join(AnalyzeFormats, ", ")))
+	}
+	if len(files) == 0 {
+		return usageError("analyze: no SQL files")
+	}
+	conf, err := ao.confMap()
+	if err != nil {
+		return err
+	}
+	schema, err := ao.schema(ctx)
+	if err != nil {
+		return err
+	}
+	a, err := ao.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	start := time.Now()
+	res, err := analyzeFiles(ctx, a, schema, files, analyze.Request{App: *app, Namespace: *namespace, Reads: *reads, Conf: conf})
+	if err != nil {
+		return err
+	}
+	if *outDir != "" {
+		if err := writeEvents(*outDir, res); err != nil {
+			return err
+		}
+	}
+	if *format == "events" {
+		for _, raw := range res.Raw {
+			var b bytes.Buffer
+			if err := json.Compact(&b, raw); err != nil {
+				return err
+			}
+			b.WriteByte('\n')
+			if _, err := stdout.Write(b.Bytes()); err != nil {
+				return err
+			}
+		}
+	} else if len(res.Events) > 0 {
+		if err := Write(stdout, *format, res.Events); err != nil {
+			return err
+		}
+	}
+	for _, p := range append(res.Warnings, res.Problems...) {
+		fmt.Fprintln(stderr, p)
+	}
+	fmt.Fprintf(stderr, "colline: analyzed %d statement(s) of %d file(s) with Spark %s in %s: %d event(s), %d skipped, %d error(s)\n",
+		res.Counts[analyze.OutcomeEvent]+res.Counts[analyze.OutcomeSkipped]+res.Counts[analyze.OutcomeError], len(files), a.spark,
+		time.Since(start).Round(time.Millisecond), res.Counts[analyze.OutcomeEvent], res.Counts[analyze.OutcomeSkipped], len(res.Problems))
+	if len(res.Problems) > 0 {
+		return errSilent
+	}
+	return nil
+}
+
+// errSilent is a failure already reported (exit status 1, nothing more printed).
+var errSilent = errors.New("failed (reported above)")
+
+func (o *analyzerOpts) confMap() (map[string]string, error) {
+	m := map[string]string{}
+	for _, kv := range *o.conf {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, usageError(fmt.Sprintf("--conf %q: want KEY=VALUE", kv))
+		}
+		m[strings.TrimSpace(k)] = v
+	}
+	return m, nil
+}
+
+// writeEvents writes each event to dir/NNNN-<file>-<line>.json.
+func writeEvents(dir string, res *Analyzed) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for k, ev := range res.Events {
+		i := strings.LastIndex(ev.Source, ":")
+		file, line := ev.Source[:i], ev.Source[i+1:]
+		name := fmt.Sprintf("%04d-%s-%s.json", k+1, strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)), line)
+		var b bytes.Buffer
+		if err := json.Indent(&b, res.Raw[k], "", "  "); err != nil {
+			return err
+		}
+		b.WriteByte('\n')
+		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

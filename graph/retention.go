@@ -1,0 +1,119 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+// Retention: bounded prune steps over old runs and old lineage relationships, for the retention
+// package's schedule. Each call is one short write transaction touching at most limit elements,
+// so it holds few locks for little time next to the consumer's writes; a caller repeats it until
+// it returns fewer than limit. Times are compared with the event times the writer stores (a run's
+// endedAt, else emittedAt; an edge's lastSeen), never with the time of writing.
+//
+//	stale edge: (:Column)-[:FEEDS|DECIDES_ROWS {..., stale: true}]->(...)
+//
+// A stale mark is cleared by the writer as soon as a newer event confirms the edge.
+
+// Lock order. A prune transaction and a consumer's write touch the same nodes (an old run's job
+// and datasets are those of its new runs; an edge's columns are those its job writes again). The
+// writer locks in the order of its statements (elements: jobs, datasets, columns, then
+// relationships, each sorted by key); a prune transaction that locked in another order deadlocks
+// with it, and the driver's retry backs the write off for seconds (measured: 25 s for one write
+// while 600 runs were pruned). So each prune statement first locks the nodes it will change in
+// the writer's order (SET then REMOVE a property: an exclusive lock, no change), then changes
+// them; the write then waits for one small transaction at most.
+const lockNodes = `SET n.retentionLock = true REMOVE n.retentionLock`
+
+// pruneRuns deletes up to $limit runs with everything attached to them (HAS_RUN, READ, WROTE,
+// CHANGED); the jobs and datasets stay. A run without endedAt is judged by emittedAt.
+const pruneRuns = `CALL () {
+  MATCH (r:Run) WHERE r.endedAt < $before RETURN r
+  UNION
+  MATCH (r:Run) WHERE r.endedAt IS NULL AND r.emittedAt < $before RETURN r
+}
+WITH r LIMIT $limit
+WITH collect(r) AS runs
+CALL (runs) {
+  UNWIND runs AS r MATCH (n:Job)-[:HAS_RUN]->(r)
+  WITH DISTINCT n ORDER BY n.key ` + lockNodes + `
+}
+CALL (runs) {
+  UNWIND runs AS r MATCH (r)-[:READ|WROTE|CHANGED]->(n:Dataset)
+  WITH DISTINCT n ORDER BY n.key ` + lockNodes + `
+}
+UNWIND runs AS r
+DETACH DELETE r
+RETURN count(*) AS n`
+
+// pruneEdges returns the statement that marks stale (del false) or deletes up to $limit
+// relationships of relType (one of Feeds, DecidesRows; never spliced from input) last seen before
+// $before, in the writer's order: the end nodes first when deleting (datasets before columns),
+// then the relationships by (source, target, job).
+func pruneEdges(relType string, del bool) string {
+	pick := `MATCH (s:Column)-[f:` + relType + `]->(t) WHERE f.lastSeen < $before`
+	if !del {
+		return pick + ` AND f.stale IS NULL
+WITH s, f, t LIMIT $limit
+WITH s, f, t ORDER BY s.key, t.key, f.job
+SET f.stale = true
+RETURN count(*) AS n`
+	}
+	return pick + `
+WITH s, f, t LIMIT $limit
+WITH collect({s: s, f: f, t: t}) AS picked
+CALL (picked) {
+  UNWIND picked AS x WITH x.t AS n WHERE n:Dataset
+  WITH DISTINCT n ORDER BY n.key ` + lockNodes + `
+}
+CALL (picked) {
+  UNWIND picked AS x UNWIND [x.s, x.t] AS n WITH n WHERE n:Column
+  WITH DISTINCT n ORDER BY n.key ` + lockNodes + `
+}
+UNWIND picked AS x
+WITH x ORDER BY x.s.key, x.t.key, x.f.job
+WITH x.f AS f
+DELETE f
+RETURN count(*) AS n`
+}
+
+// PruneRuns deletes at most limit runs whose query ended before before, and returns how many.
+func (w *Writer) PruneRuns(ctx context.Context, before time.Time, limit int) (int64, error) {
+	n, err := w.prune(ctx, pruneRuns, before, limit)
+	if err != nil {
+		return n, fmt.Errorf("graph prune runs ended before %s: %w", before.UTC().Format(time.RFC3339), err)
+	}
+	return n, nil
+}
+
+// PruneEdges marks stale (del false) or deletes (del true) at most limit relationships of relType
+// (Feeds or DecidesRows) last seen before before, and returns how many. Marking skips those
+// already marked.
+func (w *Writer) PruneEdges(ctx context.Context, relType string, before time.Time, limit int, del bool) (int64, error) {
+	if relType != Feeds && relType != DecidesRows {
+		return 0, fmt.Errorf("graph prune: %q is not %s or %s", relType, Feeds, DecidesRows)
+	}
+	n, err := w.prune(ctx, pruneEdges(relType, del), before, limit)
+	if err != nil {
+		return n, fmt.Errorf("graph prune %s last seen before %s: %w", relType, before.UTC().Format(time.RFC3339), err)
+	}
+	return n, nil
+}
+
+func (w *Writer) prune(ctx context.Context, query string, before time.Time, limit int) (int64, error) {
+	if limit <= 0 {
+		return 0, fmt.Errorf("limit %d is not positive", limit)
+	}
+	ctx, cancel := context.WithTimeout(ctx, w.timeout())
+	defer cancel()
+	res, err := neo4j.ExecuteQuery(ctx, w.driver, query, map[string]any{"before": before, "limit": limit},
+		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(w.database), neo4j.ExecuteQueryWithWritersRouting())
+	if err != nil {
+		return 0, err
+	}
+	n, _ := get[int64](res.Records[0], "n")
+	return n, nil
+}

@@ -1,0 +1,19 @@
+// Package intake is colline's OpenLineage HTTP endpoint: POST /api/v1/lineage, where
+// OpenLineage's HTTP transport (openlineage-spark, dbt-ol, Airflow, Flink, ...) posts one event
+// per request, answered as Marquez answers it (201 Created with an empty body).
+//
+// The endpoint does not write the graph: it runs the consumer's own processing step on the event
+// (process.OpenLineage: limits, the spec's schemas, the lineage mapping, graph.Check), answers 400
+// with the reason when the event would be dead-lettered, and otherwise publishes the event,
+// unchanged, to the OpenLineage topic, keyed as openlineage's Kafka transport keys it. The
+// consumer loop (package ingest) reads that topic like any other, so HTTP events get the same
+// delivery: at least once, idempotent, in order per job.
+//
+// 201 is answered only after Kafka acknowledged the event (acks=all): an event the client saw
+// accepted is durable. When Kafka cannot take it, the answer is 503 with Retry-After, and the
+// client's transport retries; nothing is buffered in the consumer.
+//
+// Auth: with an API key set, a request must carry "Authorization: Bearer <key>" (the transport's
+// auth type api_key); keys are compared in constant time. The body is capped (413 above the cap,
+// after gzip decoding when Content-Encoding is gzip, as the transport's compression sends it).
+package intake

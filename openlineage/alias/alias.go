@@ -1,0 +1,48 @@
+// Package alias parses dataset key aliases, the COLLINE_OPENLINEAGE_ALIASES syntax: rules that
+// rewrite the start of a dataset key, so that a tool naming a table its own way (dbt-duckdb's
+// view of Spark's lake, Trino's hive catalog) lands on the key colline gives it. It is a package
+// of its own so that the configuration can check the syntax without the mapping's dependencies.
+package alias
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Rule rewrites dataset keys that start with From so that they start with To. To is a colline
+// key prefix: a namespace, "/", and the start of a name ("spark_catalog/lake.").
+type Rule struct{ From, To string }
+
+// Parse reads rules written "from=to", separated by commas or white space, and returns them
+// longest From first. The To of each must have a "/" after its namespace.
+func Parse(s string) ([]Rule, error) {
+	var out []Rule
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
+		from, to, ok := strings.Cut(f, "=")
+		if !ok || from == "" || to == "" {
+			return nil, fmt.Errorf("alias %q: want from=to, two dataset key prefixes", f)
+		}
+		if _, _, ok := SplitKey(to); !ok {
+			return nil, fmt.Errorf("alias %q: %q has no namespace: want namespace/name-prefix, such as spark_catalog/lake.", f, to)
+		}
+		out = append(out, Rule{From: from, To: to})
+	}
+	slices.SortStableFunc(out, func(a, b Rule) int { return cmp.Compare(len(b.From), len(a.From)) })
+	return out, nil
+}
+
+// SplitKey splits a key prefix into its namespace and name prefix: the namespace ends at the
+// first "/" after its "scheme://authority", if it has one.
+func SplitKey(key string) (namespace, name string, ok bool) {
+	start := 0
+	if i := strings.Index(key, "://"); i >= 0 {
+		start = i + 3
+	}
+	j := strings.IndexByte(key[start:], '/')
+	if j < 0 || start+j == 0 {
+		return "", "", false
+	}
+	return key[:start+j], key[start+j+1:], true
+}
