@@ -128,8 +128,8 @@ func benchDecode(r *report, evs []event, rounds int, roundTime time.Duration, cp
 	base, dec, full := med[0], med[1], med[2]
 	ratio := base.mbps() / full.mbps() // time of colline / time of the baseline
 	r.add(row{part: "a", metric: "decode+extract throughput", value: fmt.Sprintf("%.1f MB/CPU-s", full.mbps()),
-		baseline: fmt.Sprintf("%.1f MB/CPU-s json.Unmarshal(any)", base.mbps()), target: "time ratio ≤ 1.0",
-		result: fmt.Sprintf("ratio %.2f", ratio), met: ratio <= 1.0})
+		baseline: fmt.Sprintf("%.1f MB/CPU-s json.Unmarshal(any)", base.mbps()), target: "time ratio ≤ 0.7 (issue 17)",
+		result: fmt.Sprintf("ratio %.2f", ratio), met: ratio <= 0.7})
 	r.add(row{part: "a", metric: "decode+extract events/s", value: fmt.Sprintf("%.0f /CPU-s", full.eventsPerSec()),
 		baseline: fmt.Sprintf("%.0f /CPU-s", base.eventsPerSec()), target: "-"})
 	r.add(row{part: "a", metric: "decode+extract allocs/event", value: fmt.Sprintf("%.0f", full.allocsPerEvent()),

@@ -173,6 +173,8 @@ func printStrictness(evs []event) {
 		{`"EventId" for "eventId"`, strings.Replace(s, `"eventId":`, `"EventId":`, 1)},
 		{`duplicate "eventId"`, strings.Replace(s, `"eventId":`, `"eventId":"dup","eventId":`, 1)},
 		{`duplicate "class" in nodes[3]`, strings.Replace(s, `{"id":3,"class":`, `{"id":3,"class":"x","class":`, 1)},
+		{`invalid UTF-8 in "eventId"`, strings.Replace(s, `"eventId":"`, "\"eventId\":\"\xff", 1)},
+		{"a second value after the event", s + ` {}`},
 	}
 	cands := append(slices.Clone(libraries), library{"events.Decode (this tree)", func(b []byte, _ any) error { _, err := events.Decode(b); return err }})
 	fmt.Printf("Errors and strictness (a %d-byte TPC-DS event, changed):\n\n", len(base))

@@ -42,6 +42,7 @@ func main() {
 		rssMB      = flag.Int("rss-mb", 20, "rss: size of each synthetic plan, MB")
 		rssEvents  = flag.Int("rss-events", 5, "rss: number of synthetic plans")
 		rssLog     = flag.String("rss-log", "", "rss: append the consumer's stderr to this file")
+		rssCgroup  = flag.Int("rss-cgroup-mib", 0, "rss: run the consumer in a real memory cgroup of this many MiB (as a container's resources.limits.memory; needs root), so that it sets its own GOMEMLIMIT from it; 0: none")
 		rssEnv     = flag.String("rss-env", "", "rss: extra environment of the consumer, comma-separated KEY=VALUE (e.g. GOMEMLIMIT=100MiB); default: none, all defaults")
 		readEdges  = flag.Int("reads-edges", 1_000_000, "reads: FEEDS edges to generate")
 		readN      = flag.Int("reads-samples", 100, "reads: queries timed per kind")
@@ -54,6 +55,8 @@ func main() {
 		anPasses   = flag.Int("analyze-passes", 3, "analyze: passes over the queries (the first warms up)")
 		hostileArg = flag.String("hostile-child", "", "internal: extract one hostile plan \"shape,n\" (the hostile part runs itself with it)")
 	)
+	flag.IntVar(&e2eBatchSize, "e2e-batch", 0, "e2e, fresh: messages per batch (COLLINE_BATCH_SIZE); 0: the default")
+	flag.IntVar(&e2eBatchBytes, "e2e-batch-bytes", 0, "e2e, fresh: bytes of message values per batch (COLLINE_BATCH_MAX_BYTES); 0: the default")
 	flag.Parse()
 	if *hostileArg != "" {
 		if err := hostileChild(*hostileArg); err != nil {
@@ -80,7 +83,7 @@ func main() {
 		case "fresh":
 			return benchFresh(ctx, r, env, evs, *freshRate, *freshDur)
 		case "rss":
-			return benchRSS(ctx, r, env, evs, *rssMB, *rssEvents, *rssLog, *rssEnv)
+			return benchRSS(ctx, r, env, evs, *rssMB, *rssEvents, *rssLog, *rssEnv, *rssCgroup)
 		case "hostile":
 			return benchHostile(ctx, r)
 		case "analyze":

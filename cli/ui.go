@@ -45,6 +45,10 @@ func serveUI(ctx context.Context, version string, args []string, stdout, stderr 
 		}
 	}
 	log := c.NewLogger(stderr)
+	mem, err := config.SetMemoryLimit(c.MemoryLimitRatio)
+	if err != nil {
+		log.Warn("no memory limit", "err", err)
+	}
 	tlsConfig, err := c.Neo4jTLSConfig()
 	if err != nil {
 		return err
@@ -75,7 +79,7 @@ func serveUI(ctx context.Context, version string, args []string, stdout, stderr 
 	if c.UiTLSCertFile != "" {
 		scheme = "https"
 	}
-	log.Info("colline ui starting", "config", c, "version", version, "bundle", ui.Built())
+	log.Info("colline ui starting", "config", c, "version", version, "bundle", ui.Built(), "memory_limit", mem)
 	if c.Open() {
 		log.Warn("the explorer serves without authentication on an address other hosts may reach; set COLLINE_UI_BASIC_USER, COLLINE_UI_TOKEN or COLLINE_UI_PROXY_USER_HEADER", "addr", c.UiAddr)
 	}

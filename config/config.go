@@ -90,6 +90,8 @@ type Config struct {
 	ShutdownTimeout time.Duration `split_words:"true" default:"30s" desc:"on SIGTERM, time to finish writing and committing the batch in hand"`
 	ExitWhenIdle    time.Duration `split_words:"true" default:"0s" desc:"if > 0, exit 0 once the backlog present at start is committed and no message came for this long (tests, demos, one-shot replays); needs a single consumer in the group"`
 
+	MemoryLimitRatio float64 `split_words:"true" default:"0.9" desc:"share of the container's memory limit (cgroup, e.g. Kubernetes resources.limits.memory) given to the Go runtime as its soft limit; GOMEMLIMIT, if set, wins; 0 turns it off; no effect without a cgroup limit"`
+
 	LogLevel  slog.Level `split_words:"true" default:"info" desc:"debug, info, warn or error"`
 	LogFormat string     `split_words:"true" default:"json" desc:"json or text"`
 }
@@ -252,6 +254,9 @@ func (c Config) Validate() error {
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		bad("LOG_FORMAT", "%q is neither json nor text", c.LogFormat)
+	}
+	if err := validateMemoryLimitRatio(c.MemoryLimitRatio); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -562,6 +567,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("batch_max_bytes", c.BatchMaxBytes),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 		slog.Duration("exit_when_idle", c.ExitWhenIdle),
+		slog.Float64("memory_limit_ratio", c.MemoryLimitRatio),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("log_format", c.LogFormat),
 	)

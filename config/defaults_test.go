@@ -37,6 +37,7 @@ var homes = map[string]any{
 	"COLLINE_RETENTION_EDGE_ACTION": retention.DefaultEdgeAction,
 	"COLLINE_RETENTION_INTERVAL":    retention.DefaultInterval,
 	"COLLINE_RETENTION_BATCH_SIZE":  retention.DefaultBatchSize,
+	"COLLINE_MEMORY_LIMIT_RATIO":    DefaultMemoryLimitRatio,
 
 	"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": intake.DefaultMaxBytes,
 	"COLLINE_OPENLINEAGE_EMIT_TIMEOUT":   emit.DefaultTimeout,

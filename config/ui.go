@@ -31,6 +31,8 @@ type UI struct {
 
 	UiServer
 
+	MemoryLimitRatio float64 `split_words:"true" default:"0.9" desc:"share of the container's memory limit (cgroup, e.g. Kubernetes resources.limits.memory) given to the Go runtime as its soft limit; GOMEMLIMIT, if set, wins; 0 turns it off; no effect without a cgroup limit"`
+
 	LogLevel  slog.Level `split_words:"true" default:"info" desc:"debug, info, warn or error"`
 	LogFormat string     `split_words:"true" default:"json" desc:"json or text"`
 }
@@ -137,6 +139,9 @@ func (c UI) Validate() error {
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		bad("LOG_FORMAT", "%q is neither json nor text", c.LogFormat)
 	}
+	if err := validateMemoryLimitRatio(c.MemoryLimitRatio); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -191,6 +196,7 @@ func (c UI) LogValue() slog.Value {
 		slog.String("ui_analyzer_url", c.UiAnalyzerURL),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("log_format", c.LogFormat),
+		slog.Float64("memory_limit_ratio", c.MemoryLimitRatio),
 	)
 }
 

@@ -20,7 +20,7 @@ func TestUIDefaults(t *testing.T) {
 		t.Fatalf("LoadUI with no variables = %v", err)
 	}
 	want := UI{
-		Neo4jURI: "bolt://127.0.0.1:17687", Neo4jDatabase: "neo4j", LogLevel: slog.LevelInfo, LogFormat: "json",
+		Neo4jURI: "bolt://127.0.0.1:17687", Neo4jDatabase: "neo4j", LogLevel: slog.LevelInfo, LogFormat: "json", MemoryLimitRatio: DefaultMemoryLimitRatio,
 		UiServer: UiServer{UiAddr: "127.0.0.1:7480", UiMaxSteps: 10, UiMaxColumns: 2000, UiMaxEdges: 10000,
 			UiQueryTimeout: 15 * time.Second, UiMaxBodyBytes: 1 << 20, UiMaxConcurrent: 8},
 	}
@@ -50,8 +50,8 @@ func TestUISharesVariables(t *testing.T) {
 			t.Errorf("%s: the explorer reads it as %v `%s`, the consumer as %v `%s`", name, f.Type, f.Tag, g.Type, g.Tag)
 		}
 	}
-	if shared != 8 {
-		t.Errorf("%d variables shared with the consumer, want the 6 COLLINE_NEO4J_* and 2 COLLINE_LOG_*", shared)
+	if shared != 9 {
+		t.Errorf("%d variables shared with the consumer, want the 6 COLLINE_NEO4J_*, 2 COLLINE_LOG_* and COLLINE_MEMORY_LIMIT_RATIO", shared)
 	}
 }
 

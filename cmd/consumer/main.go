@@ -45,7 +45,11 @@ func run() error {
 		return err
 	}
 	log := cfg.NewLogger(os.Stderr)
-	log.Info("starting", "version", version, "config", cfg)
+	mem, err := config.SetMemoryLimit(cfg.MemoryLimitRatio)
+	if err != nil {
+		log.Warn("no memory limit", "err", err)
+	}
+	log.Info("starting", "version", version, "config", cfg, "memory_limit", mem)
 
 	// The first SIGTERM or interrupt drains; a second one kills.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -226,3 +226,53 @@ func TestConsumeAndExitWhenIdle(t *testing.T) {
 		t.Errorf("job = %v, want spark_catalog/nightly", job)
 	}
 }
+
+// TestMemoryLimitFromTheCgroup runs the binary in a real memory cgroup of 256 MiB (what a
+// container's resources.limits.memory creates; skipped where this process may not create one):
+// the consumer sets the Go runtime's soft limit to COLLINE_MEMORY_LIMIT_RATIO of it, logs it and
+// exports it; GOMEMLIMIT wins over it, and ratio 0 turns it off. No services are needed.
+func TestMemoryLimitFromTheCgroup(t *testing.T) {
+	const limit = 256 << 20
+	g, err := stack.NewMemoryCgroup(limit)
+	if err != nil {
+		t.Skipf("no memory cgroup for the test: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := g.Remove(); err != nil {
+			t.Errorf("removing %s: %v", g.Dir, err)
+		}
+	})
+	bin, err := g.Wrap(t.TempDir(), build(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		env    []string
+		log    string
+		metric string // go_gc_gomemlimit_bytes
+	}{
+		{"default ratio: 0.9", nil, `"memory_limit":{"source":"cgroup","bytes":241591910}`, "go_gc_gomemlimit_bytes 2.4159191e+08"},
+		{"ratio 0.75", []string{"COLLINE_MEMORY_LIMIT_RATIO=0.75"}, `"memory_limit":{"source":"cgroup","bytes":201326592}`, "go_gc_gomemlimit_bytes 2.01326592e+08"},
+		{"GOMEMLIMIT wins", []string{"GOMEMLIMIT=100MiB"}, `"memory_limit":{"source":"GOMEMLIMIT","bytes":104857600}`, "go_gc_gomemlimit_bytes 1.048576e+08"},
+		{"off", []string{"COLLINE_MEMORY_LIMIT_RATIO=0"}, `"memory_limit":{"source":"off","bytes":0}`, "go_gc_gomemlimit_bytes 9.223372036854776e+18"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := stack.StartConsumer(t, bin, filepath.Join(t.TempDir(), "consumer.log"),
+				append([]string{"COLLINE_NEO4J_URI=bolt://127.0.0.1:1", "COLLINE_KAFKA_BROKERS=127.0.0.1:1"}, c.env...)...)
+			_, metrics := get(t, p, "/metrics")
+			if err := p.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if code := p.Wait(t, 10*time.Second); code != 0 {
+				t.Errorf("exit code after SIGTERM = %d, want 0", code)
+			}
+			if logs := p.Logs(); !strings.Contains(logs, c.log) {
+				t.Errorf("the start-up log lacks %s:\n%s", c.log, logs)
+			}
+			if !strings.Contains(metrics, c.metric) {
+				t.Errorf("/metrics lacks %q", c.metric)
+			}
+		})
+	}
+}

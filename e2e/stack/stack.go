@@ -1,8 +1,9 @@
 // Package stack is the one test harness of the real pipeline, used by the end-to-end and fault
 // tests, the package integration tests, the benchmarks and the demo: Kafka topics and offsets
 // (an admin client that releases its connections), the consumer binary (built, and run and
-// watched: Consumer), graph wipes, and local Spark with the listener (dev/spark-sql). The
-// services themselves are started by dev/services (Services runs it for a private stack).
+// watched: Consumer), a real memory cgroup to run it in (MemoryCgroup), graph wipes, and local
+// Spark with the listener (dev/spark-sql). The services themselves are started by dev/services
+// (Services runs it for a private stack).
 package stack
 
 import (
