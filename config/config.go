@@ -513,6 +513,14 @@ func (c Config) NewLogger(w io.Writer) *slog.Logger {
 }
 
 // LogValue logs the configuration without secrets.
+// neo4jLog is the COLLINE_NEO4J_* part of a LogValue, the password redacted (the consumer and the
+// explorer share these variables); a group without a key, which handlers inline.
+func neo4jLog(uri, user string, password Secret, passwordFile, database, caFile string) slog.Attr {
+	return slog.Group("",
+		slog.String("neo4j_uri", uri), slog.String("neo4j_user", user), slog.String("neo4j_password", password.String()),
+		slog.String("neo4j_password_file", passwordFile), slog.String("neo4j_database", database), slog.String("neo4j_tls_ca_file", caFile))
+}
+
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.Any("kafka_brokers", c.KafkaBrokers),
@@ -547,12 +555,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_plan_nodes", c.MaxPlanNodes),
 		slog.Int("max_plan_edges", c.MaxPlanEdges),
 		slog.Int("max_plan_work", c.MaxPlanWork),
-		slog.String("neo4j_uri", c.Neo4jURI),
-		slog.String("neo4j_user", c.Neo4jUser),
-		slog.String("neo4j_password", c.Neo4jPassword.String()),
-		slog.String("neo4j_password_file", c.Neo4jPasswordFile),
-		slog.String("neo4j_database", c.Neo4jDatabase),
-		slog.String("neo4j_tls_ca_file", c.Neo4jTLSCaFile),
+		neo4jLog(c.Neo4jURI, c.Neo4jUser, c.Neo4jPassword, c.Neo4jPasswordFile, c.Neo4jDatabase, c.Neo4jTLSCaFile),
 		slog.Duration("neo4j_write_timeout", c.Neo4jWriteTimeout),
 		slog.Duration("neo4j_slow_write", c.Neo4jSlowWrite),
 		slog.Int("retention_run_days", c.RetentionRunDays),

@@ -172,12 +172,7 @@ func (c UI) NewLogger(w io.Writer) *slog.Logger {
 // LogValue logs the configuration without secrets.
 func (c UI) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.String("neo4j_uri", c.Neo4jURI),
-		slog.String("neo4j_user", c.Neo4jUser),
-		slog.String("neo4j_password", c.Neo4jPassword.String()),
-		slog.String("neo4j_password_file", c.Neo4jPasswordFile),
-		slog.String("neo4j_database", c.Neo4jDatabase),
-		slog.String("neo4j_tls_ca_file", c.Neo4jTLSCaFile),
+		neo4jLog(c.Neo4jURI, c.Neo4jUser, c.Neo4jPassword, c.Neo4jPasswordFile, c.Neo4jDatabase, c.Neo4jTLSCaFile),
 		slog.String("ui_addr", c.UiAddr),
 		slog.String("ui_tls_cert_file", c.UiTLSCertFile),
 		slog.String("ui_basic_user", c.UiBasicUser),

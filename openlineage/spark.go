@@ -130,25 +130,23 @@ func FromSpark(env *events.Envelope, lin *plan.Lineage) ([]byte, error) {
 	// schema lists a dataset's columns, each struct field nested under its parent (fields), with
 	// its own name within the parent; columnLineage names a field by its dotted path.
 	schema := func(d plan.Dataset) map[string]any {
-		nodes := map[string]map[string]any{}
+		nodes := map[string]map[string]any{} // by column key
+		paths := map[string]string{}         // column key → dotted path (Column.Name)
 		var fields []map[string]any
 		for _, c := range d.Columns {
-			field := map[string]any{"name": c.Name, "path": c.Name}
+			field := map[string]any{"name": c.Name}
 			if c.Type != "" {
 				field["type"] = c.Type
 			}
-			nodes[c.Key] = field
+			nodes[c.Key], paths[c.Key] = field, c.Name
 			parent := nodes[c.Parent]
-			if c.Parent == "" || parent == nil {
+			if parent == nil {
 				fields = append(fields, field)
 				continue
 			}
-			field["name"] = strings.TrimPrefix(c.Name, parent["path"].(string)+".")
+			field["name"] = strings.TrimPrefix(c.Name, paths[c.Parent]+".")
 			sub, _ := parent["fields"].([]map[string]any)
 			parent["fields"] = append(sub, field)
-		}
-		for _, n := range nodes {
-			delete(n, "path")
 		}
 		return f("SchemaDatasetFacet.json", map[string]any{"fields": fields})
 	}
