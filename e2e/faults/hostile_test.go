@@ -4,6 +4,7 @@ package faults
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -142,7 +143,7 @@ func testHostile(t *testing.T) {
 	vars := []string{"GOMEMLIMIT=" + hostileGoMemLim,
 		fmt.Sprintf("COLLINE_MAX_PLAN_DEPTH=%d", budget.Depth), fmt.Sprintf("COLLINE_MAX_PLAN_NODES=%d", budget.Nodes),
 		fmt.Sprintf("COLLINE_MAX_PLAN_EDGES=%d", budget.Edges), fmt.Sprintf("COLLINE_MAX_PLAN_WORK=%d", budget.Work)}
-	c := start(t, "consumer", topic, dlq, group, vars...)
+	c := start(t, "consumer", topic, dlq, group, append(vars, "COLLINE_LOG_LEVEL=debug")...)
 	pid := c.Pid()
 	idle := c.metricRSS()
 	if err := produce(ctx, topic, all, compress.Zstd); err != nil {
@@ -160,6 +161,7 @@ func testHostile(t *testing.T) {
 	if code := c.stop(t, time.Minute); code != 0 {
 		t.Errorf("exit code after SIGTERM %d, want 0", code)
 	}
+	longest := longestWrite(t, c.Logs())
 	if logs := c.Logs(); strings.Contains(logs, "panic") || strings.Contains(logs, "goroutine ") || strings.Contains(logs, "fatal error") {
 		t.Errorf("the consumer log mentions a panic or a fatal error; see %s", c.LogFile)
 	}
@@ -186,9 +188,38 @@ func testHostile(t *testing.T) {
 	if want := fmt.Sprintf("%d degraded runs, %d writes with column lineage missing", len(degraded), degradedWrites); marks != want {
 		t.Errorf("graph: %s, want %s", marks, want)
 	}
-	summarize(t, "budgets %s %+v; sent %d valid events, %d hostile (%.1f MB) and %d degraded by the real listener, mixed at random; within the budgets, written whole: %s; over: %s; all %d committed in %.1fs (%s; %s; %s per batch), one process (pid %d) throughout, no panic, SIGTERM exit 0; dead letters by reason %v (expected %v), each naming its budget; graph: %s; consumer RSS %.0f MiB at start, peak %.0f MiB (GOMEMLIMIT %s, limit %d MiB); %s",
+	summarize(t, "budgets %s %+v; sent %d valid events, %d hostile (%.1f MB) and %d degraded by the real listener, mixed at random; within the budgets, written whole: %s; over: %s; all %d committed in %.1fs (%s; %s; %s per batch; longest write %s), one process (pid %d) throughout, no panic, SIGTERM exit 0; dead letters by reason %v (expected %v), each naming its budget; graph: %s; consumer RSS %.0f MiB at start, peak %.0f MiB (GOMEMLIMIT %s, limit %d MiB); %s",
 		variant, budget, n, len(special)-len(degraded), float64(hostileBytes)/1e6, len(degraded), strings.Join(within, ", "), strings.Join(over, ", "),
-		len(all), took.Seconds(), stages["decode"], stages["extract"], stages["write"], pid, sorted(reasons), sorted(wantReasons), marks, mib(idle), mib(c.peak), hostileGoMemLim, hostileLimitMiB, account)
+		len(all), took.Seconds(), stages["decode"], stages["extract"], stages["write"], longest, pid, sorted(reasons), sorted(wantReasons), marks, mib(idle), mib(c.peak), hostileGoMemLim, hostileLimitMiB, account)
+}
+
+// longestWrite returns the longest graph write of a batch the consumer logged (at debug level:
+// "batch written" with its seconds), and the messages of that batch.
+func longestWrite(t *testing.T, logs string) string {
+	t.Helper()
+	var longest struct {
+		Seconds  float64
+		Messages int
+	}
+	n := 0
+	for _, l := range strings.Split(logs, "\n") {
+		var line struct {
+			Msg      string
+			Seconds  float64
+			Messages int
+		}
+		if json.Unmarshal([]byte(l), &line) != nil || line.Msg != "batch written" {
+			continue
+		}
+		n++
+		if line.Seconds > longest.Seconds {
+			longest.Seconds, longest.Messages = line.Seconds, line.Messages
+		}
+	}
+	if n == 0 {
+		t.Errorf("the consumer logged no \"batch written\" (COLLINE_LOG_LEVEL=debug)")
+	}
+	return fmt.Sprintf("%.1fs, a batch of %d messages", longest.Seconds, longest.Messages)
 }
 
 // bound returns the smallest bucket bound of histogram name (label stage) that holds every
