@@ -23,11 +23,11 @@ import (
 // its third size is over it, refused before resolution.
 var hostileSizes = map[string][]int{
 	hostile.DeepFilters: {2000, 4000, 150000},
-	hostile.WideFilter:  {10000, 20000},
-	hostile.Fanout:      {20000, 40000},
-	hostile.HotAttr:     {4000, 8000},
+	hostile.WideFilter:  {1200, 2400}, // the larger sizes of wide-filter, fanout, hot-attr and paths are within the edges budget
+	hostile.Fanout:      {2400, 4800},
+	hostile.HotAttr:     {1200, 2400},
 	hostile.AliasChain:  {350, 700}, // work grows with n²: ×4 per doubling; 700 is just within the work budget
-	hostile.Paths:       {16, 32},   // edges grow with n³: ×8 per doubling; 32 is within the edges budget
+	hostile.Paths:       {7, 14},    // edges grow with n³: ×8 per doubling; 14 is within the edges budget
 }
 
 // benchHostile extracts each hostile shape at its sizes, each in a child process (this binary

@@ -25,10 +25,10 @@ import (
 )
 
 // hostileBudgets are the budgets of the hostile scenario (COLLINE_FAULTS_HOSTILE): "small" (CI)
-// scales the defaults down (the edges budget fiftyfold), so that the events just under the edges
+// scales the defaults down (the edges budget fivefold), so that the events just under the edges
 // budget write in a second or two;
 // "default" runs the consumer with its default budgets (plan.DefaultBudget), the worst case a
-// consumer meets within them (events of up to 29 MB, lineage of 100,000 edges and roles each).
+// consumer meets within them (events of up to 29 MB, lineage of 10,000 edges and roles each).
 var hostileBudgets = map[string]plan.Budget{
 	"small":   {Depth: 500, Nodes: 10_000, Edges: 2_000, Work: 20_000},
 	"default": plan.DefaultBudget,
@@ -48,11 +48,11 @@ var hostileSizes = map[string][]hostileCase{
 	},
 	"default": {
 		{hostile.DeepFilters, 4996, ""}, {hostile.DeepFilters, 4997, plan.BudgetDepth}, {hostile.DeepFilters, 100_000, plan.BudgetNodes},
-		{hostile.WideFilter, 24994, ""}, {hostile.WideFilter, 24995, plan.BudgetEdges},
-		{hostile.Fanout, 49996, ""}, {hostile.Fanout, 49997, plan.BudgetEdges},
-		{hostile.HotAttr, 24993, ""}, {hostile.HotAttr, 24994, plan.BudgetEdges},
+		{hostile.WideFilter, 2494, ""}, {hostile.WideFilter, 2495, plan.BudgetEdges},
+		{hostile.Fanout, 4996, ""}, {hostile.Fanout, 4997, plan.BudgetEdges},
+		{hostile.HotAttr, 2493, ""}, {hostile.HotAttr, 2494, plan.BudgetEdges},
 		{hostile.AliasChain, 702, ""}, {hostile.AliasChain, 703, plan.BudgetWork},
-		{hostile.Paths, 35, ""}, {hostile.Paths, 36, plan.BudgetEdges},
+		{hostile.Paths, 15, ""}, {hostile.Paths, 16, plan.BudgetEdges},
 	},
 }
 
