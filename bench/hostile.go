@@ -72,16 +72,7 @@ func benchHostile(ctx context.Context, r *report) error {
 // hostileChild makes one hostile event ("shape,n"), decodes and extracts it with the default
 // budget, and prints "<bytes> <extract seconds> <peak RSS KiB> | <result>".
 func hostileChild(arg string) error {
-	shape, size, _ := strings.Cut(arg, ",")
-	n, err := strconv.Atoi(size)
-	if err != nil {
-		return err
-	}
-	base, err := os.ReadFile(filepath.Join("plan", "testdata", hostile.Base))
-	if err != nil {
-		return err
-	}
-	data, err := hostile.Make(base, shape, n)
+	data, err := makeHostile(arg)
 	if err != nil {
 		return err
 	}
@@ -192,16 +183,7 @@ func largestWithin(base []byte, shape string, step process.Step) (int, error) {
 // write seconds> <second write seconds> <peak RSS KiB> <Neo4j CPU seconds of each write>" (the
 // CPU of process neo4jPID, 0 when not given).
 func hostileWriteChild(arg, uri string, edges, neo4jPID int) error {
-	shape, size, _ := strings.Cut(arg, ",")
-	n, err := strconv.Atoi(size)
-	if err != nil {
-		return err
-	}
-	base, err := os.ReadFile(filepath.Join("plan", "testdata", hostile.Base))
-	if err != nil {
-		return err
-	}
-	data, err := hostile.Make(base, shape, n)
+	data, err := makeHostile(arg)
 	if err != nil {
 		return err
 	}
@@ -243,6 +225,20 @@ func cpuSeconds(pid int) float64 {
 	user, _ := strconv.ParseFloat(f[11], 64)
 	sys, _ := strconv.ParseFloat(f[12], 64)
 	return (user + sys) / 100 // clock ticks: USER_HZ is 100 on Linux
+}
+
+// makeHostile makes the hostile event arg names ("shape,n") from plan/hostile's base event.
+func makeHostile(arg string) ([]byte, error) {
+	shape, size, _ := strings.Cut(arg, ",")
+	n, err := strconv.Atoi(size)
+	if err != nil {
+		return nil, err
+	}
+	base, err := os.ReadFile(filepath.Join("plan", "testdata", hostile.Base))
+	if err != nil {
+		return nil, err
+	}
+	return hostile.Make(base, shape, n)
 }
 
 // peakKB is this process's peak RSS (VmHWM), in KiB; 0 if unknown.
