@@ -139,7 +139,7 @@ func benchHostileWrite(ctx context.Context, r *report, env *benchEnv, edges, neo
 }
 
 // largestWithin returns the largest size of shape whose event step turns into an item (within
-// its budgets), by doubling and then bisection.
+// its budgets and the event size limit), by doubling and then bisection.
 func largestWithin(base []byte, shape string, step process.Step) (int, error) {
 	within := func(n int) (bool, error) {
 		data, err := hostile.Make(base, shape, n)
@@ -147,7 +147,7 @@ func largestWithin(base []byte, shape string, step process.Step) (int, error) {
 			return false, err
 		}
 		_, err = step.Item(data)
-		if errors.Is(err, plan.ErrTooComplex) {
+		if errors.Is(err, plan.ErrTooComplex) || errors.Is(err, process.ErrTooLarge) {
 			return false, nil
 		}
 		return err == nil, err
