@@ -16,6 +16,10 @@
 //   - hostile (not in the default; no services): plan/hostile's shapes (mutations of a captured
 //     event) at two sizes each, extraction time and peak RSS per size in a child process, and the
 //     ratios between the sizes (about 2 for twice the size: linear).
+//   - hostile-write (not in the default): the shapes whose lineage the edges budget bounds, each at
+//     the largest size within it (-hostile-edges, default the default budget), written to Neo4j
+//     through process.Step and graph.Writer: write time, Neo4j's CPU time (-hostile-neo4j-pid) and
+//     peak RSS of the writing process. The longest write of a batch the consumer can form.
 //
 // It is not a test and not run in CI. The e2e, fresh, rss and reads parts WIPE THE NEO4J GRAPH (batched
 // deletes) before they run and at the end, and create (then delete) their own Kafka topics. Kafka

@@ -14,6 +14,7 @@ import (
 
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/plan"
 )
 
 // benchEnv holds the services the Neo4j and Kafka parts use.
@@ -27,7 +28,7 @@ type benchEnv struct {
 
 func main() {
 	var (
-		parts      = flag.String("parts", "decode,e2e,fresh,rss,reads", "comma-separated parts to run (decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; ui: the explorer's API on the reads graph and its first draw in Chromium; analyze: colline's analyzer, warm; none of these in the default)")
+		parts      = flag.String("parts", "decode,e2e,fresh,rss,reads", "comma-separated parts to run (decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; analyze: colline's analyzer, warm; none of these in the default)")
 		corpus     = flag.String("corpus", "plan/testdata/tpcds", "TPC-DS corpus directory (spark-*/q*.json[.gz])")
 		kafkaAddr  = flag.String("kafka", envOr("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers, comma-separated")
 		neo4jURI   = flag.String("neo4j", envOr("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (no auth)")
@@ -54,12 +55,22 @@ func main() {
 		anTPCDS    = flag.String("tpcds", "dev/tpcds/data", "analyze: the TPC-DS schema and queries (ddl.sql, queries/)")
 		anPasses   = flag.Int("analyze-passes", 3, "analyze: passes over the queries (the first warms up)")
 		hostileArg = flag.String("hostile-child", "", "internal: extract one hostile plan \"shape,n\" (the hostile part runs itself with it)")
+		hostileW   = flag.String("hostile-write-child", "", "internal: write one hostile plan \"shape,n\" to -neo4j (the hostile-write part runs itself with it)")
+		hostileE   = flag.Int("hostile-edges", plan.DefaultBudget.Edges, "hostile-write: the edges budget the shapes are sized to")
+		hostileP   = flag.Int("hostile-neo4j-pid", 0, "hostile-write: the pid of the local Neo4j, to report the CPU time of each write (e.g. $(cat $COLLINE_DEV_DIR/run/neo4j/pid)); 0: none")
 	)
 	flag.IntVar(&e2eBatchSize, "e2e-batch", 0, "e2e, fresh: messages per batch (COLLINE_BATCH_SIZE); 0: the default")
 	flag.IntVar(&e2eBatchBytes, "e2e-batch-bytes", 0, "e2e, fresh: bytes of message values per batch (COLLINE_BATCH_MAX_BYTES); 0: the default")
 	flag.Parse()
 	if *hostileArg != "" {
 		if err := hostileChild(*hostileArg); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *hostileW != "" {
+		if err := hostileWriteChild(*hostileW, *neo4jURI, *hostileE, *hostileP); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -86,6 +97,8 @@ func main() {
 			return benchRSS(ctx, r, env, evs, *rssMB, *rssEvents, *rssLog, *rssEnv, *rssCgroup)
 		case "hostile":
 			return benchHostile(ctx, r)
+		case "hostile-write":
+			return benchHostileWrite(ctx, r, env, *hostileE, *hostileP)
 		case "analyze":
 			return benchAnalyze(ctx, r, *anLines, *anTPCDS, *anPasses)
 		case "reads":

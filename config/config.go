@@ -52,7 +52,7 @@ type Config struct {
 
 	MaxPlanDepth int `split_words:"true" default:"5000" desc:"longest chain of plan nodes extracted; deeper plans go to the dead-letter topic (reason too_complex)"`
 	MaxPlanNodes int `split_words:"true" default:"100000" desc:"most plan nodes in one event; more: dead letter, reason too_complex"`
-	MaxPlanEdges int `split_words:"true" default:"100000" desc:"most lineage edges plus their transformations one event yields (also the most a batch holds); more: dead letter, reason too_complex"`
+	MaxPlanEdges int `split_words:"true" default:"10000" desc:"most lineage edges plus their transformations one event yields (also the most a batch holds); more: dead letter, reason too_complex"`
 	MaxPlanWork  int `split_words:"true" default:"1000000" desc:"most source-column entries resolved for one event (bounds time and memory); more: dead letter, reason too_complex"`
 
 	OpenlineageTopic          string        `split_words:"true" desc:"also read OpenLineage events (openlineage's Kafka transport) from this topic, in the same group; empty: off"`

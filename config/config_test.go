@@ -46,7 +46,7 @@ func TestDefaults(t *testing.T) {
 		Neo4jURI: "bolt://127.0.0.1:17687", Neo4jDatabase: "neo4j",
 		HTTPAddr: ":9090", BatchSize: 100, BatchWait: 200 * time.Millisecond, BatchMaxBytes: 16 << 20, ShutdownTimeout: 30 * time.Second,
 		LogLevel: slog.LevelInfo, LogFormat: "json", MemoryLimitRatio: DefaultMemoryLimitRatio, MaxEventBytes: 32 << 20, MetricsInterval: 15 * time.Second,
-		MaxPlanDepth: 5000, MaxPlanNodes: 100000, MaxPlanEdges: 100000, MaxPlanWork: 1000000,
+		MaxPlanDepth: 5000, MaxPlanNodes: 100000, MaxPlanEdges: 10000, MaxPlanWork: 1000000,
 		KafkaSessionTimeout: 30 * time.Second, Neo4jWriteTimeout: 2 * time.Minute, Neo4jSlowWrite: 30 * time.Second,
 		RetentionEdgeAction: "stale", RetentionInterval: time.Hour, RetentionBatchSize: 1000,
 		OpenlineageHTTPMaxBytes: 4 << 20, OpenlineageEmitTimeout: 10 * time.Second,

@@ -16,6 +16,7 @@ import (
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
 	"github.com/colline/colline/intake"
+	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
 	"github.com/colline/colline/retention"
 )
@@ -38,6 +39,10 @@ var homes = map[string]any{
 	"COLLINE_RETENTION_INTERVAL":    retention.DefaultInterval,
 	"COLLINE_RETENTION_BATCH_SIZE":  retention.DefaultBatchSize,
 	"COLLINE_MEMORY_LIMIT_RATIO":    DefaultMemoryLimitRatio,
+	"COLLINE_MAX_PLAN_DEPTH":        plan.DefaultBudget.Depth,
+	"COLLINE_MAX_PLAN_NODES":        plan.DefaultBudget.Nodes,
+	"COLLINE_MAX_PLAN_EDGES":        plan.DefaultBudget.Edges,
+	"COLLINE_MAX_PLAN_WORK":         plan.DefaultBudget.Work,
 
 	"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": intake.DefaultMaxBytes,
 	"COLLINE_OPENLINEAGE_EMIT_TIMEOUT":   emit.DefaultTimeout,
@@ -120,7 +125,8 @@ func TestDefaultsHaveOneHome(t *testing.T) {
 			t.Errorf("%s: values.yaml %q, config default %q (listed as deliberately different: %v)", name, v, tag, differs)
 		}
 	}
-	for _, name := range []string{"COLLINE_MAX_EVENT_BYTES", "COLLINE_KAFKA_MAX_BYTES", "COLLINE_BATCH_SIZE", "COLLINE_SHUTDOWN_TIMEOUT"} {
+	for _, name := range []string{"COLLINE_MAX_EVENT_BYTES", "COLLINE_KAFKA_MAX_BYTES", "COLLINE_BATCH_SIZE", "COLLINE_SHUTDOWN_TIMEOUT",
+		"COLLINE_MAX_PLAN_DEPTH", "COLLINE_MAX_PLAN_NODES", "COLLINE_MAX_PLAN_EDGES", "COLLINE_MAX_PLAN_WORK"} {
 		if _, ok := helm[name]; !ok {
 			t.Errorf("values.yaml has no value naming (%s)", name)
 		}

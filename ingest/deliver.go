@@ -30,7 +30,8 @@ func (l *Loop) deliver(ctx context.Context, b *batch) error {
 	if err != nil {
 		return fmt.Errorf("batch of %d messages not written, not committed: %w", len(msgs), err)
 	}
-	l.log.Debug("batch written", "messages", len(msgs), "written", len(written), "rejected", len(rejected))
+	l.log.Debug("batch written", "messages", len(msgs), "written", len(written), "rejected", len(rejected),
+		"seconds", time.Since(start).Seconds())
 	if l.p.Emitter != nil && len(written) > 0 {
 		out := make([]graph.Item, len(written))
 		for i, p := range written {

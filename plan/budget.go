@@ -31,10 +31,12 @@ type Budget struct {
 // entries of work; TestBudgetHeadroom keeps a margin of 20 or more), and low enough that an
 // event within all of them costs about a second of extraction and 100 MB at most: an entry of
 // work takes about 80 bytes until extraction ends (plan/hostile's alias-chain reaches the work
-// budget from a 2 MB event), and a unit of the edges budget about 600 bytes while the lineage is
-// written to Neo4j (the paths shape reaches the edges budget from a 22 KB event). The consumer's
-// batches hold at most one edges budget of lineage (ingest), so the budgets bound its memory too.
-var DefaultBudget = Budget{Depth: 5000, Nodes: 100_000, Edges: 100_000, Work: 1_000_000}
+// budget from a 2 MB event). The edges budget is the tightest, 22 times the largest real figure,
+// because what holds a partition longest is writing the lineage to Neo4j: up to 0.3 ms of Neo4j
+// CPU per unit, 2.8 s for the worst shape at the budget (the paths shape reaches it from a 13 KB
+// event; docs/benchmarks.md, "Hostile plans, third pass"). The consumer's batches hold at most
+// one edges budget of lineage (ingest), so the budgets bound its memory and its write time too.
+var DefaultBudget = Budget{Depth: 5000, Nodes: 100_000, Edges: 10_000, Work: 1_000_000}
 
 // WithDefaults returns b with its zero fields taken from DefaultBudget.
 func (b Budget) WithDefaults() Budget { return b.withDefaults() }

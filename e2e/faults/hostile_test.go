@@ -4,6 +4,7 @@ package faults
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -24,10 +25,10 @@ import (
 )
 
 // hostileBudgets are the budgets of the hostile scenario (COLLINE_FAULTS_HOSTILE): "small" (CI)
-// scales the defaults down (the edges budget fiftyfold), so that the events just under the edges
+// scales the defaults down (the edges budget fivefold), so that the events just under the edges
 // budget write in a second or two;
 // "default" runs the consumer with its default budgets (plan.DefaultBudget), the worst case a
-// consumer meets within them (events of up to 29 MB, lineage of 100,000 edges and roles each).
+// consumer meets within them (events of up to 29 MB, lineage of 10,000 edges and roles each).
 var hostileBudgets = map[string]plan.Budget{
 	"small":   {Depth: 500, Nodes: 10_000, Edges: 2_000, Work: 20_000},
 	"default": plan.DefaultBudget,
@@ -47,11 +48,11 @@ var hostileSizes = map[string][]hostileCase{
 	},
 	"default": {
 		{hostile.DeepFilters, 4996, ""}, {hostile.DeepFilters, 4997, plan.BudgetDepth}, {hostile.DeepFilters, 100_000, plan.BudgetNodes},
-		{hostile.WideFilter, 24994, ""}, {hostile.WideFilter, 24995, plan.BudgetEdges},
-		{hostile.Fanout, 49996, ""}, {hostile.Fanout, 49997, plan.BudgetEdges},
-		{hostile.HotAttr, 24993, ""}, {hostile.HotAttr, 24994, plan.BudgetEdges},
+		{hostile.WideFilter, 2494, ""}, {hostile.WideFilter, 2495, plan.BudgetEdges},
+		{hostile.Fanout, 4996, ""}, {hostile.Fanout, 4997, plan.BudgetEdges},
+		{hostile.HotAttr, 2493, ""}, {hostile.HotAttr, 2494, plan.BudgetEdges},
 		{hostile.AliasChain, 702, ""}, {hostile.AliasChain, 703, plan.BudgetWork},
-		{hostile.Paths, 35, ""}, {hostile.Paths, 36, plan.BudgetEdges},
+		{hostile.Paths, 15, ""}, {hostile.Paths, 16, plan.BudgetEdges},
 	},
 }
 
@@ -142,7 +143,7 @@ func testHostile(t *testing.T) {
 	vars := []string{"GOMEMLIMIT=" + hostileGoMemLim,
 		fmt.Sprintf("COLLINE_MAX_PLAN_DEPTH=%d", budget.Depth), fmt.Sprintf("COLLINE_MAX_PLAN_NODES=%d", budget.Nodes),
 		fmt.Sprintf("COLLINE_MAX_PLAN_EDGES=%d", budget.Edges), fmt.Sprintf("COLLINE_MAX_PLAN_WORK=%d", budget.Work)}
-	c := start(t, "consumer", topic, dlq, group, vars...)
+	c := start(t, "consumer", topic, dlq, group, append(vars, "COLLINE_LOG_LEVEL=debug")...)
 	pid := c.Pid()
 	idle := c.metricRSS()
 	if err := produce(ctx, topic, all, compress.Zstd); err != nil {
@@ -160,6 +161,7 @@ func testHostile(t *testing.T) {
 	if code := c.stop(t, time.Minute); code != 0 {
 		t.Errorf("exit code after SIGTERM %d, want 0", code)
 	}
+	longest := longestWrite(t, c.Logs())
 	if logs := c.Logs(); strings.Contains(logs, "panic") || strings.Contains(logs, "goroutine ") || strings.Contains(logs, "fatal error") {
 		t.Errorf("the consumer log mentions a panic or a fatal error; see %s", c.LogFile)
 	}
@@ -186,9 +188,38 @@ func testHostile(t *testing.T) {
 	if want := fmt.Sprintf("%d degraded runs, %d writes with column lineage missing", len(degraded), degradedWrites); marks != want {
 		t.Errorf("graph: %s, want %s", marks, want)
 	}
-	summarize(t, "budgets %s %+v; sent %d valid events, %d hostile (%.1f MB) and %d degraded by the real listener, mixed at random; within the budgets, written whole: %s; over: %s; all %d committed in %.1fs (%s; %s; %s per batch), one process (pid %d) throughout, no panic, SIGTERM exit 0; dead letters by reason %v (expected %v), each naming its budget; graph: %s; consumer RSS %.0f MiB at start, peak %.0f MiB (GOMEMLIMIT %s, limit %d MiB); %s",
+	summarize(t, "budgets %s %+v; sent %d valid events, %d hostile (%.1f MB) and %d degraded by the real listener, mixed at random; within the budgets, written whole: %s; over: %s; all %d committed in %.1fs (%s; %s; %s per batch; longest write %s), one process (pid %d) throughout, no panic, SIGTERM exit 0; dead letters by reason %v (expected %v), each naming its budget; graph: %s; consumer RSS %.0f MiB at start, peak %.0f MiB (GOMEMLIMIT %s, limit %d MiB); %s",
 		variant, budget, n, len(special)-len(degraded), float64(hostileBytes)/1e6, len(degraded), strings.Join(within, ", "), strings.Join(over, ", "),
-		len(all), took.Seconds(), stages["decode"], stages["extract"], stages["write"], pid, sorted(reasons), sorted(wantReasons), marks, mib(idle), mib(c.peak), hostileGoMemLim, hostileLimitMiB, account)
+		len(all), took.Seconds(), stages["decode"], stages["extract"], stages["write"], longest, pid, sorted(reasons), sorted(wantReasons), marks, mib(idle), mib(c.peak), hostileGoMemLim, hostileLimitMiB, account)
+}
+
+// longestWrite returns the longest graph write of a batch the consumer logged (at debug level:
+// "batch written" with its seconds), and the messages of that batch.
+func longestWrite(t *testing.T, logs string) string {
+	t.Helper()
+	var longest struct {
+		Seconds  float64
+		Messages int
+	}
+	n := 0
+	for _, l := range strings.Split(logs, "\n") {
+		var line struct {
+			Msg      string
+			Seconds  float64
+			Messages int
+		}
+		if json.Unmarshal([]byte(l), &line) != nil || line.Msg != "batch written" {
+			continue
+		}
+		n++
+		if line.Seconds > longest.Seconds {
+			longest.Seconds, longest.Messages = line.Seconds, line.Messages
+		}
+	}
+	if n == 0 {
+		t.Errorf("the consumer logged no \"batch written\" (COLLINE_LOG_LEVEL=debug)")
+	}
+	return fmt.Sprintf("%.1fs, a batch of %d messages", longest.Seconds, longest.Messages)
 }
 
 // bound returns the smallest bucket bound of histogram name (label stage) that holds every
