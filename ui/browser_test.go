@@ -3,12 +3,10 @@
 package ui_test
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -76,38 +74,9 @@ func TestExplorerInChromium(t *testing.T) {
 	hostile := writeHostile(t, ctx, driver, root, hostilePrefix)
 
 	// colline ui on a free port; its first line says where.
-	srv := exec.CommandContext(ctx, bin, "ui", "--addr", "127.0.0.1:0")
-	srv.Env = append(os.Environ(), "COLLINE_NEO4J_URI="+uri, "COLLINE_LOG_FORMAT=text")
-	logFile, err := os.Create(filepath.Join(dir, "ui.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Stderr = logFile
-	stdout, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		srv.Process.Signal(os.Interrupt)
-		srv.Wait()
-		if t.Failed() {
-			b, _ := os.ReadFile(logFile.Name())
-			t.Logf("colline ui log:\n%s", b)
-		}
-		clean()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("colline ui said nothing: %v", err)
-	}
-	m := regexp.MustCompile(`serving (http://\S+)/ `).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("colline ui: %q names no address", line)
-	}
-	t.Logf("%s", strings.TrimSpace(line))
+	t.Cleanup(clean) // after the explorer stops
+	u := stack.StartUI(t, bin, filepath.Join(dir, "ui.log"), "COLLINE_NEO4J_URI="+uri)
+	t.Logf("%s", u.Line)
 
 	shots := os.Getenv("COLLINE_UI_SCREENSHOTS")
 	if shots == "" {
@@ -117,7 +86,7 @@ func TestExplorerInChromium(t *testing.T) {
 	}
 	node := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "--test-concurrency=1", "test/")
 	node.Dir = filepath.Join(root, "ui", "web")
-	node.Env = append(os.Environ(), "COLLINE_UI_URL="+m[1], "COLLINE_CHROMIUM="+strings.TrimSpace(string(chromium)),
+	node.Env = append(os.Environ(), "COLLINE_UI_URL="+u.URL, "COLLINE_CHROMIUM="+strings.TrimSpace(string(chromium)),
 		"COLLINE_UI_SCREENSHOTS="+shots, "COLLINE_HOSTILE_COLUMN="+hostile.column, "COLLINE_HOSTILE_NAME="+hostile.name)
 	out, err = node.CombinedOutput()
 	t.Logf("node --test ui/web/test:\n%s", out)

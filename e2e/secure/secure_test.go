@@ -437,16 +437,120 @@ func refused(t *testing.T, f failure, all []string) {
 		strings.ReplaceAll(strings.TrimSpace(body), "\n", " | "))
 }
 
-// TestCLIReplay: colline replay writes to the secured Neo4j with --password-file and --ca-file,
-// and says what is wrong with an untrusted certificate or a wrong password (exit 1), never
-// printing the password. It runs last: a wrong password locks the user out for a few seconds.
-func TestCLIReplay(t *testing.T) {
+// TestExplorerSecured: colline ui reads the secured Neo4j (auth, Bolt TLS) with the consumer's
+// COLLINE_NEO4J_* variables, the password from its file, and serves HTTPS with a bearer token
+// from a file: it is ready, refuses a request without the token, and finds the replayed lineage.
+// With an untrusted certificate it keeps serving, not ready, and says why. No password or token
+// shows in its log or its answers. It runs before TestCLIReplay's wrong password locks the user out.
+func TestExplorerSecured(t *testing.T) {
+	bin := colline(t)
+	d := driver(t)
+	defer stack.WipeKeys(context.Background(), d, "spark_catalog/shop.")
+	events := filepath.Join(env.root, "plan", "testdata", "spark-3.5", "skeleton")
+	replay := exec.Command(bin, "replay", "--neo4j", env.neo4jURI, "--user", "neo4j",
+		"--password-file", secret("neo4j"), "--ca-file", pki("ca.pem"), events)
+	replay.Env = stack.Environ()
+	if out, err := replay.CombinedOutput(); err != nil {
+		t.Fatalf("colline replay: %v\n%s", err, out)
+	}
+	token := filepath.Join(t.TempDir(), "ui.token")
+	if err := os.WriteFile(token, []byte("ui-token-"+stack.NewID()+stack.NewID()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := os.ReadFile(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(secrets(t), strings.TrimSpace(string(tok)))
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig(t)}}
+	get := func(u *stack.UI, path string, auth bool) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, u.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if auth {
+			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		for _, s := range all {
+			if strings.Contains(string(b), s) {
+				t.Errorf("GET %s: a secret shows in the answer", path)
+			}
+		}
+		return resp.StatusCode, string(b)
+	}
+	start := func(name, ca string) *stack.UI {
+		return stack.StartUI(t, bin, filepath.Join(env.work, "ui-"+name+".log"),
+			"COLLINE_NEO4J_URI="+env.neo4jURI, "COLLINE_NEO4J_USER=neo4j", "COLLINE_NEO4J_PASSWORD_FILE="+secret("neo4j"),
+			"COLLINE_NEO4J_TLS_CA_FILE="+ca, "COLLINE_UI_TOKEN_FILE="+token,
+			"COLLINE_UI_TLS_CERT_FILE="+pki("neo4j-server.pem"), "COLLINE_UI_TLS_KEY_FILE="+pki("neo4j-server.key"))
+	}
+	noSecret := func(u *stack.UI) {
+		t.Helper()
+		for _, s := range all {
+			if strings.Contains(u.Logs(), s) {
+				t.Errorf("a secret shows in the explorer's log %s", u.LogFile)
+			}
+		}
+	}
+
+	t.Run("ok", func(t *testing.T) {
+		u := start("ok", pki("ca.pem"))
+		if !strings.HasPrefix(u.URL, "https://") {
+			t.Fatalf("the explorer serves %s, want HTTPS", u.URL)
+		}
+		if code, body := get(u, "/readyz", false); code != http.StatusOK {
+			t.Errorf("/readyz: %d %s", code, body)
+		}
+		if code, _ := get(u, "/api/search?q=country_revenue", false); code != http.StatusUnauthorized {
+			t.Errorf("/api/search without the token: %d, want 401", code)
+		}
+		code, body := get(u, "/api/search?q=country_revenue", true)
+		if code != http.StatusOK || !strings.Contains(body, `"spark_catalog/shop.country_revenue"`) {
+			t.Errorf("/api/search with the token: %d, want the replayed table:\n%s", code, body)
+		}
+		noSecret(u)
+	})
+	t.Run("untrusted_certificate", func(t *testing.T) {
+		u := start("untrusted", pki("rogue-ca.pem"))
+		code, body := get(u, "/readyz", false)
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "certificate signed by unknown authority") {
+			t.Errorf("/readyz with an untrusted Neo4j certificate: %d %q, want 503 naming the certificate", code, body)
+		}
+		if code, _ := get(u, "/healthz", false); code != http.StatusOK {
+			t.Errorf("/healthz: %d: the explorer should keep serving", code)
+		}
+		t.Logf("untrusted certificate: /readyz %d %s", code, strings.TrimSpace(body))
+		noSecret(u)
+	})
+}
+
+// colline builds the CLI once into the work folder.
+func colline(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(env.work, "colline")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
 	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/colline")
 	build.Dir = env.root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/colline: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// TestCLIReplay: colline replay writes to the secured Neo4j with --password-file and --ca-file,
+// and says what is wrong with an untrusted certificate or a wrong password (exit 1), never
+// printing the password. It runs last: a wrong password locks the user out for a few seconds.
+func TestCLIReplay(t *testing.T) {
+	bin := colline(t)
 	wrong := filepath.Join(t.TempDir(), "wrong.password")
 	if err := os.WriteFile(wrong, []byte("not-the-password-1\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -486,14 +590,7 @@ func TestCLIReplay(t *testing.T) {
 // then holds exactly the graph of the events; a wrong SASL password fails naming the cause; no
 // password in the output.
 func TestCLIUpgrade(t *testing.T) {
-	bin := filepath.Join(env.work, "colline")
-	if _, err := os.Stat(bin); err != nil {
-		build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/colline")
-		build.Dir = env.root
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build ./cmd/colline: %v\n%s", err, out)
-		}
-	}
+	bin := colline(t)
 	values, items := corpus(t, 12)
 	topic, dlq, group := topics(t)
 	produce(t, topic, values)
