@@ -279,11 +279,15 @@ func benchDraw(ctx context.Context, r *report, base string) error {
 			return fmt.Errorf("ui: no drawing of %s", u)
 		}
 		d := rs[0]
-		r.notef("ui: draw %d tables, %d columns, %d links, medians: navigation→drawn %.0f ms, →painted %.0f ms; request→drawn %.0f ms = answer %.0f + layout %.0f + svg %.0f (%d runs: %v)",
+		var each []string
+		for _, d := range rs {
+			each = append(each, fmt.Sprintf("%.0f/%.0f/%.0f=%.0f+%.0f+%.0f", d.NavigationToDrawnMs, d.NavigationToPaintedMs, d.RequestToDrawnMs, d.AnswerMs, d.LayoutMs, d.SVGMs))
+		}
+		r.notef("ui: draw %d tables, %d columns, %d links, medians: navigation→drawn %.0f ms, →painted %.0f ms; request→drawn %.0f ms = answer %.0f + layout %.0f + svg %.0f (runs, drawn/painted/request=answer+layout+svg: %s)",
 			d.Boxes, d.Columns, d.Links, median(rs, func(d drawRun) float64 { return d.NavigationToDrawnMs }),
 			median(rs, func(d drawRun) float64 { return d.NavigationToPaintedMs }),
 			median(rs, func(d drawRun) float64 { return d.RequestToDrawnMs }), median(rs, func(d drawRun) float64 { return d.AnswerMs }),
-			median(rs, func(d drawRun) float64 { return d.LayoutMs }), median(rs, func(d drawRun) float64 { return d.SVGMs }), len(rs), rs)
+			median(rs, func(d drawRun) float64 { return d.LayoutMs }), median(rs, func(d drawRun) float64 { return d.SVGMs }), strings.Join(each, " "))
 	}
 	b, s := byURL[big], byURL[small]
 	nav := median(b, func(d drawRun) float64 { return d.NavigationToDrawnMs })

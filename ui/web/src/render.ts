@@ -78,7 +78,10 @@ export class Drawing {
     // One listener of each kind for the whole drawing, not one per element: a drawing of 500
     // columns and 2,000 links would otherwise add thousands.
     root.addEventListener('click', (e) => this.click(e.target as Element));
-    root.addEventListener('mouseover', (e) => this.hoverRow(e, true));
+    root.addEventListener('mouseover', (e) => {
+      this.hoverRow(e, true);
+      this.titleLink((e.target as Element).closest('.link'));
+    });
     root.addEventListener('mouseout', (e) => this.hoverRow(e, false));
     root.addEventListener('keydown', (e) => {
       const b = this.boxOf((e.target as Element).closest('.box'));
@@ -109,6 +112,12 @@ export class Drawing {
     } else if (link && this.linkOf.has(link)) this.on.link(this.linkOf.get(link)!);
     else if (row) this.on.column((row as SVGGElement).dataset.column!);
     else if (b && t.closest('.head, .title')) this.on.box(b.key);
+  }
+
+  /** Gives a link its tooltip when the pointer first reaches it (2,000 links need not all have one). */
+  private titleLink(g: Element | null) {
+    const l = g && this.linkOf.get(g);
+    if (l && !g.querySelector('title')) g.prepend(svg('title', {}, visible(describe(l))));
   }
 
   private hoverRow(e: MouseEvent, on: boolean) {
@@ -184,7 +193,7 @@ export class Drawing {
     const g = svg('g', {
       class: cls.join(' '), 'data-kind': l.kind, 'data-source': l.source, 'data-target': l.target,
       'data-type': l.type, 'data-subtype': l.subtype, 'data-jobs': l.edges.map((e) => e.job).join(' '),
-    }, svg('title', {}, visible(describe(l))), svg('path', { class: 'hit', d }), svg('path', { class: 'line', d, 'marker-end': `url(#arrow-${marker})` }));
+    }, svg('path', { class: 'hit', d }), svg('path', { class: 'line', d, 'marker-end': `url(#arrow-${marker})` }));
     this.linkOf.set(g, l);
     for (const k of [l.source, l.target]) {
       const list = this.linksByColumn.get(k) ?? [];
