@@ -48,6 +48,7 @@ export class Drawing {
   private y = 0;
   private current: Layout | null = null;
   private linksByColumn = new Map<string, SVGGElement[]>();
+  private linkOf = new WeakMap<Element, Link>();
 
   constructor(private readonly root: SVGSVGElement, private readonly view: SVGGElement, private readonly on: Handlers) {
     this.defs();
@@ -74,6 +75,54 @@ export class Drawing {
     };
     root.addEventListener('pointerup', end);
     root.addEventListener('pointercancel', end);
+    // One listener of each kind for the whole drawing, not one per element: a drawing of 500
+    // columns and 2,000 links would otherwise add thousands.
+    root.addEventListener('click', (e) => this.click(e.target as Element));
+    root.addEventListener('mouseover', (e) => {
+      this.hoverRow(e, true);
+      this.titleLink((e.target as Element).closest('.link'));
+    });
+    root.addEventListener('mouseout', (e) => this.hoverRow(e, false));
+    root.addEventListener('keydown', (e) => {
+      const b = this.boxOf((e.target as Element).closest('.box'));
+      if (!b) return;
+      const k = e.key;
+      if (k === 'Enter') this.on.box(b.key);
+      else if (k === '[') this.on.expand(b, 'up');
+      else if (k === ']') this.on.expand(b, 'down');
+      else if (k === 'c') this.on.collapse(b);
+      else return;
+      e.preventDefault();
+      e.stopPropagation();
+    });
+  }
+
+  private boxOf(g: Element | null): Box | undefined {
+    const key = (g as SVGGElement | null)?.dataset.dataset;
+    return key === undefined ? undefined : this.current?.boxes.get(key)?.box;
+  }
+
+  private click(t: Element) {
+    const btn = t.closest('.btn'), link = t.closest('.link'), row = t.closest('.row');
+    const b = this.boxOf(t.closest('.box'));
+    if (btn && b) {
+      const action = (btn as SVGGElement).dataset.action;
+      if (action === 'collapse') this.on.collapse(b);
+      else this.on.expand(b, action === 'down' ? 'down' : 'up');
+    } else if (link && this.linkOf.has(link)) this.on.link(this.linkOf.get(link)!);
+    else if (row) this.on.column((row as SVGGElement).dataset.column!);
+    else if (b && t.closest('.head, .title')) this.on.box(b.key);
+  }
+
+  /** Gives a link its tooltip when the pointer first reaches it (2,000 links need not all have one). */
+  private titleLink(g: Element | null) {
+    const l = g && this.linkOf.get(g);
+    if (l && !g.querySelector('title')) g.prepend(svg('title', {}, visible(describe(l))));
+  }
+
+  private hoverRow(e: MouseEvent, on: boolean) {
+    const row = (e.target as Element).closest('.row');
+    if (row && !row.contains(e.relatedTarget as Node | null)) this.hover((row as SVGGElement).dataset.column!, on);
   }
 
   private defs() {
@@ -144,11 +193,8 @@ export class Drawing {
     const g = svg('g', {
       class: cls.join(' '), 'data-kind': l.kind, 'data-source': l.source, 'data-target': l.target,
       'data-type': l.type, 'data-subtype': l.subtype, 'data-jobs': l.edges.map((e) => e.job).join(' '),
-    }, svg('title', {}, visible(describe(l))), svg('path', { class: 'hit', d }), svg('path', { class: 'line', d, 'marker-end': `url(#arrow-${marker})` }));
-    g.addEventListener('click', (e) => {
-      e.stopPropagation();
-      this.on.link(l);
-    });
+    }, svg('path', { class: 'hit', d }), svg('path', { class: 'line', d, 'marker-end': `url(#arrow-${marker})` }));
+    this.linkOf.set(g, l);
     for (const k of [l.source, l.target]) {
       const list = this.linksByColumn.get(k) ?? [];
       list.push(g);
@@ -175,50 +221,26 @@ export class Drawing {
       svg('text', { class: 'title', x: 10, y: 19 }, cut(name, (p.width - 92) * 0.88)),
       svg('title', {}, `${visible(b.key)}${b.dataset.kind ? ` (${b.dataset.kind})` : ''}${b.fresh ? '\nnot in the graph yet' : ''}`),
     );
-    const buttons: [string, string, string, () => void][] = [
-      ['up', '◀', 'one more step upstream from this table ([)', () => this.on.expand(b, 'up')],
-      ['collapse', b.collapsed ? '▸' : '▾', b.collapsed ? 'show the columns (c)' : 'collapse to the table (c)', () => this.on.collapse(b)],
-      ['down', '▶', 'one more step downstream from this table (])', () => this.on.expand(b, 'down')],
+    const buttons: [string, string, string][] = [
+      ['up', '◀', 'one more step upstream from this table ([)'],
+      ['collapse', b.collapsed ? '▸' : '▾', b.collapsed ? 'show the columns (c)' : 'collapse to the table (c)'],
+      ['down', '▶', 'one more step downstream from this table (])'],
     ];
-    buttons.forEach(([action, glyph, title, fn], i) => {
-      const btn = svg('g', { class: `btn btn-${action}`, 'data-action': action, transform: `translate(${p.width - 78 + i * 24},5)`, role: 'button', 'aria-label': title },
-        svg('rect', { width: 20, height: 20, rx: 3 }), svg('text', { x: 10, y: 14, 'text-anchor': 'middle' }, glyph), svg('title', {}, title));
-      btn.addEventListener('click', (e) => {
-        e.stopPropagation();
-        fn();
-      });
-      g.append(btn);
+    buttons.forEach(([action, glyph, title], i) => {
+      g.append(svg('g', { class: `btn btn-${action}`, 'data-action': action, transform: `translate(${p.width - 78 + i * 24},5)`, role: 'button', 'aria-label': title },
+        svg('rect', { width: 20, height: 20, rx: 3 }), svg('text', { x: 10, y: 14, 'text-anchor': 'middle' }, glyph), svg('title', {}, title)));
     });
     if (!b.collapsed) {
       b.columns.forEach((c, i) => {
         const rc = ['row'];
         if (b.fresh) rc.push('fresh');
-        const row = svg('g', { class: rc.join(' '), 'data-column': c.key, transform: `translate(0,${HEADER + ROW * i})` },
+        g.append(svg('g', { class: rc.join(' '), 'data-column': c.key, transform: `translate(0,${HEADER + ROW * i})` },
           svg('rect', { width: p.width, height: ROW }),
           svg('text', { class: 'name', x: 10, y: 14 }, cut(visible(c.name), p.width - 20 - Math.min(16, (c.dataType ?? '').length) * 6)),
           svg('text', { class: 'type', x: p.width - 8, y: 14, 'text-anchor': 'end' }, cut(visible(c.dataType ?? ''), 112)),
-          svg('title', {}, `${visible(c.name)}${c.dataType ? ': ' + visible(c.dataType) : ''}\n${visible(c.key)}\ndistance ${c.distance}`));
-        row.addEventListener('click', (e) => {
-          e.stopPropagation();
-          this.on.column(c.key);
-        });
-        row.addEventListener('mouseenter', () => this.hover(c.key, true));
-        row.addEventListener('mouseleave', () => this.hover(c.key, false));
-        g.append(row);
+          svg('title', {}, `${visible(c.name)}${c.dataType ? ': ' + visible(c.dataType) : ''}\n${visible(c.key)}\ndistance ${c.distance}`)));
       });
     }
-    g.querySelector('.head')!.addEventListener('click', () => this.on.box(b.key));
-    g.querySelector('.title')!.addEventListener('click', () => this.on.box(b.key));
-    g.addEventListener('keydown', (e) => {
-      const k = (e as KeyboardEvent).key;
-      if (k === 'Enter') this.on.box(b.key);
-      else if (k === '[') this.on.expand(b, 'up');
-      else if (k === ']') this.on.expand(b, 'down');
-      else if (k === 'c') this.on.collapse(b);
-      else return;
-      e.preventDefault();
-      e.stopPropagation();
-    });
     return g;
   }
 
