@@ -253,11 +253,18 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 		return err
 	}
 	reader := graph.NewReader(env.driver, "")
-	// Every query draws its start columns from the same sequence: the queries compared (4 before
-	// and after) start from the same columns.
-	var rng *rand.Rand
-	last := func() string { return colKey(readLayers-1, rng.IntN(perLayer), rng.IntN(readCols)) }
-	first := func() string { return colKey(0, rng.IntN(perLayer), rng.IntN(readCols)) }
+	// The start columns: 3 for warm-up (plan cache), then one per sample; every query of a
+	// direction starts from the same columns.
+	const warmUp = 3
+	starts := func(layer int) []string {
+		rng := rand.New(rand.NewPCG(3, 4))
+		keys := make([]string, warmUp+samples)
+		for i := range keys {
+			keys[i] = colKey(layer, rng.IntN(perLayer), rng.IntN(readCols))
+		}
+		return keys
+	}
+	last, first := starts(readLayers-1), starts(0)
 	cypher := func(q string) func(ctx context.Context, key string) (int, error) {
 		return func(ctx context.Context, key string) (int, error) {
 			res, err := neo4j.ExecuteQuery(ctx, env.driver, q, map[string]any{"key": key}, neo4j.EagerResultTransformer,
@@ -286,7 +293,7 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 	}
 	type query struct {
 		name  string
-		start func() string
+		start []string
 		run   func(ctx context.Context, key string) (int, error)
 	}
 	queries := []query{
@@ -303,39 +310,55 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 		{"Reach, all sorted (before)", first, cypher(qReachSorted)},
 		{"graph.Reader.Reach(key, 20)", first, keys(reach, 20)},
 	}
-	p99s := map[string]float64{}
+	// The queries take turns on each start column, the first in turn moving on by one each
+	// sample: none is always the first to read a column's neighbourhood into Neo4j's page cache.
+	type timing struct {
+		lat             []float64
+		spent           time.Duration
+		rowsMax, failed int
+		firstErr        error
+	}
+	times := make([]timing, len(queries))
 	for _, q := range queries {
-		rng = rand.New(rand.NewPCG(3, 4))
-		for i := 0; i < 3; i++ { // warm-up: plan cache
-			q.run(ctx, q.start())
+		for _, key := range q.start[:warmUp] {
+			q.run(ctx, key)
 		}
-		var lat []float64
-		rowsMax, failed := 0, 0
-		var firstErr error
-		began := time.Now()
-		for i := 0; i < samples && time.Since(began) < budget; i++ {
-			t0 := time.Now()
-			n, err := q.run(ctx, q.start())
-			el := time.Since(t0).Seconds()
-			if err != nil {
-				failed++
-				if firstErr == nil {
-					firstErr = err
-				}
-				el = timeout.Seconds() // counts as at least the timeout
+	}
+	for i := 0; i < samples; i++ {
+		for j := range queries {
+			k := (i + j) % len(queries)
+			q, t := queries[k], &times[k]
+			if t.spent >= budget {
+				continue
 			}
-			lat = append(lat, el)
-			rowsMax = max(rowsMax, n)
+			t0 := time.Now()
+			n, err := q.run(ctx, q.start[warmUp+i])
+			el := time.Since(t0)
+			t.spent += el
+			if err != nil {
+				t.failed++
+				if t.firstErr == nil {
+					t.firstErr = err
+				}
+				el = max(el, timeout) // counts as at least the timeout
+			}
+			t.lat = append(t.lat, el.Seconds())
+			t.rowsMax = max(t.rowsMax, n)
 		}
+	}
+	p99s := map[string]float64{}
+	for k, q := range queries {
+		t := times[k]
+		lat := t.lat
 		slices.Sort(lat)
 		p50, p99 := lat[len(lat)/2], lat[min(len(lat)-1, int(.99*float64(len(lat))))]
 		p99s[q.name] = p99
 		msg := ""
-		if failed > 0 {
-			msg = fmt.Sprintf("; %d failed or timed out (%v)", failed, firstErr)
+		if t.failed > 0 {
+			msg = fmt.Sprintf("; %d failed or timed out (%v)", t.failed, t.firstErr)
 		}
 		r.notef("reads: %-40s p50 %6.1f ms  p99 %7.1f ms  max %7.1f ms  (%d samples, up to %d rows)%s",
-			q.name, p50*1000, p99*1000, lat[len(lat)-1]*1000, len(lat), rowsMax, msg)
+			q.name, p50*1000, p99*1000, lat[len(lat)-1]*1000, len(lat), t.rowsMax, msg)
 	}
 	base := p99s[queries[0].name]
 	before := ""
