@@ -172,27 +172,37 @@ type Reached struct {
 // ReachLimit bounds Reach per starting column: the nearest ReachLimit columns are kept.
 const ReachLimit = 1000
 
-// One relationship further downstream from the nodes $front (element ids): every lineage
-// relationship out of them and the node it reaches.
-const reachStep = `UNWIND $front AS id
-MATCH (x) WHERE elementId(x) = id
-MATCH (x)-[r:` + lineageHops + `]->(n)
-RETURN id, type(r) = 'HAS_COLUMN' AS inDataset, r.job AS job, elementId(n) AS next, n.key AS key, n:Column AS column`
-
-// The datasets of columns $keys.
-const reachDatasets = `UNWIND $keys AS k
-MATCH (ds:Dataset)-[:HAS_COLUMN]->(:Column {key: k})
-RETURN k AS key, ds.key AS dataset`
+// reachQuery walks downstream of each column $keys breadth first, one relationship a round
+// (reduce over the depths, a COLLECT from the nodes met the round before to those not met yet),
+// and stops at the depth where it has met $limit columns; it returns every relationship it took
+// to a node met for the first time (so several per node when several reach it at that depth),
+// with the node's depth and, for a column, its dataset. Browser queries 4 and 5 walk the same
+// way (docs/browser.md).
+const reachQuery = `UNWIND $keys AS key
+CALL (key) {
+  MATCH (s:Column {key: key})
+  WITH reduce(bfs = {front: [s], seen: [s], reached: []}, depth IN range(1, $depth) |
+    CASE WHEN bfs.front = [] OR size(COLLECT { UNWIND bfs.reached AS x WITH x.n AS n WHERE n:Column RETURN DISTINCT n }) >= $limit THEN bfs ELSE
+      head([next IN [COLLECT {
+        UNWIND bfs.front AS x
+        MATCH (x)-[r:` + lineageHops + `]->(n)
+        WHERE NOT n IN bfs.seen
+        RETURN {n: n, r: r, depth: depth}
+      }] | {front: COLLECT { UNWIND next AS x RETURN DISTINCT x.n }, seen: bfs.seen + [x IN next | x.n], reached: bfs.reached + next}])
+    END) AS bfs
+  UNWIND bfs.reached AS x
+  WITH x.n AS n, x.r AS r, x.depth AS depth
+  RETURN startNode(r).key AS source, n.key AS node, depth, type(r) = 'HAS_COLUMN' AS inDataset, r.job AS job,
+         CASE WHEN n:Column THEN COLLECT { MATCH (ds:Dataset)-[:HAS_COLUMN]->(n) RETURN ds.key } END AS datasets
+}
+RETURN key, source, node, depth, inDataset, job, datasets`
 
 // Reach returns, for each column key, the columns downstream of it within depth relationships
 // (1 to 20; a row-level step counts two, DECIDES_ROWS and HAS_COLUMN): the nearest ReachLimit
 // per column, nearest in relationships and then by key, each along the shortest path with the
 // fewest lineage steps (then the first by its jobs); sorted by From, Hops, Column. This is Neo4j
-// Browser query 4 of docs/browser.md, per column.
-//
-// It walks breadth first, one read query per relationship of depth for all the columns at once
-// (the frontier as parameter), and stops a column's walk at the depth where it passes ReachLimit
-// columns: what it costs follows the nearest columns, not everything within depth.
+// Browser query 4 of docs/browser.md, per column: one read query, whose cost follows the nearest
+// columns, not everything within depth.
 func (r *Reader) Reach(ctx context.Context, keys []string, depth int) ([]Reached, error) {
 	if depth < 1 || depth > maxDepth {
 		return nil, fmt.Errorf("graph: depth %d out of range 1..%d", depth, maxDepth)
@@ -200,78 +210,63 @@ func (r *Reader) Reach(ctx context.Context, keys []string, depth int) ([]Reached
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	var out []Reached
-	// One transaction: the element ids of one query name the same nodes in the next.
-	err := r.inRead(ctx, func(run func(q string, params map[string]any) ([]*neo4j.Record, error)) error {
-		recs, err := run(`UNWIND $keys AS k MATCH (c:Column {key: k}) RETURN k AS key, elementId(c) AS id`, map[string]any{"keys": keys})
-		if err != nil {
-			return err
-		}
-		walks := make([]*reachWalk, 0, len(recs))
-		for _, rec := range recs {
-			key, _ := get[string](rec, "key")
-			id, _ := get[string](rec, "id")
-			walks = append(walks, &reachWalk{from: key, seen: map[string]bool{id: true}, front: map[string][]string{id: {}}})
-		}
-		for d := 1; d <= depth; d++ {
-			var front []string
-			for _, w := range walks {
-				if len(w.reached) < ReachLimit {
-					for id := range w.front {
-						front = append(front, id)
-					}
-				}
-			}
-			if len(front) == 0 {
-				break
-			}
-			slices.Sort(front)
-			recs, err := run(reachStep, map[string]any{"front": slices.Compact(front)})
-			if err != nil {
-				return fmt.Errorf("relationship %d from %d nodes: %w", d, len(front), err)
-			}
-			from := map[string][]*neo4j.Record{}
-			for _, rec := range recs {
-				id, _ := get[string](rec, "id")
-				from[id] = append(from[id], rec)
-			}
-			for _, w := range walks {
-				if len(w.reached) < ReachLimit {
-					w.step(from, d)
-				}
-			}
-		}
-		var kept []string
-		for _, w := range walks {
-			slices.SortFunc(w.reached, func(a, b reachedAt) int {
-				return cmp.Or(cmp.Compare(a.depth, b.depth), cmp.Compare(a.Column, b.Column))
-			})
-			w.reached = w.reached[:min(len(w.reached), ReachLimit)]
-			for _, x := range w.reached {
-				kept = append(kept, x.Column)
-			}
-		}
-		slices.Sort(kept)
-		if recs, err = run(reachDatasets, map[string]any{"keys": slices.Compact(kept)}); err != nil {
-			return fmt.Errorf("datasets: %w", err)
-		}
-		datasets := map[string]string{}
-		for _, rec := range recs {
-			k, _ := get[string](rec, "key")
-			datasets[k], _ = get[string](rec, "dataset")
-		}
-		out = nil // a retried transaction starts over
-		for _, w := range walks {
-			for _, x := range w.reached {
-				if x.Dataset = datasets[x.Column]; x.Dataset != "" {
-					out = append(out, x.Reached)
-				}
-			}
-		}
-		return nil
-	})
+	res, err := r.read(ctx, reachQuery, map[string]any{"keys": keys, "depth": int64(depth), "limit": ReachLimit})
 	if err != nil {
 		return nil, fmt.Errorf("graph downstream: %w", err)
+	}
+	type step struct {
+		source, node, job, dataset string
+		depth                      int
+		inDataset, column          bool
+	}
+	steps := map[string][]step{}
+	for _, rec := range res.Records {
+		key, _ := get[string](rec, "key")
+		st := step{}
+		st.source, _ = get[string](rec, "source")
+		st.node, _ = get[string](rec, "node")
+		st.job, _ = get[string](rec, "job")
+		d, _ := get[int64](rec, "depth")
+		st.depth = int(d)
+		st.inDataset, _ = get[bool](rec, "inDataset")
+		datasets, isColumn := get[[]any](rec, "datasets")
+		st.column = isColumn
+		if len(datasets) > 0 {
+			st.dataset, _ = datasets[0].(string)
+		}
+		steps[key] = append(steps[key], st)
+	}
+	var out []Reached
+	for from, ss := range steps {
+		// By depth, each node takes the path with the fewest lineage steps, then the first by jobs,
+		// from the paths to the nodes one relationship nearer.
+		slices.SortFunc(ss, func(a, b step) int { return cmp.Compare(a.depth, b.depth) })
+		paths := map[string][]string{from: {}}
+		var reached []reachedAt
+		for _, st := range ss {
+			path := paths[st.source]
+			if !st.inDataset {
+				path = append(slices.Clip(path), st.job)
+			}
+			best, ok := paths[st.node]
+			if ok && cmp.Or(cmp.Compare(len(best), len(path)), slices.Compare(best, path)) <= 0 {
+				continue
+			}
+			paths[st.node] = path
+			if st.column && !ok {
+				reached = append(reached, reachedAt{Reached{From: from, Column: st.node, Dataset: st.dataset}, st.depth})
+			}
+		}
+		slices.SortFunc(reached, func(a, b reachedAt) int {
+			return cmp.Or(cmp.Compare(a.depth, b.depth), cmp.Compare(a.Column, b.Column))
+		})
+		for _, x := range reached[:min(len(reached), ReachLimit)] {
+			if x.Dataset != "" {
+				x.Jobs = paths[x.Column]
+				x.Hops = len(x.Jobs)
+				out = append(out, x.Reached)
+			}
+		}
 	}
 	slices.SortFunc(out, func(a, b Reached) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Hops, b.Hops), cmp.Compare(a.Column, b.Column))
@@ -279,81 +274,28 @@ func (r *Reader) Reach(ctx context.Context, keys []string, depth int) ([]Reached
 	return out, nil
 }
 
-// reachWalk is the breadth-first walk of Reach from one column.
-type reachWalk struct {
-	from    string
-	seen    map[string]bool     // element ids of the nodes met
-	front   map[string][]string // the nodes met at the last depth: the jobs of the path to each
-	reached []reachedAt         // the columns met
-}
-
 type reachedAt struct {
 	Reached
 	depth int // relationships
 }
 
-// step takes the walk one relationship further with the records of reachStep (by source id):
-// each node not met yet is reached along the path with the fewest lineage steps, then the
-// first by its jobs.
-func (w *reachWalk) step(out map[string][]*neo4j.Record, d int) {
-	next := map[string][]string{}
-	column := map[string]string{}
-	for id, jobs := range w.front {
-		for _, rec := range out[id] {
-			to, _ := get[string](rec, "next")
-			if w.seen[to] {
-				continue
-			}
-			path := jobs
-			if inDataset, _ := get[bool](rec, "inDataset"); !inDataset {
-				job, _ := get[string](rec, "job")
-				path = append(slices.Clip(jobs), job)
-			}
-			if best, ok := next[to]; ok && cmp.Or(cmp.Compare(len(best), len(path)), slices.Compare(best, path)) <= 0 {
-				continue
-			}
-			next[to] = path
-			if isColumn, _ := get[bool](rec, "column"); isColumn {
-				column[to], _ = get[string](rec, "key")
-			}
-		}
-	}
-	for id, path := range next {
-		w.seen[id] = true
-		if key, ok := column[id]; ok {
-			w.reached = append(w.reached, reachedAt{Reached{From: w.from, Column: key, Hops: len(path), Jobs: path}, d})
-		}
-	}
-	w.front = next
-}
-
 // read runs a query in a read transaction of a read-only session.
 func (r *Reader) read(ctx context.Context, q string, params map[string]any) (*neo4j.EagerResult, error) {
-	res := &neo4j.EagerResult{}
-	err := r.inRead(ctx, func(run func(string, map[string]any) ([]*neo4j.Record, error)) (err error) {
-		res.Records, err = run(q, params)
-		return err
+	s := r.driver.NewSession(ctx, neo4j.SessionConfig{AccessMode: neo4j.AccessModeRead, DatabaseName: r.database})
+	defer s.Close(ctx)
+	res, err := s.ExecuteRead(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		cur, err := tx.Run(ctx, q, params)
+		if err != nil {
+			return nil, err
+		}
+		recs, err := cur.Collect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &neo4j.EagerResult{Records: recs}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return res, nil
-}
-
-// inRead calls f in a read transaction of a read-only session, with run to run a query in it and
-// collect its records. The driver may call f again when the transaction fails for a transient
-// cause: f starts over.
-func (r *Reader) inRead(ctx context.Context, f func(run func(q string, params map[string]any) ([]*neo4j.Record, error)) error) error {
-	s := r.driver.NewSession(ctx, neo4j.SessionConfig{AccessMode: neo4j.AccessModeRead, DatabaseName: r.database})
-	defer s.Close(ctx)
-	_, err := s.ExecuteRead(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		return nil, f(func(q string, params map[string]any) ([]*neo4j.Record, error) {
-			cur, err := tx.Run(ctx, q, params)
-			if err != nil {
-				return nil, err
-			}
-			return cur.Collect(ctx)
-		})
-	})
-	return err
+	return res.(*neo4j.EagerResult), nil
 }
