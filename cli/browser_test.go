@@ -3,7 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"maps"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -299,10 +299,12 @@ func TestImpactQueries(t *testing.T) {
 	feeds := [][3]string{{"u.s", "a.v", "a"}, {"a.v", "b.v", "b"}, {"b.w", "c.x", "c"}, {"a.k", "c.x", "c"}, {"b.v", "d.z", "d"}}
 	decides := [][3]string{{"a.k", "b", "b"}, {"d.z", "e", "e"}}
 	// n.k feeds near.x (1 relationship) and decides the rows of big (2 relationships: DECIDES_ROWS,
-	// HAS_COLUMN), whose 1200 columns exceed the query's LIMIT 1000: the nearest are kept.
+	// HAS_COLUMN), whose 1200 columns exceed the query's LIMIT 1000: the nearest are kept, and of
+	// big's columns (all as near) the first 999 by key. They are created in a shuffled order, so
+	// that a query keeping the first it meets keeps others.
 	bigCols := make([]string, 1200)
-	for i := range bigCols {
-		bigCols[i] = fmt.Sprintf("c%04d", i)
+	for i, j := range rand.New(rand.NewPCG(1, 2)).Perm(len(bigCols)) {
+		bigCols[i] = fmt.Sprintf("c%04d", j)
 	}
 	tables["n"], tables["near"], tables["big"] = []string{"k"}, []string{"x"}, bigCols
 	feeds = append(feeds, [3]string{"n.k", "near.x", "near"})
@@ -391,26 +393,46 @@ WITH d UNWIND $cols AS c CREATE (d)-[:HAS_COLUMN]->(:Column {key: $ds + '#' + c,
 	if err != nil {
 		t.Fatal(err)
 	}
+	slices.Sort(bigCols)
+	nearest := []string{"big|[" + strings.Join(bigCols[:999], " ") + "]|1", "near|[x]|1"}
 	var got []string
 	for _, rec := range res.Records {
-		cols, _ := rec.Values[1].([]any)
-		got = append(got, fmt.Sprintf("%s|%d columns|%v", cell(rec.Values[0], p), len(cols), rec.Values[2]))
+		got = append(got, fmt.Sprintf("%s|%s|%v", cell(rec.Values[0], p), cell(rec.Values[1], p), rec.Values[2]))
 	}
-	if want := []string{"big|999 columns|1", "near|1 columns|1"}; !slices.Equal(got, want) {
-		t.Errorf("query 4 past its LIMIT:\n got %q\nwant %q", got, want)
+	if !slices.Equal(got, nearest) {
+		t.Errorf("query 4 past its LIMIT:\n got %.300q\nwant %.300q", got, nearest)
 	}
-	// query 5: near.x (1 relationship), big (1), then 998 of big's columns (2)
+	reached, err := graph.NewReader(driver, "").Reach(ctx, []string{col("n.k")}, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, x := range reached {
+		got = append(got, fmt.Sprintf("%s %d %s", strings.TrimPrefix(x.Column, p), x.Hops, strings.ReplaceAll(strings.Join(x.Jobs, ">"), p, "")))
+	}
+	want := []string{"near#x 1 nearjob"}
+	for _, c := range bigCols[:999] {
+		want = append(want, "big#"+c+" 1 bigjob")
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("Reader.Reach past its limit:\n got %.300q\nwant %.300q", got, want)
+	}
+	// query 5: big and near.x (1 relationship), then the first 998 of big's columns by key (2)
 	res, err = neo4j.ExecuteQuery(ctx, driver, queries["05-downstream-graph"], map[string]any{"column": col("n.k")}, neo4j.EagerResultTransformer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ends := map[string]int{}
+	var ends []string
 	for _, rec := range res.Records {
 		nodes := rec.Values[0].(dbtype.Path).Nodes
-		ds, _, _ := strings.Cut(strings.TrimPrefix(nodes[len(nodes)-1].Props["key"].(string), p), "#")
-		ends[ds]++
+		ends = append(ends, strings.TrimPrefix(nodes[len(nodes)-1].Props["key"].(string), p))
 	}
-	if want := map[string]int{"near": 1, "big": 999}; !maps.Equal(ends, want) {
-		t.Errorf("query 5 past its LIMIT: paths ending in %v, want %v", ends, want)
+	want = []string{"big", "near#x"}
+	for _, c := range bigCols[:998] {
+		want = append(want, "big#"+c)
+	}
+	if !slices.Equal(ends, want) {
+		t.Errorf("query 5 past its LIMIT: paths ending in\n %.300q\nwant %.300q", ends, want)
 	}
 }

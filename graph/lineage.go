@@ -1,8 +1,10 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -170,10 +172,37 @@ type Reached struct {
 // ReachLimit bounds Reach per starting column: the nearest ReachLimit columns are kept.
 const ReachLimit = 1000
 
-// Reach returns, for each column key, every column downstream of it within depth relationships
-// (1 to 20; a row-level step counts two, DECIDES_ROWS and HAS_COLUMN), each once along one of its
-// shortest paths, the nearest ReachLimit per column; sorted by From, Hops, Column. This is
-// Neo4j Browser query 4 of docs/browser.md, per column.
+// reachQuery walks downstream of each column $keys breadth first, one relationship a round
+// (reduce over the depths, a COLLECT from the nodes met the round before to those not met yet),
+// and stops at the depth where it has met $limit columns; it returns every relationship it took
+// to a node met for the first time (so several per node when several reach it at that depth),
+// with the node's depth and, for a column, its dataset. Browser queries 4 and 5 walk the same
+// way (docs/browser.md).
+const reachQuery = `UNWIND $keys AS key
+CALL (key) {
+  MATCH (s:Column {key: key})
+  WITH reduce(bfs = {front: [s], seen: [s], reached: []}, depth IN range(1, $depth) |
+    CASE WHEN bfs.front = [] OR size(COLLECT { UNWIND bfs.reached AS x WITH x.n AS n WHERE n:Column RETURN DISTINCT n }) >= $limit THEN bfs ELSE
+      head([next IN [COLLECT {
+        UNWIND bfs.front AS x
+        MATCH (x)-[r:` + lineageHops + `]->(n)
+        WHERE NOT n IN bfs.seen
+        RETURN {n: n, r: r, depth: depth}
+      }] | {front: COLLECT { UNWIND next AS x RETURN DISTINCT x.n }, seen: bfs.seen + [x IN next | x.n], reached: bfs.reached + next}])
+    END) AS bfs
+  UNWIND bfs.reached AS x
+  WITH x.n AS n, x.r AS r, x.depth AS depth
+  RETURN startNode(r).key AS source, n.key AS node, depth, type(r) = 'HAS_COLUMN' AS inDataset, r.job AS job,
+         CASE WHEN n:Column THEN COLLECT { MATCH (ds:Dataset)-[:HAS_COLUMN]->(n) RETURN ds.key } END AS datasets
+}
+RETURN key, source, node, depth, inDataset, job, datasets`
+
+// Reach returns, for each column key, the columns downstream of it within depth relationships
+// (1 to 20; a row-level step counts two, DECIDES_ROWS and HAS_COLUMN): the nearest ReachLimit
+// per column, nearest in relationships and then by key, each along the shortest path with the
+// fewest lineage steps (then the first by its jobs); sorted by From, Hops, Column. This is Neo4j
+// Browser query 4 of docs/browser.md, per column: one read query, whose cost follows the nearest
+// columns, not everything within depth.
 func (r *Reader) Reach(ctx context.Context, keys []string, depth int) ([]Reached, error) {
 	if depth < 1 || depth > maxDepth {
 		return nil, fmt.Errorf("graph: depth %d out of range 1..%d", depth, maxDepth)
@@ -181,42 +210,73 @@ func (r *Reader) Reach(ctx context.Context, keys []string, depth int) ([]Reached
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	res, err := r.read(ctx, fmt.Sprintf(`UNWIND $keys AS key
-CALL (key) {
-  MATCH p = ANY SHORTEST (:Column {key: key})-[:`+lineageHops+`]->{1,%d}(d:Column)
-  WITH d, p ORDER BY length(p) LIMIT $limit
-  MATCH (ds:Dataset)-[:HAS_COLUMN]->(d)
-  RETURN d.key AS column, ds.key AS dataset, [x IN relationships(p) WHERE type(x) <> 'HAS_COLUMN' | x.job] AS jobs
-}
-RETURN key, column, dataset, jobs`, depth), map[string]any{"keys": keys, "limit": ReachLimit})
+	res, err := r.read(ctx, reachQuery, map[string]any{"keys": keys, "depth": int64(depth), "limit": ReachLimit})
 	if err != nil {
 		return nil, fmt.Errorf("graph downstream: %w", err)
 	}
-	out := make([]Reached, 0, len(res.Records))
-	for _, rec := range res.Records {
-		x := Reached{}
-		x.From, _ = get[string](rec, "key")
-		x.Column, _ = get[string](rec, "column")
-		x.Dataset, _ = get[string](rec, "dataset")
-		jobs, _ := get[[]any](rec, "jobs")
-		for _, j := range jobs {
-			s, _ := j.(string)
-			x.Jobs = append(x.Jobs, s)
-		}
-		x.Hops = len(x.Jobs)
-		out = append(out, x)
+	type step struct {
+		source, node, job, dataset string
+		depth                      int
+		inDataset, column          bool
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.From != b.From {
-			return a.From < b.From
+	steps := map[string][]step{}
+	for _, rec := range res.Records {
+		key, _ := get[string](rec, "key")
+		st := step{}
+		st.source, _ = get[string](rec, "source")
+		st.node, _ = get[string](rec, "node")
+		st.job, _ = get[string](rec, "job")
+		d, _ := get[int64](rec, "depth")
+		st.depth = int(d)
+		st.inDataset, _ = get[bool](rec, "inDataset")
+		datasets, isColumn := get[[]any](rec, "datasets")
+		st.column = isColumn
+		if len(datasets) > 0 {
+			st.dataset, _ = datasets[0].(string)
 		}
-		if a.Hops != b.Hops {
-			return a.Hops < b.Hops
+		steps[key] = append(steps[key], st)
+	}
+	var out []Reached
+	for from, ss := range steps {
+		// By depth, each node takes the path with the fewest lineage steps, then the first by jobs,
+		// from the paths to the nodes one relationship nearer.
+		slices.SortFunc(ss, func(a, b step) int { return cmp.Compare(a.depth, b.depth) })
+		paths := map[string][]string{from: {}}
+		var reached []reachedAt
+		for _, st := range ss {
+			path := paths[st.source]
+			if !st.inDataset {
+				path = append(slices.Clip(path), st.job)
+			}
+			best, ok := paths[st.node]
+			if ok && cmp.Or(cmp.Compare(len(best), len(path)), slices.Compare(best, path)) <= 0 {
+				continue
+			}
+			paths[st.node] = path
+			if st.column && !ok {
+				reached = append(reached, reachedAt{Reached{From: from, Column: st.node, Dataset: st.dataset}, st.depth})
+			}
 		}
-		return a.Column < b.Column
+		slices.SortFunc(reached, func(a, b reachedAt) int {
+			return cmp.Or(cmp.Compare(a.depth, b.depth), cmp.Compare(a.Column, b.Column))
+		})
+		for _, x := range reached[:min(len(reached), ReachLimit)] {
+			if x.Dataset != "" {
+				x.Jobs = paths[x.Column]
+				x.Hops = len(x.Jobs)
+				out = append(out, x.Reached)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Reached) int {
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Hops, b.Hops), cmp.Compare(a.Column, b.Column))
 	})
 	return out, nil
+}
+
+type reachedAt struct {
+	Reached
+	depth int // relationships
 }
 
 // read runs a query in a read transaction of a read-only session.
