@@ -1,6 +1,7 @@
 package io.colline.listener
 
 import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.catalyst.analysis.ResolvedDBObjectName
 import org.apache.spark.sql.catalyst.plans.logical.{CommandResult, LogicalPlan, MergeAction, MergeIntoTable}
 import org.apache.spark.sql.connector.catalog.{CatalogPlugin, Identifier}
 import org.apache.spark.sql.execution.QueryExecution
@@ -17,6 +18,14 @@ private[listener] object Compat {
 
   object ResolvedIdent {
     def unapply(p: LogicalPlan): Option[(CatalogPlugin, Identifier)] = None
+  }
+
+  /** The name parts of a `ResolvedDBObjectName`: what 3.3 resolves a CREATE DATABASE's name to. */
+  object ResolvedDBObject {
+    def unapply(p: LogicalPlan): Option[Seq[String]] = p match {
+      case ResolvedDBObjectName(_, parts) => Some(parts)
+      case _ => None
+    }
   }
 
   /** A re-read of a command's result (commandExecuted is computed for a successful execution: free). */

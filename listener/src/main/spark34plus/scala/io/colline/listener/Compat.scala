@@ -21,6 +21,11 @@ private[listener] object Compat {
     }
   }
 
+  /** 3.3's `ResolvedDBObjectName`: 3.4+ resolves a CREATE DATABASE's name to a ResolvedNamespace. */
+  object ResolvedDBObject {
+    def unapply(p: LogicalPlan): Option[Seq[String]] = None
+  }
+
   /** A re-read of a command's result (commandExecuted is computed for a successful execution: free). */
   def isCommandResult(qe: QueryExecution): Boolean = qe.commandExecuted.isInstanceOf[CommandResult]
   def queryExecutionId(qe: QueryExecution): Long = qe.id

@@ -14,7 +14,7 @@ import org.apache.spark.sql.execution.CommandExecutionMode
 import org.apache.spark.sql.execution.command.{CreateDatabaseCommand, CreateDataSourceTableCommand, CreateTableCommand, CreateTableLikeCommand, CreateViewCommand, DropDatabaseCommand, DropTableCommand}
 import org.apache.spark.sql.types.{StructField, StructType}
 
-import io.colline.listener.{ChildQuery, Config, Event, EventBuilder, J, NestedQuery, Nodes, Pending, Redact, Seal, Skipped, Versions}
+import io.colline.listener.{ChildQuery, Compat, Config, Event, EventBuilder, J, NestedQuery, Nodes, Pending, Redact, Seal, Skipped, Versions}
 
 /** A named SQL text: a file to analyze, or schema statements to apply. */
 private[listener] final case class Part(name: String, sql: String)
@@ -318,6 +318,7 @@ private[listener] object Target {
 
   private def ns(p: LogicalPlan): Option[Target] = p match {
     case r: ResolvedNamespace if r.namespace.size == 1 => Some(Target(r.namespace.head, None))
+    case Compat.ResolvedDBObject(Seq(db)) => Some(Target(db, None)) // CREATE DATABASE on 3.3
     case _ => None
   }
 
