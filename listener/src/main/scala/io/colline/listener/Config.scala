@@ -126,7 +126,7 @@ private[listener] object WarnOnce {
   def apply(msg: String, t: Throwable = null): Unit = try {
     if (said.size < 1000 && said.add(msg)) {
       val log = org.slf4j.LoggerFactory.getLogger("io.colline.listener.CollineListener")
-      if (t == null) log.warn("colline: " + msg) else log.warn("colline: " + msg + ": " + t.toString)
+      log.warn(Causes.append("colline: " + msg, t))
     }
   } catch { case _: Throwable => }
 }

@@ -11,7 +11,10 @@ import scala.util.Try
 import scala.util.control.NonFatal
 
 import org.apache.kafka.clients.producer.{Callback, KafkaProducer, ProducerConfig, ProducerRecord, RecordMetadata}
+import org.apache.kafka.common.compress.Compression
+import org.apache.kafka.common.record.RecordBatch
 import org.apache.kafka.common.serialization.ByteArraySerializer
+import org.apache.kafka.common.utils.ByteBufferOutputStream
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.SparkContext
@@ -57,7 +60,7 @@ private[listener] final class RateLimitedLog(intervalMs: Long) {
     if (now - prev >= intervalMs && l.compareAndSet(prev, now)) {
       val n = s.getAndSet(0L)
       val text = "colline: " + msg + (if (n > 0) s" ($n similar messages suppressed)" else "")
-      if (t == null) log.warn(text) else log.warn(text + ": " + t.toString)
+      log.warn(Causes.append(text, t))
     } else s.incrementAndGet()
   } catch { case _: Throwable => }
 
@@ -68,6 +71,16 @@ private[listener] object RateLimitedLog {
   /** A new counter at 0 (an explicit Function: Scala 2.11 has no SAM conversion). */
   val Zero: java.util.function.Function[String, AtomicLong] = new java.util.function.Function[String, AtomicLong] {
     def apply(k: String): AtomicLong = new AtomicLong(0L)
+  }
+}
+
+/** An error with its causes on one line: the root cause is what says why (a class missing, a refused connection). */
+private[listener] object Causes {
+  /** `text: outer; caused by: inner; caused by: root`, at most 8 deep; `text` alone when `t` is null. */
+  def append(text: String, t: Throwable): String = {
+    if (t == null) return text
+    val seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[Throwable, java.lang.Boolean])
+    text + ": " + Iterator.iterate(t)(_.getCause).takeWhile(c => c != null && seen.add(c)).take(8).mkString("; caused by: ")
   }
 }
 
@@ -99,7 +112,8 @@ private[listener] final class KafkaSink(cfg: Config, metrics: Metrics, log: Rate
     val props = new Properties()
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cfg.bootstrapServers)
     props.put(ProducerConfig.ACKS_CONFIG, "all")
-    props.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "zstd")
+    if (!cfg.producerProps.contains(ProducerConfig.COMPRESSION_TYPE_CONFIG))
+      props.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, KafkaSink.compression)
     props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, (16 * 1024 * 1024).toString)
     props.put(ProducerConfig.BUFFER_MEMORY_CONFIG, (64L * 1024 * 1024).toString)
     // send() blocks only this publisher thread (never Spark's); a first metadata fetch on a busy
@@ -201,6 +215,42 @@ private[listener] object KafkaSink {
     val n = classOf[KafkaProducer[_, _]].getName
     n.substring(0, n.length - "clients.producer.KafkaProducer".length)
   }
+
+  /**
+   * The codecs of the default `compression.type`, best first. kafka-clients 3.8+ compresses zstd with
+   * classes of zstd-jni 1.5 (`ZstdOutputStreamNoFinalizer`, `BufferPool`), which the driver's classpath
+   * provides, as Spark does (zstd-jni is a JNI library: it cannot be relocated into this jar); Spark 2.4
+   * ships zstd-jni 1.4.4, without them. lz4-java is in every Spark; gzip needs only the JDK.
+   */
+  val Codecs: Seq[String] = Seq("zstd", "lz4", "gzip")
+
+  /** The default `compression.type`: the first of `Codecs` that compresses here; chosen once per JVM, a fallback logged once. */
+  lazy val compression: String = {
+    val (codec, failed) = choose(Codecs, problem)
+    failed.foreach { case (c, t) =>
+      WarnOnce(s"Kafka compression $c does not work with the classes on this driver's classpath: using $codec " +
+        "(spark.colline.kafka.compression.type sets it)", t)
+    }
+    codec
+  }
+
+  /** The first codec without a `problem` ("none" when all have one), and the problems of those before it. */
+  def choose(codecs: Seq[String], problem: String => Option[Throwable]): (String, Seq[(String, Throwable)]) = {
+    val failed = Seq.newBuilder[(String, Throwable)]
+    val ok = codecs.find(c => problem(c) match {
+      case Some(t) => failed += c -> t; false
+      case None => true
+    })
+    (ok.getOrElse("none"), failed.result())
+  }
+
+  /** Why kafka-clients cannot compress with `codec` here (a class or native library missing), by compressing a few bytes. */
+  def problem(codec: String): Option[Throwable] = try {
+    val out = Compression.of(codec).build().wrapForOutput(new ByteBufferOutputStream(256), RecordBatch.CURRENT_MAGIC_VALUE)
+    out.write(new Array[Byte](64))
+    out.close()
+    None
+  } catch { case t @ (_: LinkageError | NonFatal(_)) => Some(t) }
 
   /** User config such as sasl.jaas.config names Kafka classes: point them at the shaded copy. */
   def shadedClassNames(v: String): String =
