@@ -62,7 +62,7 @@ unit: ## unit tests only (no services)
 	go test -race -count=1 ./...
 
 .PHONY: test
-test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5 and 4.1, real Hive 4.0.1), the explorer in Chromium, faults, security, chart
+test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5, 4.1 and 2.4, real Hive 4.0.1), the explorer in Chromium, faults, security, chart
 	@dev/step lint $(MAKE) --no-print-directory lint
 	@dev/step services $(MAKE) --no-print-directory services
 	@dev/step listener $(MAKE) --no-print-directory listener
@@ -70,6 +70,7 @@ test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Sp
 	@dev/step ui-bundle $(MAKE) --no-print-directory ui-bundle
 	@dev/step unit+integration go test -race -count=1 ./...
 	@dev/step e2e go test -count=1 -tags e2e -v -timeout 30m ./e2e/
+	@dev/step spark24 $(MAKE) --no-print-directory spark24-test
 	@dev/step ui $(MAKE) --no-print-directory ui-test
 	@COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-3} dev/step faults $(MAKE) --no-print-directory faults
 	@dev/step secure $(MAKE) --no-print-directory secure

@@ -51,8 +51,8 @@ func TestSkeletonEndToEnd(t *testing.T) {
 // nocollect): writes without joins or windows and DDL (e2e/testdata/spark24_hive_ddl.sql), end to
 // end. The skeleton cannot run: its join's job fails in Spark's closure cleaner ("Unsupported class
 // file major version 61"), as collecting actions do. `make spark24-test` runs it
-// (COLLINE_E2E_SPARK24=1); `make test` does not: fetching 2.4 and compiling its listener with Scala
-// 2.11 would take CI past its budget.
+// (COLLINE_E2E_SPARK24=1), a step of `make test` after the e2e package (a fresh machine fetches
+// 2.4 and compiles its listener with Scala 2.11 first: a few minutes).
 func TestSpark24EndToEnd(t *testing.T) {
 	if os.Getenv("COLLINE_E2E_SPARK24") == "" {
 		t.Skip("COLLINE_E2E_SPARK24 is not set (make spark24-test)")
