@@ -46,7 +46,7 @@ var env struct {
 	root, dir, pki, secrets string
 	saslBroker, mtlsBroker  string
 	neo4jURI                string
-	bin, work               string
+	bin, colline, work      string // the consumer and the CLI, built into work
 }
 
 func TestMain(m *testing.M) { stack.Main(m, "secure", setup) }
@@ -74,6 +74,9 @@ func setup(m *testing.M) (int, error) {
 		defer services("stop")
 	}
 	if env.bin, err = stack.BuildConsumer(context.Background(), env.root, env.work, ""); err != nil {
+		return 1, err
+	}
+	if env.colline, err = stack.BuildColline(context.Background(), env.root, env.work); err != nil {
 		return 1, err
 	}
 	return m.Run(), nil
@@ -441,12 +444,7 @@ func refused(t *testing.T, f failure, all []string) {
 // and says what is wrong with an untrusted certificate or a wrong password (exit 1), never
 // printing the password. It runs last: a wrong password locks the user out for a few seconds.
 func TestCLIReplay(t *testing.T) {
-	bin := filepath.Join(env.work, "colline")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/colline")
-	build.Dir = env.root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/colline: %v\n%s", err, out)
-	}
+	bin := env.colline
 	wrong := filepath.Join(t.TempDir(), "wrong.password")
 	if err := os.WriteFile(wrong, []byte("not-the-password-1\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -486,14 +484,7 @@ func TestCLIReplay(t *testing.T) {
 // then holds exactly the graph of the events; a wrong SASL password fails naming the cause; no
 // password in the output.
 func TestCLIUpgrade(t *testing.T) {
-	bin := filepath.Join(env.work, "colline")
-	if _, err := os.Stat(bin); err != nil {
-		build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/colline")
-		build.Dir = env.root
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build ./cmd/colline: %v\n%s", err, out)
-		}
-	}
+	bin := env.colline
 	values, items := corpus(t, 12)
 	topic, dlq, group := topics(t)
 	produce(t, topic, values)
