@@ -1,31 +1,37 @@
 package colline_test
 
 import (
+	"flag"
+	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 )
 
+var update = flag.Bool("update", false, "rewrite the package graph of docs/development.md")
+
 // mustNot is the "must not import" column of docs/development.md (Packages): a package must not
 // import these, directly or indirectly. Names without a dot are the module's packages.
 var mustNot = map[string][]string{
-	"events":      {"plan", "graph", "process", "ingest", "admin", "config", "cli", "e2e/stack"},
-	"plan":        {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
-	"graph":       {"process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
-	"process":     {"ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
-	"ingest":      {"admin", "config", "cli", "cmd/", "e2e/stack"},
-	"admin":       {"events", "plan", "graph", "process", "ingest", "config", "cli", "e2e/stack"},
-	"config":      {"events", "plan", "graph", "process", "ingest", "admin", "cli", "e2e/stack", "ui", "browser"},
-	"cli":         {"ingest", "admin", "e2e/stack"},
-	"e2e/stack":   {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli", "ui", "browser"},
-	"ui":          {"ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
-	"browser":     {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli", "ui", "e2e/stack"},
-	"retention":   {"process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
-	"openlineage": {"graph", "process", "ingest", "intake", "emit", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
-	"intake":      {"ingest", "emit", "admin", "config", "cli", "e2e/stack"},
-	"analyze":     {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
-	"impact":      {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"events":       {"plan", "graph", "process", "ingest", "admin", "config", "cli", "e2e/stack"},
+	"plan":         {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"graph":        {"process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
+	"process":      {"ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
+	"ingest":       {"admin", "config", "cli", "cmd/", "e2e/stack"},
+	"admin":        {"events", "plan", "graph", "process", "ingest", "config", "cli", "e2e/stack"},
+	"config":       {"events", "plan", "graph", "process", "ingest", "admin", "cli", "e2e/stack", "ui", "browser"},
+	"cli":          {"ingest", "admin", "e2e/stack"},
+	"e2e/stack":    {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli", "ui", "browser"},
+	"ui":           {"ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
+	"browser":      {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli", "ui", "e2e/stack"},
+	"retention":    {"process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
+	"plan/hostile": {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"openlineage":  {"graph", "process", "ingest", "intake", "emit", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"intake":       {"ingest", "emit", "admin", "config", "cli", "e2e/stack"},
+	"analyze":      {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"impact":       {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 }
 
 func TestPackageImports(t *testing.T) {
@@ -48,4 +54,111 @@ func TestPackageImports(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPackageGraph fails when the package graph of docs/development.md (Packages) is not the one
+// `go list` gives (Mermaid): the module's packages and their imports, tests left out. Refresh it with: go test . -run TestPackageGraph -update
+func TestPackageGraph(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	body := Mermaid(string(out))
+	const path = "docs/development.md"
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(doc)
+	begin, end := "<!-- BEGIN GENERATED packages -->\n", "<!-- END GENERATED packages -->"
+	i, j := strings.Index(got, begin), strings.Index(got, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s lacks the markers %q and %q", path, strings.TrimSpace(begin), end)
+	}
+	if got[i+len(begin):j] == body {
+		return
+	}
+	if !*update {
+		t.Fatalf("the package graph of %s is out of date; run: go test . -run TestPackageGraph -update\nwant:\n%s", path, body)
+	}
+	if err := os.WriteFile(path, []byte(got[:i+len(begin)]+body+got[j:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Mermaid draws the output of `go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}'` as a
+// Mermaid flowchart of the module's packages, from the binaries down to the packages that import
+// none: an arrow from each to the packages it imports, but for those it also reaches through
+// another arrow (the transitive reduction), which would only make the picture harder to read.
+func Mermaid(golist string) string {
+	const module = "github.com/colline/colline"
+	imports := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(golist), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] == module {
+			continue // the root holds only tests
+		}
+		pkg := strings.TrimPrefix(f[0], module+"/")
+		imports[pkg] = []string{}
+		for _, d := range f[1:] {
+			if strings.HasPrefix(d, module+"/") {
+				imports[pkg] = append(imports[pkg], strings.TrimPrefix(d, module+"/"))
+			}
+		}
+	}
+	// height: the longest chain of imports below a package; higher ones are drawn first
+	height := map[string]int{}
+	var h func(string) int
+	h = func(p string) int {
+		if v, ok := height[p]; ok {
+			return v
+		}
+		v := 0
+		for _, d := range imports[p] {
+			v = max(v, h(d)+1)
+		}
+		height[p] = v
+		return v
+	}
+	pkgs := make([]string, 0, len(imports))
+	for p := range imports {
+		pkgs = append(pkgs, p)
+		h(p)
+	}
+	order := func(a, b string) int {
+		if height[a] != height[b] {
+			return height[b] - height[a]
+		}
+		return strings.Compare(a, b)
+	}
+	slices.SortFunc(pkgs, order)
+	var reaches func(from, to string) bool // through imports
+	reaches = func(from, to string) bool {
+		return slices.ContainsFunc(imports[from], func(d string) bool { return d == to || reaches(d, to) })
+	}
+	// ids of their own: a package name such as graph is a Mermaid keyword
+	id := func(p string) string { return "p_" + strings.NewReplacer("/", "_", ".", "_").Replace(p) }
+	var b strings.Builder
+	b.WriteString("```mermaid\nflowchart TD\n")
+	for _, p := range pkgs {
+		fmt.Fprintf(&b, "  %s[\"%s\"]\n", id(p), p)
+	}
+	for _, p := range pkgs {
+		var deps []string
+		for _, d := range imports[p] {
+			if !slices.ContainsFunc(imports[p], func(via string) bool { return via != d && reaches(via, d) }) {
+				deps = append(deps, d)
+			}
+		}
+		if len(deps) == 0 {
+			continue
+		}
+		slices.SortFunc(deps, order)
+		for i, d := range deps {
+			deps[i] = id(d)
+		}
+		fmt.Fprintf(&b, "  %s --> %s\n", id(p), strings.Join(deps, " & "))
+	}
+	b.WriteString("```\n")
+	return b.String()
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ui"
 )
@@ -193,11 +194,13 @@ func drawGraph(ctx context.Context, env *benchEnv) error {
 			}
 		}
 	}
+	if err := stack.WipeKeys(ctx, env.driver, drawPrefix); err != nil {
+		return fmt.Errorf("ui: the draw graph: %w", err)
+	}
 	for _, q := range []struct {
 		cypher string
 		rows   []map[string]any
 	}{
-		{`MATCH (n) WHERE n.key STARTS WITH $prefix DETACH DELETE n`, nil},
 		{`UNWIND $rows AS row
 CREATE (d:Dataset {key: row.key, namespace: 'spark_catalog', name: row.name, kind: 'table', firstSeen: $now, lastSeen: $now})
 WITH d, row UNWIND row.cols AS c
@@ -206,7 +209,7 @@ CREATE (d)-[:HAS_COLUMN]->(:Column {key: c.key, name: c.name, table: row.name, d
 MATCH (s:Column {key: row.s}) MATCH (t:Column {key: row.t})
 CREATE (s)-[:FEEDS {job: row.job, roles: ['DIRECT/TRANSFORMATION'], exprs: ['s * 2'], masked: [false], type: 'DIRECT', subtype: 'TRANSFORMATION', firstSeen: $now, lastSeen: $now}]->(t)`, feeds},
 	} {
-		if _, err := neo4j.ExecuteQuery(ctx, env.driver, q.cypher, map[string]any{"rows": q.rows, "now": now, "prefix": drawPrefix}, neo4j.EagerResultTransformer); err != nil {
+		if _, err := neo4j.ExecuteQuery(ctx, env.driver, q.cypher, map[string]any{"rows": q.rows, "now": now}, neo4j.EagerResultTransformer); err != nil {
 			return fmt.Errorf("ui: the draw graph: %w", err)
 		}
 	}

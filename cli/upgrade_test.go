@@ -3,8 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 )
 
@@ -44,12 +43,13 @@ func TestUpgradeFromTopic(t *testing.T) {
 	}
 
 	topic := "colline-upgrade-test-" + strings.TrimSuffix(testPrefix(t), "/")
-	c := &kafka.Client{Addr: kafka.TCP(brokers)}
-	if _, err := c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: 2, ReplicationFactor: 1}}}); err != nil {
+	k := stack.TestKafka(t)
+	if err := k.CreateTopics(ctx, stack.Topic{Name: topic, Partitions: 2}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.DeleteTopics(context.Background(), &kafka.DeleteTopicsRequest{Topics: []string{topic}}) })
-	kw := &kafka.Writer{Addr: kafka.TCP(brokers), Topic: topic, Balancer: &kafka.RoundRobin{}, AllowAutoTopicCreation: false}
+	t.Cleanup(func() { k.DeleteTopics(context.Background(), topic) })
+	kw := &kafka.Writer{Addr: kafka.TCP(brokers), Topic: topic, Balancer: &kafka.RoundRobin{}, AllowAutoTopicCreation: false,
+		Transport: k.Client.Transport} // released with k's connections
 	var msgs []kafka.Message
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -148,7 +148,5 @@ MERGE (s)-[f:FEEDS {job: row.job}]->(t) SET f.type = row.type, f.subtype = row.s
 // testPrefix returns a fresh "test-<hex>/" prefix.
 func testPrefix(t *testing.T) string {
 	t.Helper()
-	b := make([]byte, 4)
-	rand.Read(b)
-	return "test-" + hex.EncodeToString(b) + "/"
+	return "test-" + stack.NewID() + "/"
 }

@@ -51,7 +51,7 @@ func TestAnalyzeMetastore(t *testing.T) {
 
 	warehouse := filepath.Join(work, "warehouse")
 	before := tree(t, warehouse)
-	bin := buildColline(ctx, t, s.Root)
+	bin := stack.TestColline(ctx, t, s.Root)
 	out := t.TempDir()
 	cmd := exec.CommandContext(ctx, bin, "analyze", "--spark-line", line, "--metastore", work, "--out", out, "--format", "json",
 		filepath.Join(s.Root, "e2e/testdata/analyze/hive_jobs.sql"), filepath.Join(s.Root, "e2e/testdata/analyze/hive_nothing_written.sql"))
@@ -129,18 +129,6 @@ func tree(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// buildColline builds cmd/colline into a temporary directory.
-func buildColline(ctx context.Context, t *testing.T, root string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "colline")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/colline")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/colline: %v\n%s", err, out)
-	}
-	return bin
 }
 
 func exitCode(err error) int {

@@ -174,11 +174,11 @@ RETURN [n IN nodes(p) | n.key] AS path`, map[string]any{
 	t.Logf("cross-job path: %v", res.Records[0].Values[0])
 
 	// 4. Replaying the same events (a new consumer group reads the topic from the start) changes nothing.
-	before := snapshot(t, ctx, driver, job)
+	before := stack.Snapshot(ctx, t, driver, shop, map[string]any{"job": job})
 	if err := s.Consume(ctx, bin, topic, topic+".replay"); err != nil {
 		t.Fatal(err)
 	}
-	after := snapshot(t, ctx, driver, job)
+	after := stack.Snapshot(ctx, t, driver, shop, map[string]any{"job": job})
 	if strings.Join(before, "\n") != strings.Join(after, "\n") {
 		t.Fatalf("replay changed the graph:\nbefore:\n%s\nafter:\n%s", strings.Join(before, "\n"), strings.Join(after, "\n"))
 	}
@@ -236,25 +236,6 @@ func edgeLines(t *testing.T, ctx context.Context, r *graph.Reader, job string) [
 	return out
 }
 
-// snapshot renders, sorted, every node of this test (its job, its runs, the shop datasets and
-// columns) and every relationship touching them, with all their properties.
-func snapshot(t *testing.T, ctx context.Context, driver neo4j.DriverWithContext, job string) []string {
-	t.Helper()
-	const mine = `MATCH (n) WHERE n.key STARTS WITH 'spark_catalog/shop.' OR n.key = $job
-   OR EXISTS { MATCH (:Job {key: $job})-[:HAS_RUN]->(n) } `
-	var out []string
-	for _, q := range []string{
-		mine + "RETURN labels(n) AS a, properties(n) AS b, '' AS c",
-		mine + "MATCH (n)-[r]-(y) RETURN type(r) AS a, properties(r) AS b, coalesce(startNode(r).key, '') + ' -> ' + coalesce(endNode(r).key, '') AS c",
-	} {
-		res, err := neo4j.ExecuteQuery(ctx, driver, q, map[string]any{"job": job}, neo4j.EagerResultTransformer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range res.Records {
-			out = append(out, fmt.Sprintf("%v %v %v", r.Values[0], r.Values[1], r.Values[2]))
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+// shop is what this test wrote: its job, its runs, the shop datasets and columns.
+const shop = `MATCH (n) WHERE n.key STARTS WITH 'spark_catalog/shop.' OR n.key = $job
+   OR EXISTS { MATCH (:Job {key: $job})-[:HAS_RUN]->(n) }`

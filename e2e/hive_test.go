@@ -295,11 +295,11 @@ RETURN mid.key AS mid, a.job AS first, b.job AS second`, map[string]any{
 	}
 
 	// 8. Replaying the topic changes nothing.
-	graphBefore := hiveSnapshot(t, ctx, driver)
+	graphBefore := stack.Snapshot(ctx, t, driver, hshop, nil)
 	if err := s.Consume(ctx, bin, topic, topic+".replay"); err != nil {
 		t.Fatal(err)
 	}
-	if after := hiveSnapshot(t, ctx, driver); strings.Join(graphBefore, "\n") != strings.Join(after, "\n") {
+	if after := stack.Snapshot(ctx, t, driver, hshop, nil); strings.Join(graphBefore, "\n") != strings.Join(after, "\n") {
 		t.Fatalf("replay changed the graph")
 	}
 	t.Logf("replay: %d nodes and relationships compared, identical", len(graphBefore))
@@ -326,25 +326,6 @@ func writeHQL(t *testing.T, dir, name string, stmts ...string) string {
 	return f
 }
 
-// hiveSnapshot renders every hshop dataset and column and every Hive job with their runs and
-// relationships, sorted.
-func hiveSnapshot(t *testing.T, ctx context.Context, driver neo4j.DriverWithContext) []string {
-	t.Helper()
-	const mine = `MATCH (n) WHERE n.key STARTS WITH 'spark_catalog/hshop.' OR n.key STARTS WITH 'default/hive'
-   OR EXISTS { MATCH (j:Job)-[:HAS_RUN]->(n) WHERE j.key STARTS WITH 'default/hive' } `
-	var out []string
-	for _, q := range []string{
-		mine + "RETURN labels(n) AS a, properties(n) AS b, '' AS c",
-		mine + "MATCH (n)-[r]-(y) RETURN type(r) AS a, properties(r) AS b, coalesce(startNode(r).key, '') + ' -> ' + coalesce(endNode(r).key, '') AS c",
-	} {
-		res, err := neo4j.ExecuteQuery(ctx, driver, q, nil, neo4j.EagerResultTransformer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range res.Records {
-			out = append(out, fmt.Sprintf("%v %v %v", r.Values[0], r.Values[1], r.Values[2]))
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+// hshop is what the Hive test wrote: every hshop dataset and column, every Hive job and their runs.
+const hshop = `MATCH (n) WHERE n.key STARTS WITH 'spark_catalog/hshop.' OR n.key STARTS WITH 'default/hive'
+   OR EXISTS { MATCH (j:Job)-[:HAS_RUN]->(n) WHERE j.key STARTS WITH 'default/hive' }`

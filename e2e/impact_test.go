@@ -42,7 +42,7 @@ func TestImpact(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = stack.WipeKeys(context.Background(), driver, "spark_catalog/shop.") })
 	analyzer := analyzerFor(t, line)
-	bin := buildColline(ctx, t, s.Root)
+	bin := stack.TestColline(ctx, t, s.Root)
 	colline := func(args ...string) (string, string, int) {
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Dir = s.Root

@@ -127,8 +127,7 @@ func TestStreamingFilesAndForeachBatch(t *testing.T) {
 	if len(files) != 2 {
 		t.Fatalf("captured stream events: %v, want 2", files)
 	}
-	cmd := exec.CommandContext(ctx, "go", append([]string{"run", "./cmd/colline", "explain"}, files...)...)
-	cmd.Dir = s.Root
+	cmd := exec.CommandContext(ctx, stack.TestColline(ctx, t, s.Root), append([]string{"explain"}, files...)...)
 	explained, err := cmd.CombinedOutput()
 	t.Logf("colline explain:\n%s", explained)
 	if err != nil {

@@ -44,10 +44,7 @@ func TestRetention(t *testing.T) {
 	w := NewWriter(d, "")
 	ctx := context.Background()
 	p := testPrefix(t)
-	t.Cleanup(func() {
-		neo4j.ExecuteQuery(context.Background(), d, `MATCH (n) WHERE n.key STARTS WITH $p DETACH DELETE n`,
-			map[string]any{"p": p}, neo4j.EagerResultTransformer)
-	})
+	t.Cleanup(func() { wipe(t, d, p) })
 	if n := foreignOld(t, d, p, cutLater); n > 0 {
 		t.Skipf("the database holds %d runs or edges of other tests dated before %s; the prune would delete them", n, cutLater)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/plan"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
@@ -280,8 +281,7 @@ func TestReaderIsReadOnly(t *testing.T) {
 
 // wipe deletes what a test wrote under prefix.
 func wipe(t *testing.T, d neo4j.DriverWithContext, prefix string) {
-	if _, err := neo4j.ExecuteQuery(context.Background(), d, `MATCH (n) WHERE n.key STARTS WITH $p DETACH DELETE n`,
-		map[string]any{"p": prefix}, neo4j.EagerResultTransformer); err != nil {
-		t.Errorf("wipe %s: %v", prefix, err)
+	if err := stack.WipeKeys(context.Background(), d, prefix); err != nil {
+		t.Error(err)
 	}
 }

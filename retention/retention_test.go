@@ -2,8 +2,6 @@ package retention
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/goleak"
 
+	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
@@ -277,12 +276,11 @@ func (r *recorder) PruneEdges(ctx context.Context, relType string, before time.T
 // exactly the old runs go, and the edges the new runs confirm are not marked.
 func TestPruneWhileIngesting(t *testing.T) {
 	d := testDriver(t)
-	b := make([]byte, 4)
-	rand.Read(b)
-	p := "test-" + hex.EncodeToString(b) + "/"
+	p := "test-" + stack.NewID() + "/"
 	t.Cleanup(func() {
-		neo4j.ExecuteQuery(context.Background(), d, `MATCH (n) WHERE n.key STARTS WITH $p DETACH DELETE n`,
-			map[string]any{"p": p}, neo4j.EagerResultTransformer)
+		if err := stack.WipeKeys(context.Background(), d, p); err != nil {
+			t.Error(err)
+		}
 	})
 	old := time.Date(1971, 1, 10, 0, 0, 0, 0, time.UTC)
 	clock := time.Date(1971, 3, 1, 0, 0, 0, 0, time.UTC) // RunDays and EdgeDays 30: cut-off 1971-01-30

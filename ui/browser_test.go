@@ -59,12 +59,7 @@ func TestExplorerInChromium(t *testing.T) {
 	clean()
 
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "colline")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/colline")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/colline: %v\n%s", err, out)
-	}
+	bin := stack.TestColline(ctx, t, root)
 	replay := exec.CommandContext(ctx, bin, "replay", "--neo4j", uri, filepath.Join(root, "plan", "testdata", "spark-3.5", "skeleton"))
 	out, err := replay.CombinedOutput()
 	if err != nil {

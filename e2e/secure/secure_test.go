@@ -46,7 +46,7 @@ var env struct {
 	root, dir, pki, secrets string
 	saslBroker, mtlsBroker  string
 	neo4jURI                string
-	bin, work               string
+	bin, colline, work      string // the consumer and the CLI, built into work
 }
 
 func TestMain(m *testing.M) { stack.Main(m, "secure", setup) }
@@ -74,6 +74,9 @@ func setup(m *testing.M) (int, error) {
 		defer services("stop")
 	}
 	if env.bin, err = stack.BuildConsumer(context.Background(), env.root, env.work, ""); err != nil {
+		return 1, err
+	}
+	if env.colline, err = stack.BuildColline(context.Background(), env.root, env.work); err != nil {
 		return 1, err
 	}
 	return m.Run(), nil
@@ -443,7 +446,7 @@ func refused(t *testing.T, f failure, all []string) {
 // With an untrusted certificate it keeps serving, not ready, and says why. No password or token
 // shows in its log or its answers. It runs before TestCLIReplay's wrong password locks the user out.
 func TestExplorerSecured(t *testing.T) {
-	bin := colline(t)
+	bin := env.colline
 	d := driver(t)
 	defer stack.WipeKeys(context.Background(), d, "spark_catalog/shop.")
 	events := filepath.Join(env.root, "plan", "testdata", "spark-3.5", "skeleton")
@@ -531,26 +534,11 @@ func TestExplorerSecured(t *testing.T) {
 	})
 }
 
-// colline builds the CLI once into the work folder.
-func colline(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(env.work, "colline")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/colline")
-	build.Dir = env.root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/colline: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestCLIReplay: colline replay writes to the secured Neo4j with --password-file and --ca-file,
 // and says what is wrong with an untrusted certificate or a wrong password (exit 1), never
 // printing the password. It runs last: a wrong password locks the user out for a few seconds.
 func TestCLIReplay(t *testing.T) {
-	bin := colline(t)
+	bin := env.colline
 	wrong := filepath.Join(t.TempDir(), "wrong.password")
 	if err := os.WriteFile(wrong, []byte("not-the-password-1\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -590,7 +578,7 @@ func TestCLIReplay(t *testing.T) {
 // then holds exactly the graph of the events; a wrong SASL password fails naming the cause; no
 // password in the output.
 func TestCLIUpgrade(t *testing.T) {
-	bin := colline(t)
+	bin := env.colline
 	values, items := corpus(t, 12)
 	topic, dlq, group := topics(t)
 	produce(t, topic, values)

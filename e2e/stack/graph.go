@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"testing"
 	"time"
 
@@ -42,6 +43,28 @@ func WipeKeys(ctx context.Context, d neo4j.DriverWithContext, prefix string) err
 		return fmt.Errorf("delete the nodes of keys %s*: %w", prefix, err)
 	}
 	return nil
+}
+
+// Snapshot renders, sorted, every node that mine selects (a Cypher clause binding n, run with
+// params) and every relationship touching one of them, with all their properties: the part of a
+// shared graph one test wrote, to compare before and after. t fails at once on an error.
+func Snapshot(ctx context.Context, t testing.TB, d neo4j.DriverWithContext, mine string, params map[string]any) []string {
+	t.Helper()
+	var out []string
+	for _, q := range []string{
+		mine + " RETURN labels(n) AS a, properties(n) AS b, '' AS c",
+		mine + " MATCH (n)-[r]-(y) RETURN type(r) AS a, properties(r) AS b, coalesce(startNode(r).key, '') + ' -> ' + coalesce(endNode(r).key, '') AS c",
+	} {
+		res, err := neo4j.ExecuteQuery(ctx, d, q, params, neo4j.EagerResultTransformer)
+		if err != nil {
+			t.Fatalf("snapshot of the graph: %v", err)
+		}
+		for _, r := range res.Records {
+			out = append(out, fmt.Sprintf("%v %v %v", r.Values[0], r.Values[1], r.Values[2]))
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // TestNeo4jURI returns COLLINE_TEST_NEO4J_URI, or skips t when it is not set.

@@ -1,9 +1,9 @@
 // Package stack is the one test harness of the real pipeline, used by the end-to-end and fault
 // tests, the package integration tests, the benchmarks and the demo: Kafka topics and offsets
 // (an admin client that releases its connections), the consumer binary (built, and run and
-// watched: Consumer), a real memory cgroup to run it in (MemoryCgroup), graph wipes, and local
-// Spark with the listener (dev/spark-sql). The services themselves are started by dev/services
-// (Services runs it for a private stack).
+// watched: Consumer), the CLI binary (built), a real memory cgroup to run the consumer in
+// (MemoryCgroup), graph wipes and snapshots, and local Spark with the listener (dev/spark-sql).
+// The services themselves are started by dev/services (Services runs it for a private stack).
 package stack
 
 import (
@@ -119,16 +119,38 @@ func (s *Stack) BuildConsumer(ctx context.Context, dir string) (string, error) {
 // (static, -trimpath), with main.version set to version when it is not empty, and returns the
 // binary's path. Its output goes to the returned error.
 func BuildConsumer(ctx context.Context, root, dir, version string) (string, error) {
-	bin := filepath.Join(dir, "colline-consumer")
+	return build(ctx, root, filepath.Join(dir, "colline-consumer"), "./cmd/consumer", version)
+}
+
+// BuildColline builds the CLI, ./cmd/colline of the repository at root, into dir as BuildConsumer
+// builds the consumer, and returns the binary's path.
+func BuildColline(ctx context.Context, root, dir string) (string, error) {
+	return build(ctx, root, filepath.Join(dir, "colline"), "./cmd/colline", "")
+}
+
+// TestColline builds the CLI of the repository at root (BuildColline) into a temporary directory
+// of t, or fails t.
+func TestColline(ctx context.Context, t testing.TB, root string) string {
+	t.Helper()
+	bin, err := BuildColline(ctx, root, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// build builds the package pkg of the repository at root into the file bin (static, -trimpath,
+// main.version set to version when it is not empty).
+func build(ctx context.Context, root, bin, pkg, version string) (string, error) {
 	args := []string{"build", "-trimpath", "-o", bin}
 	if version != "" {
 		args = append(args, "-ldflags", "-X main.version="+version)
 	}
-	cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/consumer")...)
+	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/consumer: %w\n%s", err, out)
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
 	return bin, nil
 }
