@@ -44,6 +44,7 @@ import org.apache.hadoop.hive.ql.session.SessionState;
 
 public class HiveSqlRunner {
   private static final String HOOK = "io.colline.hive.CollineHook";
+  private static final String LINEAGE_LOGGER = "org.apache.hadoop.hive.ql.hooks.LineageLogger";
   private static final String LISTENER = "io.colline.hive.CollineMetastoreListener";
 
   public static void main(String[] args) throws Exception {
@@ -104,7 +105,8 @@ public class HiveSqlRunner {
     conf.set("hive.exec.local.scratchdir", work.resolve("local").toString());
     conf.set("hive.querylog.location", work.resolve("querylog").toString());
     if (colline) {
-      if (conf.get("hive.exec.post.hooks", "").isEmpty()) conf.set("hive.exec.post.hooks", HOOK);
+      // LineageLogger too, as docs/hive.md says: Hive 4.0 computes a view's lineage for it only
+      if (conf.get("hive.exec.post.hooks", "").isEmpty()) conf.set("hive.exec.post.hooks", HOOK + "," + LINEAGE_LOGGER);
       if (conf.get("hive.exec.failure.hooks", "").isEmpty()) conf.set("hive.exec.failure.hooks", HOOK);
       conf.set("hive.lineage.hook.info.enabled", "true");
     }

@@ -35,12 +35,21 @@ import org.apache.hadoop.hive.ql.session.SessionState;
  * <p>On Hive's thread it only takes a snapshot of plain values (the lineage is computed there by
  * Hive's LineageLogger code, as LineageLogger itself does) and offers it to the bounded queue of
  * the publisher thread; every Throwable is caught and counted, so a broken hook or Kafka never
- * fails or holds up a query. Needs {@code hive.lineage.hook.info.enabled=true} (docs/hive.md).
+ * fails or holds up a query. Needs {@code hive.lineage.hook.info.enabled=true}, and Hive's
+ * LineageLogger as a post hook too for the lineage of views (docs/hive.md).
  */
 public final class CollineHook implements ExecuteWithHookContext {
   /** The operations LineageLogger computes lineage for. */
   private static final Set<String> OPERATIONS = new HashSet<>(Arrays.asList(
       "QUERY", "CREATETABLE_AS_SELECT", "CREATEVIEW", "ALTERVIEW_AS", "CREATE_MATERIALIZED_VIEW"));
+
+  /**
+   * The post hooks for which Hive 4.0 computes the column lineage of a view (CREATE VIEW, ALTER
+   * VIEW AS): its SemanticAnalyzer looks for these names and ignores hive.lineage.hook.info.enabled.
+   */
+  private static final List<String> VIEW_LINEAGE_HOOKS = Arrays.asList(
+      "org.apache.hadoop.hive.ql.hooks.LineageLogger", "org.apache.hadoop.hive.ql.hooks.PostExecutePrinter",
+      "org.apache.atlas.hive.hook.HiveHook");
 
   @Override
   public void run(HookContext ctx) {
@@ -90,6 +99,11 @@ public final class CollineHook implements ExecuteWithHookContext {
     e.durationMs = start == null || start == 0 ? -1 : Math.max(0, e.endMs - start);
     if (ctx.getHookType() == HookContext.HookType.ON_FAILURE_HOOK) {
       e.error = Events.describe(ctx.getException(), ctx.getErrorMessage(), p.redact);
+    }
+    if (("CREATEVIEW".equals(e.operation) || "ALTERVIEW_AS".equals(e.operation))
+        && !viewLineage(ctx.getConf().get("hive.exec.post.hooks", ""))) {
+      p.log.warn("viewLineage", "Hive computes no column lineage for CREATE VIEW or ALTER VIEW AS unless "
+          + "hive.exec.post.hooks also lists org.apache.hadoop.hive.ql.hooks.LineageLogger (the event carries its tables only)", null);
     }
     if (ctx.getIndex() == null) {
       p.log.warn("noIndex", "Hive computed no column lineage for this query: set hive.lineage.hook.info.enabled=true "
@@ -173,6 +187,14 @@ public final class CollineHook implements ExecuteWithHookContext {
     return new Events.Table("VIEW".equals(type) ? "view" : "table", Events.catalog(tb.getCatName(), defaultCatalog),
         tb.getDbName(), tb.getTableName(), loc, type,
         cols, parts);
+  }
+
+  /** Whether Hive computes a view's column lineage with these post hooks (hive.exec.post.hooks). */
+  static boolean viewLineage(String postHooks) {
+    for (String h : postHooks.split(",")) {
+      if (VIEW_LINEAGE_HOOKS.contains(h.trim())) return true;
+    }
+    return false;
   }
 
   private static String trimToNull(String s) {

@@ -163,7 +163,9 @@ final class Publisher {
 
   /**
    * Waits until everything pending is written and acknowledged, at most timeoutMs, and gives up
-   * early when nothing progresses for shutdown.stallMs (Kafka down).
+   * early when records handed to Kafka go unacknowledged for shutdown.stallMs (Kafka down).
+   * Building an event or connecting a new producer is not a stall (a first connection on a busy
+   * host takes seconds; a failed one marks Kafka down, which ends the wait).
    */
   void awaitIdle(long timeoutMs) {
     long deadline = System.currentTimeMillis() + timeoutMs;
@@ -174,7 +176,7 @@ final class Publisher {
           && System.currentTimeMillis() - lastProgress < cfg.drainStallMs && !(kafka != null && kafka.down())) {
         Thread.sleep(5);
         long now = pending();
-        if (now < last) lastProgress = System.currentTimeMillis();
+        if (now < last || kafka == null || kafka.inFlight.get() == 0) lastProgress = System.currentTimeMillis();
         last = now;
       }
       boolean stalled = last > 0;

@@ -386,8 +386,10 @@ private[listener] final class Publisher(val cfg: Config) {
 
   /**
    * Waits until everything pending is written and acknowledged, at most `timeoutMs`, and gives up
-   * early when nothing progresses for `shutdown.stallMs` (Kafka down: no point in waiting). What
-   * is left is counted (`droppedKafkaDown`, `sendErrors`) as the producer is closed.
+   * early when records handed to Kafka go unacknowledged for `shutdown.stallMs` (Kafka down: no
+   * point in waiting). Building an event or connecting a new producer is not a stall (a first
+   * connection on a busy driver takes seconds; a failed one marks Kafka down, which ends the wait).
+   * What is left is counted (`droppedKafkaDown`, `sendErrors`) as the producer is closed.
    */
   private def awaitIdle(timeoutMs: Long): Unit = {
     val deadline = System.currentTimeMillis() + timeoutMs
@@ -397,7 +399,7 @@ private[listener] final class Publisher(val cfg: Config) {
       System.currentTimeMillis() - lastProgress < cfg.drainStallMs && !kafka.exists(_.down)) {
       Thread.sleep(5)
       val now = pending
-      if (now < last) lastProgress = System.currentTimeMillis()
+      if (now < last || !kafka.exists(_.inFlight.get > 0)) lastProgress = System.currentTimeMillis()
       last = now
     }
     val stalled = last > 0
