@@ -68,6 +68,9 @@ public class LoadJob {
     pool.shutdown();
     long ms = (System.nanoTime() - t0) / 1_000_000;
     if (threads > 1) heap.add(liveHeapMiB());
+    // The listener hears of a query on Spark's listener bus, after the query returns: wait (not
+    // timed) until it has seen this phase's queries, so none is counted in the next phase.
+    awaitSeen(before, name.equals("colline") ? queries : 0);
     Map<String, Long> after = stats();
     Map<String, Long> delta = new TreeMap<>();
     after.forEach((k, v) -> delta.put(k, v - before.getOrDefault(k, 0L)));
@@ -82,6 +85,14 @@ public class LoadJob {
         + "WHERE o.status = 'paid' AND o.amount > " + (i % 100) + " GROUP BY c.country, c.segment";
     if (i % 4 == 3) s.sql(sql).write().format("noop").mode("overwrite").save();
     else s.sql("CREATE OR REPLACE VIEW " + view + " AS " + sql);
+  }
+
+  /** Waits up to a minute until the listener has seen n executions since before. */
+  static void awaitSeen(Map<String, Long> before, int n) throws InterruptedException {
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (stats().getOrDefault("seen", 0L) - before.getOrDefault("seen", 0L) < n && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
   }
 
   static String liveHeapMiB() {
