@@ -68,7 +68,7 @@ func serveUI(ctx context.Context, version string, args []string, stdout, stderr 
 		p.Auth.ProxyTrusted = append(p.Auth.ProxyTrusted, netip.MustParsePrefix(n)) // validated by LoadUI
 	}
 	if c.UiAnalyzerURL != "" {
-		p.Analyzer = ui.ServiceAnalyzer{Client: &analyze.Client{URL: c.UiAnalyzerURL, HTTP: &http.Client{Timeout: c.UiQueryTimeout}}}
+		p.Analyzer = ui.ServiceAnalyzer{Client: &analyze.Client{URL: c.UiAnalyzerURL, Token: c.UiAnalyzerToken.Reveal(), HTTP: &http.Client{Timeout: c.UiQueryTimeout}}}
 	}
 	ln, err := net.Listen("tcp", c.UiAddr)
 	if err != nil {

@@ -58,6 +58,9 @@ type UiServer struct {
 	UiMaxBodyBytes  int           `split_words:"true" default:"1048576" desc:"largest request body (a SQL statement or plan events pasted in the SQL panel)"`
 	UiMaxConcurrent int           `split_words:"true" default:"8" desc:"requests served at once; more wait briefly, then get 503"`
 	UiAnalyzerURL   string        `split_words:"true" desc:"base URL of a colline analyze service for the SQL panel; empty: the panel takes plan events only"`
+
+	UiAnalyzerToken     Secret `split_words:"true" desc:"bearer token the SQL panel sends to COLLINE_UI_ANALYZER_URL (an analyzer started with --token-file; never logged)"`
+	UiAnalyzerTokenFile string `split_words:"true" desc:"file holding COLLINE_UI_ANALYZER_TOKEN (a mounted secret)"`
 }
 
 // LoadUI reads the explorer's configuration from the environment and validates it.
@@ -70,6 +73,7 @@ func LoadUI() (UI, error) {
 		readSecret(&c.Neo4jPassword, "NEO4J_PASSWORD", c.Neo4jPasswordFile),
 		readSecret(&c.UiBasicPassword, "UI_BASIC_PASSWORD", c.UiBasicPasswordFile),
 		readSecret(&c.UiToken, "UI_TOKEN", c.UiTokenFile),
+		readSecret(&c.UiAnalyzerToken, "UI_ANALYZER_TOKEN", c.UiAnalyzerTokenFile),
 	); err != nil {
 		return c, err
 	}
@@ -136,6 +140,9 @@ func (c UI) Validate() error {
 			bad("UI_ANALYZER_URL", "%q is not an http:// or https:// URL", c.UiAnalyzerURL)
 		}
 	}
+	if c.UiAnalyzerToken != "" && c.UiAnalyzerURL == "" {
+		bad("UI_ANALYZER_TOKEN", "is set but COLLINE_UI_ANALYZER_URL is empty: the token is only sent to the analyzer")
+	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		bad("LOG_FORMAT", "%q is neither json nor text", c.LogFormat)
 	}
@@ -189,6 +196,8 @@ func (c UI) LogValue() slog.Value {
 		slog.Int("ui_max_body_bytes", c.UiMaxBodyBytes),
 		slog.Int("ui_max_concurrent", c.UiMaxConcurrent),
 		slog.String("ui_analyzer_url", c.UiAnalyzerURL),
+		slog.String("ui_analyzer_token", c.UiAnalyzerToken.String()),
+		slog.String("ui_analyzer_token_file", c.UiAnalyzerTokenFile),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("log_format", c.LogFormat),
 		slog.Float64("memory_limit_ratio", c.MemoryLimitRatio),

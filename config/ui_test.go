@@ -76,12 +76,15 @@ func TestUIVariables(t *testing.T) {
 	dir := t.TempDir()
 	pw := filepath.Join(dir, "pw")
 	os.WriteFile(pw, []byte("basic-secret\n"), 0o600)
+	at := filepath.Join(dir, "analyzer-token")
+	os.WriteFile(at, []byte("analyzer-secret\n"), 0o600)
 	for k, v := range map[string]string{
 		"COLLINE_UI_ADDR": ":8080", "COLLINE_UI_BASIC_USER": "ops", "COLLINE_UI_BASIC_PASSWORD_FILE": pw,
 		"COLLINE_UI_TOKEN": "0123456789abcdef0123", "COLLINE_UI_PROXY_USER_HEADER": "X-Forwarded-User",
 		"COLLINE_UI_PROXY_TRUSTED_NETS": "10.0.0.0/8,::1/128", "COLLINE_UI_MAX_STEPS": "20", "COLLINE_UI_MAX_COLUMNS": "50",
 		"COLLINE_UI_MAX_EDGES": "60", "COLLINE_UI_QUERY_TIMEOUT": "2s", "COLLINE_UI_MAX_BODY_BYTES": "4096",
 		"COLLINE_UI_MAX_CONCURRENT": "2", "COLLINE_UI_ANALYZER_URL": "http://analyze:8091", "COLLINE_NEO4J_URI": "neo4j://db:7687",
+		"COLLINE_UI_ANALYZER_TOKEN_FILE": at,
 	} {
 		t.Setenv(k, v)
 	}
@@ -92,13 +95,13 @@ func TestUIVariables(t *testing.T) {
 	want := UiServer{UiAddr: ":8080", UiBasicUser: "ops", UiBasicPassword: "basic-secret", UiBasicPasswordFile: pw,
 		UiToken: "0123456789abcdef0123", UiProxyUserHeader: "X-Forwarded-User", UiProxyTrustedNets: []string{"10.0.0.0/8", "::1/128"},
 		UiMaxSteps: 20, UiMaxColumns: 50, UiMaxEdges: 60, UiQueryTimeout: 2 * time.Second, UiMaxBodyBytes: 4096, UiMaxConcurrent: 2,
-		UiAnalyzerURL: "http://analyze:8091"}
+		UiAnalyzerURL: "http://analyze:8091", UiAnalyzerToken: "analyzer-secret", UiAnalyzerTokenFile: at}
 	if !reflect.DeepEqual(c.UiServer, want) || c.Neo4jURI != "neo4j://db:7687" {
 		t.Errorf("got %+v\nwant %+v", c.UiServer, want)
 	}
 	var buf bytes.Buffer
 	c.NewLogger(&buf).Info("starting", "config", c)
-	for _, secret := range []string{"basic-secret", "0123456789abcdef0123"} {
+	for _, secret := range []string{"basic-secret", "0123456789abcdef0123", "analyzer-secret"} {
 		if strings.Contains(buf.String(), secret) {
 			t.Errorf("the start-up line shows a secret: %s", buf.String())
 		}
@@ -139,6 +142,8 @@ func TestBadUIConfigs(t *testing.T) {
 		{"body", map[string]string{"COLLINE_UI_MAX_BODY_BYTES": "10"}, []string{"COLLINE_UI_MAX_BODY_BYTES: 10 is below 1024"}},
 		{"timeout", map[string]string{"COLLINE_UI_QUERY_TIMEOUT": "1ms"}, []string{"COLLINE_UI_QUERY_TIMEOUT: 1ms is below 100ms"}},
 		{"analyzer", map[string]string{"COLLINE_UI_ANALYZER_URL": "analyze:8091"}, []string{`COLLINE_UI_ANALYZER_URL: "analyze:8091" is not an http:// or https:// URL`}},
+		{"analyzer token without analyzer", map[string]string{"COLLINE_UI_ANALYZER_TOKEN": "secret"}, []string{"COLLINE_UI_ANALYZER_TOKEN: is set but COLLINE_UI_ANALYZER_URL is empty"}},
+		{"analyzer token twice", map[string]string{"COLLINE_UI_ANALYZER_URL": "http://a:1", "COLLINE_UI_ANALYZER_TOKEN": "secret", "COLLINE_UI_ANALYZER_TOKEN_FILE": "ui.go"}, []string{"COLLINE_UI_ANALYZER_TOKEN and COLLINE_UI_ANALYZER_TOKEN_FILE are both set"}},
 		{"unparseable", map[string]string{"COLLINE_UI_MAX_STEPS": "many"}, []string{"COLLINE_UI_MAX_STEPS"}},
 		{"log format", map[string]string{"COLLINE_LOG_FORMAT": "xml"}, []string{`COLLINE_LOG_FORMAT: "xml" is neither json nor text`}},
 	} {

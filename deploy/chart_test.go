@@ -226,6 +226,7 @@ func TestChartRejects(t *testing.T) {
 		{"ui: basic user without password", append(slices.Clone(base), "--set", "ui.enabled=true", "--set", "ui.auth.basicUser=ops"), "ui.secret.basicPassword is required with ui.auth.basicUser"},
 		{"ui: proxy header without networks", append(slices.Clone(base), "--set", "ui.enabled=true", "--set", "ui.auth.proxyUserHeader=X-User"), "ui.auth.proxyTrustedNets is required"},
 		{"ui: short token", append(slices.Clone(base), "--set", "ui.enabled=true", "--set", "ui.secret.token=short"), "at least 16 characters"},
+		{"ui: analyzer token without analyzer", append(slices.Clone(base), "--set", "ui.enabled=true", "--set", "ui.secret.analyzerToken=t"), "ui.analyzerURL is empty"},
 		{"ui: schema: steps", append(slices.Clone(base), "--set", "ui.maxSteps=50"), "maxSteps"},
 	}
 	for _, tc := range tests {

@@ -51,7 +51,7 @@ func TestChartUI(t *testing.T) {
 			t.Errorf("explorer %s: %v, want %v", k, got[k], v)
 		}
 	}
-	for _, k := range []string{"COLLINE_UI_BASIC_PASSWORD", "COLLINE_UI_TOKEN"} {
+	for _, k := range []string{"COLLINE_UI_BASIC_PASSWORD", "COLLINE_UI_TOKEN", "COLLINE_UI_ANALYZER_TOKEN"} {
 		if get(sec.Doc, "data", k) == nil {
 			t.Errorf("the explorer's Secret lacks %s", k)
 		}
@@ -61,9 +61,11 @@ func TestChartUI(t *testing.T) {
 	}
 	// every variable set is one `colline ui` reads (its -h lists them)
 	vars := uiVariables(t)
-	for k := range get(cm.Doc, "data").(map[string]any) {
-		if !slices.Contains(vars, k) {
-			t.Errorf("the explorer's ConfigMap sets %s, which colline ui does not read (%v)", k, vars)
+	for _, obj := range []*object{cm, sec} {
+		for k := range get(obj.Doc, "data").(map[string]any) {
+			if !slices.Contains(vars, k) {
+				t.Errorf("the explorer's %s sets %s, which colline ui does not read (%v)", obj.Kind, k, vars)
+			}
 		}
 	}
 	// selectors: the explorer's Service selects its pods only

@@ -18,9 +18,11 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +38,7 @@ import (
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/scram"
 
+	"github.com/colline/colline/analyze"
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
@@ -488,11 +491,11 @@ func TestExplorerSecured(t *testing.T) {
 		}
 		return resp.StatusCode, string(b)
 	}
-	start := func(name, ca string) *stack.UI {
-		return stack.StartUI(t, bin, filepath.Join(env.work, "ui-"+name+".log"),
-			"COLLINE_NEO4J_URI="+env.neo4jURI, "COLLINE_NEO4J_USER=neo4j", "COLLINE_NEO4J_PASSWORD_FILE="+secret("neo4j"),
-			"COLLINE_NEO4J_TLS_CA_FILE="+ca, "COLLINE_UI_TOKEN_FILE="+token,
-			"COLLINE_UI_TLS_CERT_FILE="+pki("neo4j-server.pem"), "COLLINE_UI_TLS_KEY_FILE="+pki("neo4j-server.key"))
+	start := func(name, ca string, extra ...string) *stack.UI {
+		return stack.StartUI(t, bin, filepath.Join(env.work, "ui-"+name+".log"), append([]string{
+			"COLLINE_NEO4J_URI=" + env.neo4jURI, "COLLINE_NEO4J_USER=neo4j", "COLLINE_NEO4J_PASSWORD_FILE=" + secret("neo4j"),
+			"COLLINE_NEO4J_TLS_CA_FILE=" + ca, "COLLINE_UI_TOKEN_FILE=" + token,
+			"COLLINE_UI_TLS_CERT_FILE=" + pki("neo4j-server.pem"), "COLLINE_UI_TLS_KEY_FILE=" + pki("neo4j-server.key")}, extra...)...)
 	}
 	noSecret := func(u *stack.UI) {
 		t.Helper()
@@ -517,6 +520,63 @@ func TestExplorerSecured(t *testing.T) {
 		code, body := get(u, "/api/search?q=country_revenue", true)
 		if code != http.StatusOK || !strings.Contains(body, `"spark_catalog/shop.country_revenue"`) {
 			t.Errorf("/api/search with the token: %d, want the replayed table:\n%s", code, body)
+		}
+		noSecret(u)
+	})
+	t.Run("sql_panel_analyzer_token", func(t *testing.T) {
+		// The SQL panel's analyzer is a stand-in that requires its own bearer token, as colline
+		// analyze does when started with --token-file: this checks the explorer's wiring (variables,
+		// secret file, client), not the analyzer.
+		ev, err := os.ReadFile(filepath.Join(events, "0004-8-InsertIntoHadoopFsRelationCommand.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "analyzer-token-" + stack.NewID() + stack.NewID()
+		tokenFile := filepath.Join(t.TempDir(), "analyzer.token")
+		if err := os.WriteFile(tokenFile, []byte(want+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		analyzer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer "+want {
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = w.Write([]byte(`{"error":"missing or wrong bearer token"}`))
+				return
+			}
+			_ = json.NewEncoder(w).Encode(analyze.Response{Files: []analyze.File{{Name: "panel.sql", Statements: []analyze.Statement{
+				{Index: 1, Line: 1, Column: 1, Outcome: analyze.OutcomeEvent, Events: []json.RawMessage{ev}}}}}})
+		}))
+		defer analyzer.Close()
+		post := func(u *stack.UI) (int, string) {
+			t.Helper()
+			req, err := http.NewRequest(http.MethodPost, u.URL+"/api/sql", strings.NewReader(`{"sql": "INSERT INTO shop.country_revenue SELECT 1"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatalf("POST /api/sql: %v", err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if strings.Contains(string(b), want) {
+				t.Errorf("POST /api/sql: the analyzer's token shows in the answer")
+			}
+			return resp.StatusCode, string(b)
+		}
+		u := start("sql", pki("ca.pem"), "COLLINE_UI_ANALYZER_URL="+analyzer.URL, "COLLINE_UI_ANALYZER_TOKEN_FILE="+tokenFile)
+		if code, body := post(u); code != http.StatusOK || !strings.Contains(body, "spark_catalog/shop.top_countries#revenue") {
+			t.Errorf("/api/sql with the analyzer's token configured: %d, want the event's lineage:\n%s", code, body)
+		}
+		without := start("sql-no-token", pki("ca.pem"), "COLLINE_UI_ANALYZER_URL="+analyzer.URL)
+		if code, body := post(without); code == http.StatusOK || !strings.Contains(body, "401 Unauthorized: missing or wrong bearer token") {
+			t.Errorf("/api/sql without the analyzer's token: %d %s, want the analyzer's refusal passed on", code, body)
+		}
+		for _, x := range []*stack.UI{u, without} {
+			if strings.Contains(x.Logs(), want) {
+				t.Errorf("the analyzer's token shows in the explorer's log %s", x.LogFile)
+			}
 		}
 		noSecret(u)
 	})

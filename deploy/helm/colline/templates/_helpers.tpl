@@ -137,8 +137,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if and $ui.auth.proxyUserHeader (not $ui.auth.proxyTrustedNets) }}
 {{- fail "ui.auth.proxyTrustedNets is required with ui.auth.proxyUserHeader: the networks of the proxy, so nobody else can send the header" }}
 {{- end }}
-{{- if and $ui.secret.existingSecret (or $ui.secret.basicPassword $ui.secret.token) }}
-{{- fail "only one of ui.secret.existingSecret and ui.secret.basicPassword/token may be set" }}
+{{- if and $ui.secret.existingSecret (or $ui.secret.basicPassword $ui.secret.token $ui.secret.analyzerToken) }}
+{{- fail "only one of ui.secret.existingSecret and ui.secret.basicPassword/token/analyzerToken may be set" }}
+{{- end }}
+{{- if and $ui.secret.analyzerToken (not $ui.analyzerURL) }}
+{{- fail "ui.secret.analyzerToken is set but ui.analyzerURL is empty: the token is only sent to the analyzer" }}
 {{- end }}
 {{- if and $ui.secret.token (lt (len $ui.secret.token) 16) }}
 {{- fail "ui.secret.token must be at least 16 characters (e.g. openssl rand -hex 32)" }}
