@@ -214,6 +214,16 @@ public class Overhead {
         collineSum, olSum, olSum / Math.max(1e-9, collineSum));
     System.out.printf(Locale.ROOT, "wall-time difference of medians vs none: colline %+.1f ms, OpenLineage %+.1f ms%n",
         pct(col(results.get("colline"), 0), 50) - pct(noneWall, 50), pct(col(results.get("openlineage"), 0), 50) - pct(noneWall, 50));
+    // one machine-readable line per mode, TPC-DS CTAS only (bench/listener.go reads them):
+    // mode, queries, wall p50, wall p99, listener p50, listener p99, listener sum (ms)
+    for (var e : results.entrySet()) {
+      List<double[]> tpcdsRows = e.getValue().stream().filter(r -> r[2] == 1).toList();
+      double[] wall = col(tpcdsRows, 0), lis = col(tpcdsRows, 1);
+      System.out.printf(Locale.ROOT, "tpcds-row %s %d %.3f %.3f %.3f %.3f %.3f%n", e.getKey(), wall.length,
+          pct(wall, 50), pct(wall, 99), pct(lis, 50), pct(lis, 99), sum(lis));
+    }
+    System.out.printf(Locale.ROOT, "colline-stats built=%d droppedNested=%d published=%d%n", built,
+        stats.getOrDefault("droppedNested", 0L), stats.getOrDefault("published", 0L));
     spark.stop();
   }
 
@@ -236,7 +246,7 @@ public class Overhead {
       long wall = System.nanoTime() - t0;
       idle(base);
       long lis = listenerNanos(colline, ol) - before;
-      out.add(new double[] {wall / 1e6, lis / 1e6});
+      out.add(new double[] {wall / 1e6, lis / 1e6, q.name.startsWith("q") ? 1 : 0});
     }
     return out;
   }
@@ -263,7 +273,8 @@ public class Overhead {
     while (System.currentTimeMillis() < deadline) {
       Map<String, Long> st = stats();
       long done = st.getOrDefault("built", 0L) + st.getOrDefault("droppedNoLineage", 0L)
-          + st.getOrDefault("droppedOversize", 0L) + st.getOrDefault("internalErrors", 0L);
+          + st.getOrDefault("droppedNested", 0L) + st.getOrDefault("droppedOversize", 0L)
+          + st.getOrDefault("internalErrors", 0L);
       if (done >= st.getOrDefault("enqueued", 0L)) return;
       Thread.sleep(1);
     }
