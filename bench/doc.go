@@ -1,7 +1,7 @@
 // Command bench measures colline against the targets of docs/benchmarks.md, each figure next to a
 // baseline measured in the same run:
 //
-//	go run ./bench [-parts decode,e2e,fresh,rss,reads] [flags]     (make bench)
+//	go run ./bench [-parts decode,e2e,fresh,rss,reads,listener] [flags]     (make bench)
 //
 // Parts:
 //   - decode: events.Decode + plan.Extract over the TPC-DS corpus vs json.Unmarshal into any.
@@ -13,6 +13,10 @@
 //     the same binary consuming one small TPC-DS plan.
 //   - reads: p50/p99 of the lineage queries over a generated graph of ≥1M column edges, vs a
 //     one-hop lookup.
+//   - listener: the driver time the colline listener adds per TPC-DS CTAS (p50, p99) in one Spark
+//     3.5 driver, vs the same run without a listener and with OpenLineage 1.53, and the ratio
+//     (bench/overhead/run.sh; -listener-queries, default 10 queries, -listener-rounds,
+//     -listener-jar). Needs Kafka only; about 2 minutes.
 //   - hostile (not in the default; no services): plan/hostile's shapes (mutations of a captured
 //     event) at two sizes each, extraction time and peak RSS per size in a child process, and the
 //     ratios between the sizes (about 2 for twice the size: linear).

@@ -28,7 +28,7 @@ type benchEnv struct {
 
 func main() {
 	var (
-		parts      = flag.String("parts", "decode,e2e,fresh,rss,reads", "comma-separated parts to run (decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; analyze: colline's analyzer, warm; none of these in the default)")
+		parts      = flag.String("parts", "decode,e2e,fresh,rss,reads,listener", "comma-separated parts to run (listener: the listener's driver time per TPC-DS CTAS against no listener and OpenLineage, bench/overhead/run.sh; decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; analyze: colline's analyzer, warm; none of these in the default)")
 		corpus     = flag.String("corpus", "plan/testdata/tpcds", "TPC-DS corpus directory (spark-*/q*.json[.gz])")
 		kafkaAddr  = flag.String("kafka", envOr("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers, comma-separated")
 		neo4jURI   = flag.String("neo4j", envOr("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (no auth)")
@@ -57,6 +57,9 @@ func main() {
 		hostileArg = flag.String("hostile-child", "", "internal: extract one hostile plan \"shape,n\" (the hostile part runs itself with it)")
 		hostileW   = flag.String("hostile-write-child", "", "internal: write one hostile plan \"shape,n\" to -neo4j (the hostile-write part runs itself with it)")
 		hostileE   = flag.Int("hostile-edges", plan.DefaultBudget.Edges, "hostile-write: the edges budget the shapes are sized to")
+		lisQueries = flag.String("listener-queries", DefaultListenerQueries, "listener: TPC-DS queries to run as CTAS (BENCH_QUERIES), space-separated; \"all\": the 103")
+		lisRounds  = flag.Int("listener-rounds", 1, "listener: measured rounds (each runs every mode once, after a warm-up round)")
+		lisJar     = flag.String("listener-jar", "", "listener: the listener jar to measure (BENCH_LISTENER_JAR); default: this tree's, built if missing")
 		hostileP   = flag.Int("hostile-neo4j-pid", 0, "hostile-write: the pid of the local Neo4j, to report the CPU time of each write (e.g. $(cat $COLLINE_DEV_DIR/run/neo4j/pid)); 0: none")
 	)
 	flag.IntVar(&e2eBatchSize, "e2e-batch", 0, "e2e, fresh: messages per batch (COLLINE_BATCH_SIZE); 0: the default")
@@ -103,6 +106,8 @@ func main() {
 			return benchAnalyze(ctx, r, *anLines, *anTPCDS, *anPasses)
 		case "reads":
 			return benchReads(ctx, r, env, *readEdges, *readN, *readTO, *readBudget, *readReuse)
+		case "listener":
+			return benchListener(ctx, r, env, *lisQueries, *lisRounds, *lisJar)
 		case "ui":
 			return benchUI(ctx, r, env, *readEdges, *readN, *readBudget, *readReuse)
 		}
@@ -125,7 +130,7 @@ func run(ctx context.Context, parts, corpus, kafkaAddr, neo4jURI string, do func
 	env := &benchEnv{brokers: strings.Split(kafkaAddr, ","), neo4jURI: neo4jURI}
 	needServices := false
 	for _, p := range strings.Split(parts, ",") {
-		needServices = needServices || (p != "decode" && p != "decodelibs" && p != "model" && p != "hostile" && p != "analyze")
+		needServices = needServices || (p != "decode" && p != "decodelibs" && p != "model" && p != "hostile" && p != "analyze" && p != "listener")
 	}
 	if needServices {
 		d, err := graph.NewDriver(neo4jURI, "", "")

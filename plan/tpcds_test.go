@@ -16,7 +16,8 @@ import (
 // The TPC-DS corpus: the 103 TPC-DS queries, each run as CREATE TABLE tpcds_out.<q> USING parquet
 // AS <query> over the empty TPC-DS schema, captured by the listener from real Spark
 // (dev/tpcds/capture). Each query left two events: <q>.nested.json, the CTAS's inner insert, and
-// <q>.json, the CTAS. See testdata/tpcds/README.md.
+// <q>.json, the CTAS (the listener of the capture still published nested writes; today's drops
+// them, and a re-capture leaves <q>.json only, which this test accepts). See testdata/tpcds/README.md.
 
 // tpcdsLines are the captured Spark lines and the queries known not to be captured on each, with
 // the reason (none today).

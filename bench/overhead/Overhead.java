@@ -214,6 +214,21 @@ public class Overhead {
         collineSum, olSum, olSum / Math.max(1e-9, collineSum));
     System.out.printf(Locale.ROOT, "wall-time difference of medians vs none: colline %+.1f ms, OpenLineage %+.1f ms%n",
         pct(col(results.get("colline"), 0), 50) - pct(noneWall, 50), pct(col(results.get("openlineage"), 0), 50) - pct(noneWall, 50));
+    // one machine-readable line per mode, TPC-DS CTAS only (bench/listener.go reads them):
+    // mode, queries, wall p50, wall p99, listener p50, listener p99, listener sum (ms)
+    for (var e : results.entrySet()) {
+      List<double[]> tpcdsRows = e.getValue().stream().filter(r -> r[2] == 1).toList();
+      double[] wall = col(tpcdsRows, 0), lis = col(tpcdsRows, 1);
+      System.out.printf(Locale.ROOT, "tpcds-row %s %d %.3f %.3f %.3f %.3f %.3f%n", e.getKey(), wall.length,
+          pct(wall, 50), pct(wall, 99), pct(lis, 50), pct(lis, 99), sum(lis));
+    }
+    List<double[]> collineTpcds = results.getOrDefault("colline", List.of()).stream().filter(r -> r[2] == 1).toList();
+    System.out.printf(Locale.ROOT, "colline listener time per TPC-DS CTAS by part, p50 (sum): callbacks on the bus %.3f ms (%.1f ms), " +
+            "publisher thread %.3f ms (%.1f ms), Kafka producer threads %.3f ms (%.1f ms)%n",
+        pct(col(collineTpcds, 3), 50), sum(col(collineTpcds, 3)), pct(col(collineTpcds, 4), 50), sum(col(collineTpcds, 4)),
+        pct(col(collineTpcds, 5), 50), sum(col(collineTpcds, 5)));
+    System.out.printf(Locale.ROOT, "colline-stats built=%d droppedNested=%d published=%d%n", built,
+        stats.getOrDefault("droppedNested", 0L), stats.getOrDefault("published", 0L));
     spark.stop();
   }
 
@@ -226,6 +241,7 @@ public class Overhead {
     for (Query q : queries) {
       idle(base);
       long before = listenerNanos(colline, ol);
+      long[] partsBefore = collineParts(colline);
       long t0 = System.nanoTime();
       try {
         s.sql("CREATE TABLE b_" + db + "." + q.name + " USING parquet AS " + q.sql);
@@ -236,9 +252,26 @@ public class Overhead {
       long wall = System.nanoTime() - t0;
       idle(base);
       long lis = listenerNanos(colline, ol) - before;
-      out.add(new double[] {wall / 1e6, lis / 1e6});
+      long[] partsAfter = collineParts(colline);
+      out.add(new double[] {wall / 1e6, lis / 1e6, q.name.startsWith("q") ? 1 : 0,
+          (partsAfter[0] - partsBefore[0]) / 1e6, (partsAfter[1] - partsBefore[1]) / 1e6, (partsAfter[2] - partsBefore[2]) / 1e6});
     }
     return out;
+  }
+
+  /** colline's listener time so far by part: callbacks (wall), publisher thread (CPU), Kafka producer threads (CPU). */
+  static long[] collineParts(TimedQel colline) {
+    long[] p = new long[3];
+    if (colline == null) return p;
+    p[0] = colline.nanos.get();
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      String name = t.getName();
+      int i = name.equals("colline-publisher") ? 1 : name.contains("colline-listener") ? 2 : -1;
+      if (i < 0) continue;
+      long c = THREADS.getThreadCpuTime(t.getId());
+      if (c > 0) p[i] += c;
+    }
+    return p;
   }
 
   /** Listener time so far: callback wall time plus colline's own threads' CPU. */
@@ -263,7 +296,8 @@ public class Overhead {
     while (System.currentTimeMillis() < deadline) {
       Map<String, Long> st = stats();
       long done = st.getOrDefault("built", 0L) + st.getOrDefault("droppedNoLineage", 0L)
-          + st.getOrDefault("droppedOversize", 0L) + st.getOrDefault("internalErrors", 0L);
+          + st.getOrDefault("droppedNested", 0L) + st.getOrDefault("droppedOversize", 0L)
+          + st.getOrDefault("internalErrors", 0L);
       if (done >= st.getOrDefault("enqueued", 0L)) return;
       Thread.sleep(1);
     }

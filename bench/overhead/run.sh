@@ -6,14 +6,15 @@
 #
 # Environment: BENCH_KAFKA (bootstrap, default 127.0.0.1:19092; "-" = no Kafka: events are built and
 # dropped), BENCH_TOPIC (default colline.bench.overhead, created if missing), BENCH_QUERIES (subset,
-# e.g. "q1 q2"), COLLINE_TPCDS_DIR (default dev/tpcds/data).
+# e.g. "q1 q2"), COLLINE_TPCDS_DIR (default dev/tpcds/data), BENCH_LISTENER_JAR (the colline listener jar
+# to measure, default the one of this tree, built if missing: point it at another tree's jar to compare two).
 # Needs: the Spark jars of dev/spark-sql (fetched on first use), the listener jar (built if missing),
 # io.openlineage:openlineage-spark_2.12:1.53.0 (fetched into ~/.m2 if missing).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 TPCDS="${COLLINE_TPCDS_DIR:-$ROOT/dev/tpcds/data}"
 JARS="$ROOT/.cache/jars/spark-3.5_2.12"
-LISTENER="$ROOT/listener/target/colline-listener-spark3.5_2.12-0.1.0.jar"
+LISTENER="${BENCH_LISTENER_JAR:-$ROOT/listener/target/colline-listener-spark3.5_2.12-0.1.0.jar}"
 OL_VERSION=1.53.0
 OL="$HOME/.m2/repository/io/openlineage/openlineage-spark_2.12/$OL_VERSION/openlineage-spark_2.12-$OL_VERSION.jar"
 KAFKA="${BENCH_KAFKA:-127.0.0.1:19092}"
@@ -23,7 +24,12 @@ if [ ! -f "$JARS/.stamp" ]; then
   echo 'SELECT 1;' >"${TMPDIR:-/tmp}/colline-bench-warm.sql"
   "$ROOT/dev/spark-sql" "${TMPDIR:-/tmp}/colline-bench-warm.sql" >/dev/null
 fi
-[ -f "$LISTENER" ] || mvn -B -q -f "$ROOT/listener/pom.xml" package -DskipTests
+if [ -n "${BENCH_LISTENER_JAR:-}" ]; then
+  [ -f "$LISTENER" ] || { echo "bench/overhead/run.sh: BENCH_LISTENER_JAR=$LISTENER: no such file" >&2; exit 2; }
+else
+  [ -f "$LISTENER" ] || mvn -B -q -f "$ROOT/listener/pom.xml" package -DskipTests
+fi
+echo "listener jar: $LISTENER ($(sha256sum "$LISTENER" | cut -c1-12))"
 [ -f "$OL" ] || mvn -B -q org.apache.maven.plugins:maven-dependency-plugin:3.8.1:get \
   -Dartifact=io.openlineage:openlineage-spark_2.12:$OL_VERSION -Dtransitive=false
 if [ "$KAFKA" != "-" ]; then

@@ -95,6 +95,29 @@ private[listener] object EventBuilder {
     Event(event, executionId, rootClass)
   }
 
+  /**
+   * The dataset of the first write node of a plan, in the order of the event's nodes (pre-order,
+   * then nested plans), without building the event: what a nested write contributes to its
+   * outer write (its location). None: the plan writes nothing.
+   */
+  def firstWrite(plan: LogicalPlan): Option[J.Obj] = {
+    val later = mutable.Queue[LogicalPlan](plan)
+    var found: Option[J.Obj] = None
+    while (found.isEmpty && later.nonEmpty) {
+      var stack: List[LogicalPlan] = List(later.dequeue())
+      while (found.isEmpty && stack.nonEmpty) {
+        val p = stack.head
+        stack = stack.tail
+        Try(Nodes.describe(p)).toOption.foreach { info =>
+          found = info.write.map(_.dataset)
+          info.nested.foreach { case (_, n) => later.enqueue(n) }
+        }
+        stack = p.children.toList ++ stack
+      }
+    }
+    found
+  }
+
   /** The `write.dataset` objects of an event's nodes. */
   def writeDatasets(e: J.Obj): Seq[J.Obj] = e.get("nodes").toSeq.flatMap {
     case a: J.Arr => a.items.toSeq.flatMap {

@@ -13,7 +13,8 @@ import org.apache.spark.sql.execution.ui.{SparkListenerSQLExecutionEnd, SparkLis
  * (SparkClasses.NestingWriteExecs) is still running
  * (`Execute CreateDataSourceTableAsSelectCommand` for the inner insert of a 3.4+ CTAS,
  * `Execute InsertIntoDataSourceDirCommand`, `Execute InsertIntoDataSourceCommand` around a JDBC
- * `SaveIntoDataSourceCommand`, `AtomicCreateTableAsSelect` around a v2 `AppendData`, ...).
+ * `SaveIntoDataSourceCommand`, `AtomicCreateTableAsSelect` around a v2 `AppendData`, ...); the
+ * publisher does not publish those (Publisher.process: `droppedNested`).
  * It also drains the publisher at application end and logs its report (Publisher.report).
  */
 private[listener] final class ExecutionTracker(publisher: Publisher) extends SparkListener {

@@ -106,28 +106,39 @@ private[listener] object J {
 
   private val Hex = "0123456789abcdef".toCharArray
 
+  /**
+   * Appends `s` as a JSON string. Runs of characters that need no escape (nearly all of an event)
+   * are appended in one call; only the rest goes character by character.
+   */
   def quote(s: String, sb: java.lang.StringBuilder): Unit = {
     sb.append('"')
-    var i = 0
     val n = s.length
+    var run = 0 // start of the pending run of plain characters
+    var i = 0
     while (i < n) {
       val c = s.charAt(i)
-      c match {
-        case '"' => sb.append("\\\"")
-        case '\\' => sb.append("\\\\")
-        case '\n' => sb.append("\\n")
-        case '\r' => sb.append("\\r")
-        case '\t' => sb.append("\\t")
-        case '\b' => sb.append("\\b")
-        case '\f' => sb.append("\\f")
-        case _ if c < 0x20 || c == '\u2028' || c == '\u2029' ||
-          (Character.isSurrogate(c) && !validSurrogate(s, i)) =>
-          sb.append("\\u").append(Hex((c >> 12) & 0xf)).append(Hex((c >> 8) & 0xf))
-            .append(Hex((c >> 4) & 0xf)).append(Hex(c & 0xf))
-        case _ => sb.append(c)
+      if (c >= 0x20 && c != '"' && c != '\\' && c < '\u2028') i += 1 // plain ASCII and most of the BMP
+      else if (c >= 0x20 && c != '"' && c != '\\' && c != '\u2028' && c != '\u2029' &&
+        (!Character.isSurrogate(c) || validSurrogate(s, i))) i += 1
+      else {
+        if (i > run) sb.append(s, run, i)
+        c match {
+          case '"' => sb.append("\\\"")
+          case '\\' => sb.append("\\\\")
+          case '\n' => sb.append("\\n")
+          case '\r' => sb.append("\\r")
+          case '\t' => sb.append("\\t")
+          case '\b' => sb.append("\\b")
+          case '\f' => sb.append("\\f")
+          case _ =>
+            sb.append("\\u").append(Hex((c >> 12) & 0xf)).append(Hex((c >> 8) & 0xf))
+              .append(Hex((c >> 4) & 0xf)).append(Hex(c & 0xf))
+        }
+        i += 1
+        run = i
       }
-      i += 1
     }
+    if (n > run) sb.append(s, run, n)
     sb.append('"')
   }
 

@@ -27,6 +27,8 @@ private[listener] final class Metrics {
   val droppedCommandResult = new AtomicLong
   val droppedNotCommand = new AtomicLong
   val droppedNoLineage = new AtomicLong
+  /** nested writes (the inner insert of a CTAS, …): not published, the outer command's event carries their lineage */
+  val droppedNested = new AtomicLong
   val droppedOversize = new AtomicLong
   val droppedKafkaDown = new AtomicLong
   val truncated = new AtomicLong
@@ -40,7 +42,7 @@ private[listener] final class Metrics {
   def snapshot: Map[String, Long] = Map(
     "seen" -> seen.get, "enqueued" -> enqueued.get, "droppedQueueFull" -> droppedQueueFull.get,
     "droppedCommandResult" -> droppedCommandResult.get, "droppedNotCommand" -> droppedNotCommand.get,
-    "droppedNoLineage" -> droppedNoLineage.get, "droppedOversize" -> droppedOversize.get,
+    "droppedNoLineage" -> droppedNoLineage.get, "droppedNested" -> droppedNested.get, "droppedOversize" -> droppedOversize.get,
     "droppedKafkaDown" -> droppedKafkaDown.get, "streams" -> streamsPublished.get,
     "truncated" -> truncated.get, "built" -> built.get, "published" -> published.get,
     "sendErrors" -> sendErrors.get, "fileErrors" -> fileErrors.get, "internalErrors" -> internalErrors.get)
@@ -334,13 +336,20 @@ private[listener] final class Publisher(val cfg: Config) {
   private def process(p: Pending): Unit = {
     Faults.maybeThrow(cfg, "build")
     val exec = if (Compat.tracksExecutions) tracker.lookup(p.qeId) else None
-    EventBuilder.build(p, exec, cfg) match {
+    // A nested write (the inner insert of a CTAS, …) is not published: the outer command's event
+    // carries the same lineage with the real target. Only its location is kept, to complete the
+    // outer write (a CTAS target has no location before it is created); nothing else is built.
+    val nested = exec.filter(_.nestedWrite).flatMap(x => EventBuilder.firstWrite(p.plan).map(x -> _))
+    nested.foreach { case (x, d) =>
+      EventBuilder.location(d).foreach(nestedLocations.put(x.rootExecutionId, _))
+      metrics.droppedNested.incrementAndGet()
+    }
+    if (nested.isEmpty) EventBuilder.build(p, exec, cfg) match {
       case Skipped(_) => metrics.droppedNoLineage.incrementAndGet()
       case Event(json, executionId, rootClass) =>
-        exec.foreach { x =>
+        exec.filter(!_.nestedWrite).foreach { x =>
           val writes = EventBuilder.writeDatasets(json)
-          if (x.nestedWrite) writes.flatMap(EventBuilder.location).headOption.foreach(nestedLocations.put(x.rootExecutionId, _))
-          else if (writes.nonEmpty) nestedLocations.remove(x.rootExecutionId).foreach(l => writes.foreach(EventBuilder.completeFrom(_, l)))
+          if (writes.nonEmpty) nestedLocations.remove(x.rootExecutionId).foreach(l => writes.foreach(EventBuilder.completeFrom(_, l)))
         }
         publish(json, executionId, rootClass, p.appId)
     }
@@ -430,12 +439,12 @@ private[listener] final class Publisher(val cfg: Config) {
   def report(where: String): String = {
     val m = metrics
     val lost = m.droppedQueueFull.get + m.droppedKafkaDown.get + m.droppedOversize.get + m.sendErrors.get
-    val byDesign = m.droppedCommandResult.get + m.droppedNotCommand.get + m.droppedNoLineage.get
+    val byDesign = m.droppedCommandResult.get + m.droppedNotCommand.get + m.droppedNoLineage.get + m.droppedNested.get
     s"at $where: ${m.seen.get} query executions seen, ${m.published.get} events published " +
       s"(${m.truncated.get} degraded to fit event.maxBytes), $lost lost (queue full ${m.droppedQueueFull.get}, " +
       s"Kafka down ${m.droppedKafkaDown.get}, too large ${m.droppedOversize.get}, send errors ${m.sendErrors.get}), " +
       s"$byDesign not published by design (command results ${m.droppedCommandResult.get}, plain queries " +
-      s"${m.droppedNotCommand.get}, no lineage ${m.droppedNoLineage.get})" +
+      s"${m.droppedNotCommand.get}, no lineage ${m.droppedNoLineage.get}, nested writes ${m.droppedNested.get})" +
       (if (lost > 0) s"; raise spark.colline.queue.capacity (${cfg.queueCapacity}) if the queue was full" else "")
   }
 

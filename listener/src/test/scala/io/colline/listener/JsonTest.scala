@@ -17,6 +17,39 @@ class JsonTest extends munit.FunSuite {
       "\"q\\\" b\\\\ \\n\\r\\t\\b\\f \\u0001 \\u2028\\u2029 ok\ud83d\ude00 lone\\ud800 x\\udc00\"")
   }
 
+  test("quoting in runs escapes as character by character does, on random strings") {
+    // the reference: one character at a time, as the writer did before it appended runs
+    def reference(s: String): String = {
+      val sb = new StringBuilder("\"")
+      var i = 0
+      while (i < s.length) {
+        val c = s.charAt(i)
+        val valid = !Character.isSurrogate(c) ||
+          (if (Character.isHighSurrogate(c)) i + 1 < s.length && Character.isLowSurrogate(s.charAt(i + 1))
+          else i > 0 && Character.isHighSurrogate(s.charAt(i - 1)))
+        c match {
+          case '"' => sb.append("\\\"")
+          case '\\' => sb.append("\\\\")
+          case '\n' => sb.append("\\n")
+          case '\r' => sb.append("\\r")
+          case '\t' => sb.append("\\t")
+          case '\b' => sb.append("\\b")
+          case '\f' => sb.append("\\f")
+          case _ if c < 0x20 || c == '\u2028' || c == '\u2029' || !valid => sb.append("\\u%04x".format(c.toInt))
+          case _ => sb.append(c)
+        }
+        i += 1
+      }
+      sb.append('"').toString
+    }
+    val alphabet = "ab \"\\\n\u0000\u001f\u007f\u00e9\u2027\u2028\u2029\u202a\ud800\udbff\udc00\udfff\uffff"
+    val rnd = new scala.util.Random(17)
+    for (_ <- 1 to 5000) {
+      val s = Seq.fill(rnd.nextInt(12))(alphabet.charAt(rnd.nextInt(alphabet.length))).mkString
+      assertEquals(J.render(J.Str(s)), reference(s), s.map(c => "%04x".format(c.toInt)).mkString(" "))
+    }
+  }
+
   test("a Ref renders its resolved index, null before it is resolved") {
     val r = new J.Ref
     val o = J.obj("query" -> r)
