@@ -1,0 +1,236 @@
+package graph_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/colline/colline/graph"
+	"github.com/colline/colline/process"
+)
+
+func tpcdsItems(t *testing.T) []graph.Item {
+	t.Helper()
+	var files []string
+	for _, pat := range []string{"spark-*/q*.json", "spark-*/q*.json.gz"} {
+		m, _ := filepath.Glob(filepath.Join("../plan/testdata/tpcds", pat))
+		files = append(files, m...)
+	}
+	sort.Strings(files)
+	if len(files) == 0 {
+		t.Skip("no TPC-DS corpus")
+	}
+	var items []graph.Item
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(f, ".gz") {
+			z, err := gzip.NewReader(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, err = io.ReadAll(z); err != nil {
+				t.Fatal(err)
+			}
+		}
+		it, err := process.Step{}.Item(b)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+// TestProfileTPCDS (COLLINE_PROFILE=batch index) writes the TPC-DS corpus in batches of 100 and
+// PROFILEs every statement of one batch. A measuring aid, not a check.
+func TestProfileTPCDS(t *testing.T) {
+	which, _ := strconv.Atoi(os.Getenv("COLLINE_PROFILE"))
+	uri := os.Getenv("COLLINE_TEST_NEO4J_URI")
+	if os.Getenv("COLLINE_PROFILE") == "" || uri == "" {
+		t.Skip("COLLINE_PROFILE and COLLINE_TEST_NEO4J_URI not set")
+	}
+	ctx := context.Background()
+	d, err := graph.NewDriver(uri, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(ctx)
+	wipe(t, d)
+	w := graph.NewWriter(d, "")
+	if err := w.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	items := tpcdsItems(t)
+	const size = 100
+	for b := 0; b*size < len(items); b++ {
+		batch := items[b*size : min((b+1)*size, len(items))]
+		if b != which {
+			start := time.Now()
+			if err := w.Write(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("batch %d: %d items written in %v", b, len(batch), time.Since(start))
+			continue
+		}
+		sts, err := graph.Statements(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := d.NewSession(ctx, neo4j.SessionConfig{AccessMode: neo4j.AccessModeWrite})
+		tx, err := s.BeginTransaction(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := time.Now()
+		for _, st := range sts {
+			if os.Getenv("COLLINE_PROFILE_EXPLAIN") != "" {
+				for _, pre := range []string{"EXPLAIN ", "EXPLAIN in tx "} {
+					var pl neo4j.Plan
+					if pre == "EXPLAIN " {
+						res, err := neo4j.ExecuteQuery(ctx, d, pre+st.Query(), map[string]any{"rows": st.Rows()}, neo4j.EagerResultTransformer)
+						if err != nil {
+							t.Fatal(err)
+						}
+						pl = res.Summary.Plan()
+					} else {
+						res, err := tx.Run(ctx, "EXPLAIN "+st.Query(), map[string]any{"rows": st.Rows()})
+						if err != nil {
+							t.Fatal(err)
+						}
+						sum, err := res.Consume(ctx)
+						if err != nil {
+							t.Fatal(err)
+						}
+						pl = sum.Plan()
+					}
+					var ops []string
+					var walk func(p neo4j.Plan)
+					walk = func(p neo4j.Plan) {
+						ops = append(ops, p.Operator())
+						for _, c := range p.Children() {
+							walk(c)
+						}
+					}
+					walk(pl)
+					t.Logf("%s%s outside tx: %v", pre, st.Name(), ops)
+				}
+			}
+			start := time.Now()
+			res, err := tx.Run(ctx, "PROFILE "+st.Query(), map[string]any{"rows": st.Rows()})
+			if err != nil {
+				t.Fatalf("%s: %v", st.Name(), err)
+			}
+			sum, err := res.Consume(ctx)
+			if err != nil {
+				t.Fatalf("%s: %v", st.Name(), err)
+			}
+			el := time.Since(start)
+			var lines []string
+			var hits int64
+			var walk func(p neo4j.ProfiledPlan, depth int)
+			walk = func(p neo4j.ProfiledPlan, depth int) {
+				op, _, _ := strings.Cut(p.Operator(), "@")
+				hits += p.DbHits()
+				det, _ := p.Arguments()["Details"].(string)
+				if len(det) > 70 {
+					det = det[:70]
+				}
+				lines = append(lines, fmt.Sprintf("%s%s rows=%d hits=%d %s", strings.Repeat("  ", depth), op, p.Records(), p.DbHits(), det))
+				for _, c := range p.Children() {
+					walk(c, depth+1)
+				}
+			}
+			walk(sum.Profile(), 1)
+			t.Logf("PROFILE %s: %d rows, %d db hits, %v\n%s", st.Name(), len(st.Rows()), hits, el, strings.Join(lines, "\n"))
+		}
+		start := time.Now()
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("batch %d profiled: statements %v, commit %v", b, time.Since(total)-time.Since(start), time.Since(start))
+		s.Close(ctx)
+	}
+}
+
+// TestExplainTPCDS (COLLINE_EXPLAIN=1) EXPLAINs every statement of every TPC-DS batch of 100 and
+// prints the Eager operators.
+func TestExplainTPCDS(t *testing.T) {
+	uri := os.Getenv("COLLINE_TEST_NEO4J_URI")
+	if os.Getenv("COLLINE_EXPLAIN") == "" || uri == "" {
+		t.Skip("COLLINE_EXPLAIN and COLLINE_TEST_NEO4J_URI not set")
+	}
+	ctx := context.Background()
+	d, err := graph.NewDriver(uri, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(ctx)
+	items := tpcdsItems(t)
+	write := os.Getenv("COLLINE_EXPLAIN") == "write"
+	if write {
+		wipe(t, d)
+	}
+	const size = 100
+	for b := 0; b*size < len(items); b++ {
+		if write && b > 0 {
+			if err := graph.NewWriter(d, "").Write(ctx, items[(b-1)*size:b*size]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sts, err := graph.Statements(items[b*size : min((b+1)*size, len(items))])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if write {
+			if _, err := neo4j.ExecuteQuery(ctx, d, "CALL db.clearQueryCaches()", nil, neo4j.EagerResultTransformer); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, st := range sts {
+			res, err := neo4j.ExecuteQuery(ctx, d, "EXPLAIN "+st.Query(), map[string]any{"rows": st.Rows()}, neo4j.EagerResultTransformer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var walk func(p neo4j.Plan)
+			walk = func(p neo4j.Plan) {
+				if strings.HasPrefix(p.Operator(), "Eager") && !strings.HasPrefix(p.Operator(), "EagerAgg") {
+					t.Logf("batch %d %s (%d rows): %s %v", b, st.Name(), len(st.Rows()), p.Operator(), p.Arguments()["Details"])
+				}
+				for _, c := range p.Children() {
+					walk(c)
+				}
+			}
+			walk(res.Summary.Plan())
+		}
+	}
+}
+
+func wipe(t *testing.T, d neo4j.DriverWithContext) {
+	ctx := context.Background()
+	s := d.NewSession(ctx, neo4j.SessionConfig{})
+	defer s.Close(ctx)
+	res, err := s.Run(ctx, `MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS`, nil)
+	if err == nil {
+		_, err = res.Consume(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := graph.NewWriter(d, "").Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
