@@ -12,7 +12,21 @@ func Statements(items []Item) ([]Statement, error) {
 	return r.statements(), nil
 }
 
+// Params returns the parameters Write sends with the statement (one chunk).
+func (s Statement) Params() map[string]any { return map[string]any{"rows": s.rows} }
+
 // Name and Query expose a statement's parts to the external tests.
 func (s Statement) Name() string           { return s.name }
 func (s Statement) Query() string          { return s.query }
 func (s Statement) Rows() []map[string]any { return s.rows }
+
+// Combined returns the one query and parameters Write sends for items; ok false when it sends
+// the statements one by one.
+func Combined(items []Item) (query string, params map[string]any, ok bool, err error) {
+	r, err := buildRows(items)
+	if err != nil {
+		return "", nil, false, err
+	}
+	c, ok := combine(r.statements())
+	return c.query, c.params, ok, nil
+}

@@ -86,7 +86,7 @@ func TestProfileTPCDS(t *testing.T) {
 			t.Logf("batch %d: %d items written in %v", b, len(batch), time.Since(start))
 			continue
 		}
-		sts, err := graph.Statements(batch)
+		sts, err := queries(batch, os.Getenv("COLLINE_PROFILE_COMBINED") != "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,40 +97,8 @@ func TestProfileTPCDS(t *testing.T) {
 		}
 		total := time.Now()
 		for _, st := range sts {
-			if os.Getenv("COLLINE_PROFILE_EXPLAIN") != "" {
-				for _, pre := range []string{"EXPLAIN ", "EXPLAIN in tx "} {
-					var pl neo4j.Plan
-					if pre == "EXPLAIN " {
-						res, err := neo4j.ExecuteQuery(ctx, d, pre+st.Query(), map[string]any{"rows": st.Rows()}, neo4j.EagerResultTransformer)
-						if err != nil {
-							t.Fatal(err)
-						}
-						pl = res.Summary.Plan()
-					} else {
-						res, err := tx.Run(ctx, "EXPLAIN "+st.Query(), map[string]any{"rows": st.Rows()})
-						if err != nil {
-							t.Fatal(err)
-						}
-						sum, err := res.Consume(ctx)
-						if err != nil {
-							t.Fatal(err)
-						}
-						pl = sum.Plan()
-					}
-					var ops []string
-					var walk func(p neo4j.Plan)
-					walk = func(p neo4j.Plan) {
-						ops = append(ops, p.Operator())
-						for _, c := range p.Children() {
-							walk(c)
-						}
-					}
-					walk(pl)
-					t.Logf("%s%s outside tx: %v", pre, st.Name(), ops)
-				}
-			}
 			start := time.Now()
-			res, err := tx.Run(ctx, "PROFILE "+st.Query(), map[string]any{"rows": st.Rows()})
+			res, err := tx.Run(ctx, "PROFILE "+st.Query(), st.Params())
 			if err != nil {
 				t.Fatalf("%s: %v", st.Name(), err)
 			}
@@ -166,59 +134,6 @@ func TestProfileTPCDS(t *testing.T) {
 	}
 }
 
-// TestExplainTPCDS (COLLINE_EXPLAIN=1) EXPLAINs every statement of every TPC-DS batch of 100 and
-// prints the Eager operators.
-func TestExplainTPCDS(t *testing.T) {
-	uri := os.Getenv("COLLINE_TEST_NEO4J_URI")
-	if os.Getenv("COLLINE_EXPLAIN") == "" || uri == "" {
-		t.Skip("COLLINE_EXPLAIN and COLLINE_TEST_NEO4J_URI not set")
-	}
-	ctx := context.Background()
-	d, err := graph.NewDriver(uri, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close(ctx)
-	items := tpcdsItems(t)
-	write := os.Getenv("COLLINE_EXPLAIN") == "write"
-	if write {
-		wipe(t, d)
-	}
-	const size = 100
-	for b := 0; b*size < len(items); b++ {
-		if write && b > 0 {
-			if err := graph.NewWriter(d, "").Write(ctx, items[(b-1)*size:b*size]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		sts, err := graph.Statements(items[b*size : min((b+1)*size, len(items))])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if write {
-			if _, err := neo4j.ExecuteQuery(ctx, d, "CALL db.clearQueryCaches()", nil, neo4j.EagerResultTransformer); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, st := range sts {
-			res, err := neo4j.ExecuteQuery(ctx, d, "EXPLAIN "+st.Query(), map[string]any{"rows": st.Rows()}, neo4j.EagerResultTransformer)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var walk func(p neo4j.Plan)
-			walk = func(p neo4j.Plan) {
-				if strings.HasPrefix(p.Operator(), "Eager") && !strings.HasPrefix(p.Operator(), "EagerAgg") {
-					t.Logf("batch %d %s (%d rows): %s %v", b, st.Name(), len(st.Rows()), p.Operator(), p.Arguments()["Details"])
-				}
-				for _, c := range p.Children() {
-					walk(c)
-				}
-			}
-			walk(res.Summary.Plan())
-		}
-	}
-}
-
 func wipe(t *testing.T, d neo4j.DriverWithContext) {
 	ctx := context.Background()
 	s := d.NewSession(ctx, neo4j.SessionConfig{})
@@ -233,4 +148,36 @@ func wipe(t *testing.T, d neo4j.DriverWithContext) {
 	if err := graph.NewWriter(d, "").Bootstrap(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// query is a statement as Write sends it.
+type query struct {
+	name, text string
+	params     map[string]any
+	rows       int
+}
+
+func (q query) Name() string           { return q.name }
+func (q query) Query() string          { return q.text }
+func (q query) Params() map[string]any { return q.params }
+func (q query) Rows() []struct{}       { return make([]struct{}, q.rows) }
+
+// queries returns the statements of batch, or the one combined query.
+func queries(batch []graph.Item, combined bool) ([]query, error) {
+	if combined {
+		q, params, ok, err := graph.Combined(batch)
+		if err != nil || !ok {
+			return nil, err
+		}
+		return []query{{name: "combined", text: q, params: params, rows: 1}}, nil
+	}
+	sts, err := graph.Statements(batch)
+	if err != nil {
+		return nil, err
+	}
+	var out []query
+	for _, st := range sts {
+		out = append(out, query{name: st.Name(), text: st.Query(), params: st.Params(), rows: len(st.Rows())})
+	}
+	return out, nil
 }
