@@ -19,14 +19,3 @@ func (s Statement) Params() map[string]any { return map[string]any{"rows": s.row
 func (s Statement) Name() string           { return s.name }
 func (s Statement) Query() string          { return s.query }
 func (s Statement) Rows() []map[string]any { return s.rows }
-
-// Combined returns the one query and parameters Write sends for items; ok false when it sends
-// the statements one by one.
-func Combined(items []Item) (query string, params map[string]any, ok bool, err error) {
-	r, err := buildRows(items)
-	if err != nil {
-		return "", nil, false, err
-	}
-	c, ok := combine(r.statements())
-	return c.query, c.params, ok, nil
-}

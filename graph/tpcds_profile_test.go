@@ -20,7 +20,8 @@ import (
 	"github.com/colline/colline/process"
 )
 
-func tpcdsItems(t *testing.T) []graph.Item {
+// tpcdsRaw returns the events of the TPC-DS corpus, in name order.
+func tpcdsRaw(t *testing.T) [][]byte {
 	t.Helper()
 	var files []string
 	for _, pat := range []string{"spark-*/q*.json", "spark-*/q*.json.gz"} {
@@ -31,7 +32,7 @@ func tpcdsItems(t *testing.T) []graph.Item {
 	if len(files) == 0 {
 		t.Skip("no TPC-DS corpus")
 	}
-	var items []graph.Item
+	var raws [][]byte
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -46,9 +47,27 @@ func tpcdsItems(t *testing.T) []graph.Item {
 				t.Fatal(err)
 			}
 		}
+		raws = append(raws, b)
+	}
+	return raws
+}
+
+// tpcdsItems returns the items of the TPC-DS corpus, in name order.
+func tpcdsItems(t *testing.T) []graph.Item { return tpcdsCopy(t, tpcdsRaw(t), 0) }
+
+// tpcdsCopy returns the items of raw with every tpcds_out renamed tpcds_out_<c> and the event
+// ids made unique, as the bench's copies (c 0: as they are).
+func tpcdsCopy(t *testing.T, raws [][]byte, c int) []graph.Item {
+	t.Helper()
+	var items []graph.Item
+	for _, b := range raws {
+		if c > 0 {
+			b = bytes.ReplaceAll(b, []byte("tpcds_out"), []byte(fmt.Sprintf("tpcds_out_%d", c)))
+			b = bytes.Replace(b, []byte(`"eventId":"`), []byte(fmt.Sprintf(`"eventId":"c%d-`, c)), 1)
+		}
 		it, err := process.Step{}.Item(b)
 		if err != nil {
-			t.Fatalf("%s: %v", f, err)
+			t.Fatal(err)
 		}
 		items = append(items, it)
 	}
@@ -58,7 +77,16 @@ func tpcdsItems(t *testing.T) []graph.Item {
 // TestProfileTPCDS (COLLINE_PROFILE=batch index) writes the TPC-DS corpus in batches of 100 and
 // PROFILEs every statement of one batch. A measuring aid, not a check.
 func TestProfileTPCDS(t *testing.T) {
-	which, _ := strconv.Atoi(os.Getenv("COLLINE_PROFILE"))
+	which := map[int]bool{}
+	for _, f := range strings.Split(os.Getenv("COLLINE_PROFILE"), ",") {
+		n, _ := strconv.Atoi(f)
+		which[n] = true
+	}
+	prefix := "PROFILE "
+	if os.Getenv("COLLINE_PROFILE_PLAIN") != "" {
+		prefix = ""
+	}
+	copies, _ := strconv.Atoi(os.Getenv("COLLINE_PROFILE_COPIES"))
 	uri := os.Getenv("COLLINE_TEST_NEO4J_URI")
 	if os.Getenv("COLLINE_PROFILE") == "" || uri == "" {
 		t.Skip("COLLINE_PROFILE and COLLINE_TEST_NEO4J_URI not set")
@@ -74,19 +102,29 @@ func TestProfileTPCDS(t *testing.T) {
 	if err := w.Bootstrap(ctx); err != nil {
 		t.Fatal(err)
 	}
-	items := tpcdsItems(t)
-	const size = 100
-	for b := 0; b*size < len(items); b++ {
-		batch := items[b*size : min((b+1)*size, len(items))]
-		if b != which {
+	raws := tpcdsRaw(t)
+	var all [][]graph.Item // the corpus, then copies with their own targets (as bench -e2e-copies)
+	for c := 0; c <= copies; c++ {
+		items := tpcdsCopy(t, raws, c)
+		for b := 0; b*100 < len(items); b++ {
+			all = append(all, items[b*100:min((b+1)*100, len(items))])
+		}
+	}
+	var writes time.Duration
+	n := 0
+	defer func() { t.Logf("%d batches written with Write in %v", n, writes) }()
+	for b, batch := range all {
+		if !which[b] {
 			start := time.Now()
 			if err := w.Write(ctx, batch); err != nil {
 				t.Fatal(err)
 			}
+			writes += time.Since(start)
+			n++
 			t.Logf("batch %d: %d items written in %v", b, len(batch), time.Since(start))
 			continue
 		}
-		sts, err := queries(batch, os.Getenv("COLLINE_PROFILE_COMBINED") != "")
+		sts, err := queries(batch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +136,7 @@ func TestProfileTPCDS(t *testing.T) {
 		total := time.Now()
 		for _, st := range sts {
 			start := time.Now()
-			res, err := tx.Run(ctx, "PROFILE "+st.Query(), st.Params())
+			res, err := tx.Run(ctx, prefix+st.Query(), st.Params())
 			if err != nil {
 				t.Fatalf("%s: %v", st.Name(), err)
 			}
@@ -122,8 +160,11 @@ func TestProfileTPCDS(t *testing.T) {
 					walk(c, depth+1)
 				}
 			}
-			walk(sum.Profile(), 1)
-			t.Logf("PROFILE %s: %d rows, %d db hits, %v\n%s", st.Name(), len(st.Rows()), hits, el, strings.Join(lines, "\n"))
+			if prefix != "" {
+				walk(sum.Profile(), 1)
+			}
+			t.Logf("PROFILE %s: %d rows, %d db hits, %v (server: available after %v, consumed after %v)\n%s", st.Name(), len(st.Rows()), hits, el,
+				sum.ResultAvailableAfter(), sum.ResultConsumedAfter(), strings.Join(lines, "\n"))
 		}
 		start := time.Now()
 		if err := tx.Commit(ctx); err != nil {
@@ -162,15 +203,8 @@ func (q query) Query() string          { return q.text }
 func (q query) Params() map[string]any { return q.params }
 func (q query) Rows() []struct{}       { return make([]struct{}, q.rows) }
 
-// queries returns the statements of batch, or the one combined query.
-func queries(batch []graph.Item, combined bool) ([]query, error) {
-	if combined {
-		q, params, ok, err := graph.Combined(batch)
-		if err != nil || !ok {
-			return nil, err
-		}
-		return []query{{name: "combined", text: q, params: params, rows: 1}}, nil
-	}
+// queries returns the statements of batch.
+func queries(batch []graph.Item) ([]query, error) {
 	sts, err := graph.Statements(batch)
 	if err != nil {
 		return nil, err

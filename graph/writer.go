@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -71,26 +70,7 @@ func (w *Writer) Write(ctx context.Context, items []Item) error {
 	defer sess.Close(context.WithoutCancel(ctx))
 
 	var failed string
-	one, oneOK := combine(stmts)
 	_, err = sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		if oneOK {
-			failed = "batch"
-			res, err := tx.Run(ctx, one.query, one.params)
-			if err != nil {
-				return nil, err
-			}
-			rec, err := res.Single(ctx)
-			if err != nil {
-				return nil, err
-			}
-			for i, name := range one.names {
-				n, _ := rec.Get(fmt.Sprintf("n%d", i))
-				if got, ok := n.(int64); !ok || got != int64(one.counts[i]) {
-					return nil, fmt.Errorf("%w: statement %s handled %v of %d rows", errRowCount, name, n, one.counts[i])
-				}
-			}
-			return nil, nil
-		}
 		for _, st := range stmts {
 			for chunk := range slices.Chunk(st.rows, maxRows) {
 				// Driver errors go back unwrapped: the driver classifies them for its retries.
@@ -118,49 +98,6 @@ func (w *Writer) Write(ctx context.Context, items []Item) error {
 		return fmt.Errorf("graph write of %d items (statement %s): %w", len(items), failed, err)
 	}
 	return nil
-}
-
-// combined is a batch's statements as one query: each statement with rows becomes a CALL
-// subquery with its own parameter and count, so the batch takes one round trip instead of one per
-// statement. The subqueries run in the statements' order, each to its end before the next starts
-// (one outer row), so later ones MATCH the nodes earlier ones MERGEd, as in separate statements.
-type combined struct {
-	query  string
-	params map[string]any
-	names  []string // statement names, by count column n0, n1, ...
-	counts []int    // rows sent, by count column
-}
-
-// combine returns stmts as one query; false when a statement has more than maxRows rows (those
-// are sent in chunks, statement by statement).
-func combine(stmts []statement) (combined, bool) {
-	c := combined{params: map[string]any{}}
-	var b strings.Builder
-	var ret []string
-	for _, st := range stmts {
-		if len(st.rows) > maxRows {
-			return combined{}, false
-		}
-		if len(st.rows) == 0 {
-			continue
-		}
-		i := len(c.names)
-		body, ok := strings.CutSuffix(st.query, "RETURN count(*) AS n")
-		if !ok || !strings.HasPrefix(body, "UNWIND $rows AS row\n") {
-			panic("graph: statement " + st.name + " is not UNWIND $rows ... RETURN count(*) AS n")
-		}
-		fmt.Fprintf(&b, "CALL {\nUNWIND $rows%d AS row%s\nRETURN count(*) AS n%d\n}\n", i, strings.TrimPrefix(body, "UNWIND $rows AS row"), i)
-		ret = append(ret, fmt.Sprintf("n%d", i))
-		c.params[fmt.Sprintf("rows%d", i)] = st.rows
-		c.names = append(c.names, st.name)
-		c.counts = append(c.counts, len(st.rows))
-	}
-	if len(c.names) == 0 {
-		return combined{}, false
-	}
-	b.WriteString("RETURN " + strings.Join(ret, ", "))
-	c.query = b.String()
-	return c, true
 }
 
 // errRowCount means a statement matched fewer nodes than it had rows: a bug in this package.
