@@ -115,9 +115,13 @@ type consumer struct {
 	tap    *tap
 }
 
-// e2eBatchSize and e2eBatchBytes, when not 0, replace the loop's BatchSize and BatchMaxBytes
-// (flags -e2e-batch and -e2e-batch-bytes), to measure the batch shape.
-var e2eBatchSize, e2eBatchBytes int
+// e2eBatchSize, e2eBatchBytes and e2eBatchWait, when not 0, replace the loop's BatchSize,
+// BatchMaxBytes and BatchWait (flags -e2e-batch, -e2e-batch-bytes and -e2e-batch-wait), to measure
+// the batch shape.
+var (
+	e2eBatchSize, e2eBatchBytes int
+	e2eBatchWait                time.Duration
+)
 
 // newConsumer builds the loop as cmd/consumer does, with its defaults, except for the writer
 // (wrapped in a tap) and exitWhenIdle.
@@ -133,7 +137,7 @@ func newConsumer(env *benchEnv, topic, dlqTopic string, w interface {
 		Fetcher: t, Committer: reader, Writer: t, DeadLetters: dlq,
 		Metrics: ingest.NewMetrics(reg), Logger: slog.New(slog.DiscardHandler), Version: "bench",
 	}
-	p.BatchSize, p.BatchMaxBytes = e2eBatchSize, e2eBatchBytes // 0: the defaults
+	p.BatchSize, p.BatchMaxBytes, p.BatchWait = e2eBatchSize, e2eBatchBytes, e2eBatchWait // 0: the defaults
 	if exitWhenIdle > 0 {
 		p.ExitWhenIdle = exitWhenIdle
 		p.Backlog = ingest.Backlog{Brokers: env.brokers, Topics: []string{topic}, Group: group}

@@ -35,9 +35,9 @@ var columns = element{
 	nodes:         []string{"Column"},
 	relationships: []string{"HAS_COLUMN"},
 	query: `UNWIND $rows AS row
-MATCH (d:Dataset {key: row.datasetKey})
+MATCH (d:Dataset {key: row.dataset})
 MERGE (c:Column {key: row.key})
-SET c.datasetKey = row.datasetKey,
+SET c.datasetKey = row.dataset,
 ` + columnProperties + `MERGE (d)-[:HAS_COLUMN]->(c)
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any { return columnRows(r, false) },
@@ -51,7 +51,7 @@ var fields = element{
 	nodes: []string{"Column"},
 	query: `UNWIND $rows AS row
 MERGE (c:Column {key: row.key})
-SET c.datasetKey = row.datasetKey, c.parent = row.parent,
+SET c.datasetKey = row.dataset, c.parent = row.parent,
 ` + columnProperties + `RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any { return columnRows(r, true) },
 }
@@ -75,7 +75,7 @@ func columnRows(r *rows, fields bool) []map[string]any {
 			continue
 		}
 		out = append(out, map[string]any{
-			"key": c.key, "datasetKey": c.datasetKey, "name": c.name, "table": c.table, "dataType": c.dataType, "parent": c.parent, "position": int64(c.position),
+			"key": c.key, "dataset": c.datasetKey, "name": c.name, "table": c.table, "dataType": c.dataType, "parent": c.parent, "position": int64(c.position),
 			"firstSeen": c.first, "lastSeen": c.last,
 		})
 	}

@@ -29,7 +29,10 @@ type element struct {
 // only moves back and lastSeen only forward. The "newer" test is written out in each SET item
 // rather than computed once in a WITH: a projection reading lastSeen before the SET that writes
 // it makes the planner add an Eager operator (TestNoEager guards this). SET evaluates all its
-// items before assigning any, and lastSeen is assigned last anyway.
+// items before assigning any, and lastSeen is assigned last anyway. The planner does not know
+// that row is a map, so row.x counts as a read of property x: a row field read before a SET must
+// not share its name with a property the SET writes (columns MATCHes by row.dataset and sets
+// c.datasetKey from it; TestNoEagerTPCDS guards this on real batches, with the executed plans).
 var elements = []element{jobs, datasets, columns, fields, fieldLinks, runs, parents, reads, wrote, feeds, decides, marks, columnMarks, renames, changed}
 
 // Lineage relationship types, as EdgeRow.Kind.
