@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,9 @@ const SupportedMajor = 1
 // reported as such, not as whatever decoding error its new shape would cause: the version is
 // checked as soon as it is read, and when decoding fails before it was read, the top-level keys
 // are scanned for it.
+//
+// Equal string arrays of one event (qualifiers, struct field names) are one shared slice: a caller
+// must not change their elements.
 func Decode(data []byte) (*Envelope, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: empty message", ErrInvalidJSON)
@@ -121,8 +125,10 @@ type decoder struct {
 	strs     []string
 	attrs    []Attribute
 	exprs    []Expr
-	str      []byte            // unquoted string value, when it had escapes
-	intern   map[string]string // repeated short strings of this event (class names, types, roles)
+	str      []byte              // unquoted string value, when it had escapes
+	intern   map[string]string   // repeated short strings of this event (class names, types, roles)
+	lists    map[string][]string // repeated short string arrays of this event (qualifiers, field names)
+	listKey  []byte              // scratch key of lists
 }
 
 func newDecoder(data []byte) *decoder {
@@ -409,6 +415,13 @@ func (d *decoder) string(dst *string, interned bool) error {
 	return nil
 }
 
+// maxListKey bounds the arrays strings shares: their length-prefixed content, in bytes.
+const maxListKey = 256
+
+// strings reads an array of strings (null leaves *dst nil). Equal short arrays (an attribute's
+// qualifier, repeated by every column of a table) are one slice, shared within the event: the
+// elements of a decoded []string must not be changed. Each has its exact capacity, so an append
+// copies.
 func (d *decoder) strings(dst *[]string) error {
 	start := len(d.strs)
 	null, err := d.array(func() error {
@@ -420,10 +433,37 @@ func (d *decoder) strings(dst *[]string) error {
 		d.strs = append(d.strs, s)
 		return err
 	})
-	if !null {
-		*dst = take(&d.strs, start)
+	if null {
+		return err
 	}
-	return err
+	if err != nil {
+		*dst = take(&d.strs, start)
+		return err
+	}
+	key := d.listKey[:0]
+	for _, s := range d.strs[start:] {
+		key = binary.AppendUvarint(key, uint64(len(s)))
+		key = append(key, s...)
+		if len(key) > maxListKey {
+			*dst = take(&d.strs, start)
+			d.listKey = key
+			return nil
+		}
+	}
+	d.listKey = key
+	if v, ok := d.lists[string(key)]; ok {
+		clear(d.strs[start:])
+		d.strs = d.strs[:start]
+		*dst = v
+		return nil
+	}
+	v := take(&d.strs, start)
+	if d.lists == nil {
+		d.lists = make(map[string][]string, 16)
+	}
+	d.lists[string(key)] = v
+	*dst = v
+	return nil
 }
 
 func (d *decoder) bool(dst *bool) error {
