@@ -122,7 +122,6 @@ type decoder struct {
 	data     []byte
 	key      []byte // unquoted object key, when it had escapes
 	intStack []int  // scratch stacks of the arrays being read (take)
-	strs     []string
 	attrs    []Attribute
 	exprs    []Expr
 	str      []byte              // unquoted string value, when it had escapes
@@ -401,18 +400,25 @@ func (d *decoder) string(dst *string, interned bool) error {
 		return err
 	}
 	s := unquote(raw, &d.str)
-	if !interned || len(s) > 64 {
+	if !interned {
 		*dst = string(s)
 		return nil
 	}
+	*dst = d.interned(s)
+	return nil
+}
+
+// interned returns s as a string, shared within the event when it is short.
+func (d *decoder) interned(s []byte) string {
+	if len(s) > 64 {
+		return string(s)
+	}
 	if v, ok := d.intern[string(s)]; ok {
-		*dst = v
-		return nil
+		return v
 	}
 	v := string(s)
 	d.intern[v] = v
-	*dst = v
-	return nil
+	return v
 }
 
 // maxListKey bounds the arrays strings shares: their length-prefixed content, in bytes.
@@ -421,47 +427,45 @@ const maxListKey = 256
 // strings reads an array of strings (null leaves *dst nil). Equal short arrays (an attribute's
 // qualifier, repeated by every column of a table) are one slice, shared within the event: the
 // elements of a decoded []string must not be changed. Each has its exact capacity, so an append
-// copies.
+// copies. The array is read into a key of its content first, so a repeated one allocates nothing.
 func (d *decoder) strings(dst *[]string) error {
-	start := len(d.strs)
+	key := d.listKey[:0]
+	n := 0
 	null, err := d.array(func() error {
-		var s string
 		if d.dec.PeekKind() != '"' {
 			return d.wrongKind("a string")
 		}
-		err := d.string(&s, true)
-		d.strs = append(d.strs, s)
-		return err
-	})
-	if null {
-		return err
-	}
-	if err != nil {
-		*dst = take(&d.strs, start)
-		return err
-	}
-	key := d.listKey[:0]
-	for _, s := range d.strs[start:] {
+		raw, err := d.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		s := unquote(raw, &d.str)
 		key = binary.AppendUvarint(key, uint64(len(s)))
 		key = append(key, s...)
-		if len(key) > maxListKey {
-			*dst = take(&d.strs, start)
-			d.listKey = key
-			return nil
-		}
-	}
+		n++
+		return nil
+	})
 	d.listKey = key
+	if null || err != nil {
+		return err
+	}
 	if v, ok := d.lists[string(key)]; ok {
-		clear(d.strs[start:])
-		d.strs = d.strs[:start]
 		*dst = v
 		return nil
 	}
-	v := take(&d.strs, start)
-	if d.lists == nil {
-		d.lists = make(map[string][]string, 16)
+	v := make([]string, n)
+	rest := key
+	for i := range v {
+		l, k := binary.Uvarint(rest)
+		v[i] = d.interned(rest[k : k+int(l)])
+		rest = rest[k+int(l):]
 	}
-	d.lists[string(key)] = v
+	if len(key) <= maxListKey {
+		if d.lists == nil {
+			d.lists = make(map[string][]string, 16)
+		}
+		d.lists[string(key)] = v
+	}
 	*dst = v
 	return nil
 }

@@ -168,15 +168,16 @@ func TestDecodeSharesStringArrays(t *testing.T) {
 		`{"exprId":4,"name":"d","type":"int","nullable":true,"qualifier":["c","db","t\u0000"]},`+
 		`{"exprId":5,"name":"e","type":"int","nullable":true,"qualifier":[]},`+
 		`{"exprId":6,"name":"f","type":"int","nullable":true,"qualifier":[]},`+
-		`{"exprId":7,"name":"g","type":"int","nullable":true,"qualifier":null}]}`)
+		`{"exprId":7,"name":"g","type":"int","nullable":true,"qualifier":null},`+
+		`{"exprId":8,"name":"h","type":"int","nullable":true,"qualifier":["c","d\u0062","t"]}]}`)
 	env, err := Decode([]byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := env.Nodes[1].Output
 	q := func(i int) []string { return out[i].Qualifier }
-	if &q(0)[0] != &q(1)[0] || cap(q(0)) != 3 {
-		t.Errorf("equal qualifiers: %p (cap %d) and %p, want one slice of capacity 3", q(0), cap(q(0)), q(1))
+	if &q(0)[0] != &q(1)[0] || &q(0)[0] != &q(7)[0] || cap(q(0)) != 3 || strings.Join(q(0), "|") != "c|db|t" {
+		t.Errorf("equal qualifiers: %q at %p (cap %d), %p and %p (escaped), want one slice of capacity 3", q(0), q(0), cap(q(0)), q(1), q(7))
 	}
 	if strings.Join(q(2), "|") != "c|dbt" || strings.Join(q(3), "|") != "c|db|t\x00" || &q(3)[0] == &q(0)[0] {
 		t.Errorf("different qualifiers: %q, %q", q(2), q(3))
