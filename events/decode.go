@@ -39,8 +39,8 @@ const SupportedMajor = 1
 // checked as soon as it is read, and when decoding fails before it was read, the top-level keys
 // are scanned for it.
 //
-// Equal string arrays of one event (qualifiers, struct field names) are one shared slice: a caller
-// must not change their elements.
+// Equal short string arrays of one event (qualifiers, namespaces, column lists, struct field
+// names) are one shared slice of exact capacity: a caller must not change their elements.
 func Decode(data []byte) (*Envelope, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: empty message", ErrInvalidJSON)
@@ -425,7 +425,8 @@ func (d *decoder) interned(s []byte) string {
 const maxListKey = 256
 
 // strings reads an array of strings (null leaves *dst nil). Equal short arrays (an attribute's
-// qualifier, repeated by every column of a table) are one slice, shared within the event: the
+// qualifier, repeated by every column of a table; a dataset's namespace) are one slice, shared
+// within the event: the
 // elements of a decoded []string must not be changed. Each has its exact capacity, so an append
 // copies. The array is read into a key of its content first, so a repeated one allocates nothing.
 func (d *decoder) strings(dst *[]string) error {

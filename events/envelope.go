@@ -1,6 +1,7 @@
 package events
 
 // Envelope is one event published by the listener: a reported query execution with its plan.
+// Decode shares equal string slices within an event ([]string fields): they are read only.
 type Envelope struct {
 	SchemaVersion string   `json:"schemaVersion"`
 	EventID       string   `json:"eventId"`

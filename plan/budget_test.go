@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/colline/colline/events"
@@ -220,4 +221,28 @@ func refsOf(nodes []events.Node, i int) []int {
 		}
 	}
 	return out
+}
+
+// Decode shares equal string slices within an event (read only): extracting must leave the
+// event as decoded, on every captured event and a sample of TPC-DS.
+func TestExtractLeavesEventUnchanged(t *testing.T) {
+	files := capturedEvents(t)
+	gz, _ := filepath.Glob("testdata/tpcds/spark-*/q1*.json.gz")
+	for _, f := range append(files, gz...) {
+		data, err := readEvent(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := events.Decode(data)
+		if err != nil {
+			continue
+		}
+		fresh, _ := events.Decode(data)
+		if _, err := extractOrBudget(env); err != nil {
+			continue
+		}
+		if !reflect.DeepEqual(env, fresh) {
+			t.Errorf("%s: extracting changed the decoded event", f)
+		}
+	}
 }
