@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,9 @@ const SupportedMajor = 1
 // reported as such, not as whatever decoding error its new shape would cause: the version is
 // checked as soon as it is read, and when decoding fails before it was read, the top-level keys
 // are scanned for it.
+//
+// Equal short string arrays of one event (qualifiers, namespaces, column lists, struct field
+// names) are one shared slice of exact capacity: a caller must not change their elements.
 func Decode(data []byte) (*Envelope, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: empty message", ErrInvalidJSON)
@@ -118,11 +122,12 @@ type decoder struct {
 	data     []byte
 	key      []byte // unquoted object key, when it had escapes
 	intStack []int  // scratch stacks of the arrays being read (take)
-	strs     []string
 	attrs    []Attribute
 	exprs    []Expr
-	str      []byte            // unquoted string value, when it had escapes
-	intern   map[string]string // repeated short strings of this event (class names, types, roles)
+	str      []byte              // unquoted string value, when it had escapes
+	intern   map[string]string   // repeated short strings of this event (class names, types, roles)
+	lists    map[string][]string // repeated short string arrays of this event (qualifiers, field names)
+	listKey  []byte              // scratch key of lists
 }
 
 func newDecoder(data []byte) *decoder {
@@ -395,35 +400,75 @@ func (d *decoder) string(dst *string, interned bool) error {
 		return err
 	}
 	s := unquote(raw, &d.str)
-	if !interned || len(s) > 64 {
+	if !interned {
 		*dst = string(s)
 		return nil
 	}
-	if v, ok := d.intern[string(s)]; ok {
-		*dst = v
-		return nil
-	}
-	v := string(s)
-	d.intern[v] = v
-	*dst = v
+	*dst = d.interned(s)
 	return nil
 }
 
+// interned returns s as a string, shared within the event when it is short.
+func (d *decoder) interned(s []byte) string {
+	if len(s) > 64 {
+		return string(s)
+	}
+	if v, ok := d.intern[string(s)]; ok {
+		return v
+	}
+	v := string(s)
+	d.intern[v] = v
+	return v
+}
+
+// maxListKey bounds the arrays strings shares: their length-prefixed content, in bytes.
+const maxListKey = 256
+
+// strings reads an array of strings (null leaves *dst nil). Equal short arrays (an attribute's
+// qualifier, repeated by every column of a table; a dataset's namespace) are one slice, shared
+// within the event: the
+// elements of a decoded []string must not be changed. Each has its exact capacity, so an append
+// copies. The array is read into a key of its content first, so a repeated one allocates nothing.
 func (d *decoder) strings(dst *[]string) error {
-	start := len(d.strs)
+	key := d.listKey[:0]
+	n := 0
 	null, err := d.array(func() error {
-		var s string
 		if d.dec.PeekKind() != '"' {
 			return d.wrongKind("a string")
 		}
-		err := d.string(&s, true)
-		d.strs = append(d.strs, s)
-		return err
+		raw, err := d.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		s := unquote(raw, &d.str)
+		key = binary.AppendUvarint(key, uint64(len(s)))
+		key = append(key, s...)
+		n++
+		return nil
 	})
-	if !null {
-		*dst = take(&d.strs, start)
+	d.listKey = key
+	if null || err != nil {
+		return err
 	}
-	return err
+	if v, ok := d.lists[string(key)]; ok {
+		*dst = v
+		return nil
+	}
+	v := make([]string, n)
+	rest := key
+	for i := range v {
+		l, k := binary.Uvarint(rest)
+		v[i] = d.interned(rest[k : k+int(l)])
+		rest = rest[k+int(l):]
+	}
+	if len(key) <= maxListKey {
+		if d.lists == nil {
+			d.lists = make(map[string][]string, 16)
+		}
+		d.lists[string(key)] = v
+	}
+	*dst = v
+	return nil
 }
 
 func (d *decoder) bool(dst *bool) error {

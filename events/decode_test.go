@@ -157,3 +157,32 @@ func TestDeepNestingIsAnErrorNotAPanic(t *testing.T) {
 		t.Fatalf("Decode of 20000 nested expressions = %v, want an ErrInvalid", err)
 	}
 }
+
+// Equal string arrays of one event are one slice with its exact capacity (an append copies);
+// different contents, an empty array and null stay apart.
+func TestDecodeSharesStringArrays(t *testing.T) {
+	in := with(`{"id":1,"class":"a.Project","children":[]}`, `{"id":1,"class":"a.Project","children":[],"output":[`+
+		`{"exprId":1,"name":"a","type":"int","nullable":true,"qualifier":["c","db","t"]},`+
+		`{"exprId":2,"name":"b","type":"int","nullable":true,"qualifier":["c","db","t"]},`+
+		`{"exprId":3,"name":"c","type":"int","nullable":true,"qualifier":["c","dbt"]},`+
+		`{"exprId":4,"name":"d","type":"int","nullable":true,"qualifier":["c","db","t\u0000"]},`+
+		`{"exprId":5,"name":"e","type":"int","nullable":true,"qualifier":[]},`+
+		`{"exprId":6,"name":"f","type":"int","nullable":true,"qualifier":[]},`+
+		`{"exprId":7,"name":"g","type":"int","nullable":true,"qualifier":null},`+
+		`{"exprId":8,"name":"h","type":"int","nullable":true,"qualifier":["c","d\u0062","t"]}]}`)
+	env, err := Decode([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := env.Nodes[1].Output
+	q := func(i int) []string { return out[i].Qualifier }
+	if &q(0)[0] != &q(1)[0] || &q(0)[0] != &q(7)[0] || cap(q(0)) != 3 || strings.Join(q(0), "|") != "c|db|t" {
+		t.Errorf("equal qualifiers: %q at %p (cap %d), %p and %p (escaped), want one slice of capacity 3", q(0), q(0), cap(q(0)), q(1), q(7))
+	}
+	if strings.Join(q(2), "|") != "c|dbt" || strings.Join(q(3), "|") != "c|db|t\x00" || &q(3)[0] == &q(0)[0] {
+		t.Errorf("different qualifiers: %q, %q", q(2), q(3))
+	}
+	if q(4) == nil || len(q(4)) != 0 || q(5) == nil || q(6) != nil {
+		t.Errorf("empty and null qualifiers: %#v, %#v, %#v", q(4), q(5), q(6))
+	}
+}

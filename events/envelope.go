@@ -1,6 +1,7 @@
 package events
 
 // Envelope is one event published by the listener: a reported query execution with its plan.
+// Decode shares equal string slices within an event ([]string fields): they are read only.
 type Envelope struct {
 	SchemaVersion string   `json:"schemaVersion"`
 	EventID       string   `json:"eventId"`
@@ -67,7 +68,8 @@ type Node struct {
 	DDL      *DDL              `json:"ddl"` // since 1.1
 }
 
-// Attribute is one output column of a node.
+// Attribute is one output column of a node. Attributes of an event with equal qualifiers share
+// one Qualifier slice (Decode): read only.
 type Attribute struct {
 	ExprID    int64    `json:"exprId"`
 	Name      string   `json:"name"`
@@ -89,7 +91,7 @@ type Expr struct {
 	SQL    string `json:"sql"`
 	Plan   *int   `json:"plan"`
 	// Fields are the field names of a struct-building expression (CreateNamedStruct), in the
-	// order of its values (since 1.4).
+	// order of its values (since 1.4). Equal lists of an event are one slice (Decode): read only.
 	Fields   []string `json:"fields,omitempty"`
 	Children []Expr   `json:"children"`
 }

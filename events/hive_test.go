@@ -73,6 +73,14 @@ func TestDecodeLineageLog(t *testing.T) {
 	if !IsLineageLog([]byte(rec)) || IsLineageLog([]byte(minimalHive)) || IsLineageLog([]byte(minimal)) {
 		t.Fatal("IsLineageLog does not tell a LineageLogger record from colline events")
 	}
+	for in, want := range map[string]bool{ // the schemaVersion prefix is a shortcut, the decoder decides the rest
+		" \r\n\t" + minimal: false, `{"edges":[],"vertices":[],"schemaVersion":"1.0"}`: false,
+		`{"edges":[],"vertices":[]}`: true, ` {"edges":[],"vertices":[]}`: true, `{"schemaVersion"`: false,
+	} {
+		if IsLineageLog([]byte(in)) != want {
+			t.Errorf("IsLineageLog(%q) = %v, want %v", in, !want, want)
+		}
+	}
 	env, err := DecodeLineageLog([]byte(rec), LineageLogOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,9 @@ var lineageLogKeys = []string{"version", "user", "timestamp", "duration", "jobId
 // IsLineageLog reports whether data is an object with LineageLogger's edges and vertices and
 // no schemaVersion: a record of Hive's LineageLogger hook rather than a colline event.
 func IsLineageLog(data []byte) bool {
+	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte(`{"schemaVersion"`)) {
+		return false // a colline event, as the listener writes them: no decoder needed to tell
+	}
 	dec := jsontext.NewDecoder(bytes.NewBuffer(data))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return false

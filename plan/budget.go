@@ -3,6 +3,8 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/colline/colline/events"
 )
@@ -117,75 +119,104 @@ func tooComplex(budget string, figure, limit int, exact bool) {
 
 // planDepth returns the length of the longest chain of node references from any node (children,
 // subquery plans, named plans, a write's query), computed without recursion. A cycle, impossible
-// in a valid event, is cut where it closes.
+// in a valid event, is cut where it closes. Its stacks are reused from call to call (depthScratch).
 func planDepth(nodes []events.Node) int {
-	refs := func(i int) []int {
-		n := &nodes[i]
-		out := append([]int(nil), n.Children...)
-		for _, p := range n.Plans {
-			out = append(out, p)
-		}
-		if n.Write != nil && n.Write.Query != nil {
-			out = append(out, *n.Write.Query)
-		}
-		for _, list := range n.Exprs {
-			stack := make([]*events.Expr, 0, len(list))
-			for k := range list {
-				stack = append(stack, &list[k])
-			}
-			for len(stack) > 0 {
-				x := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				if x.Plan != nil {
-					out = append(out, *x.Plan)
-				}
-				for k := range x.Children {
-					stack = append(stack, &x.Children[k])
-				}
-			}
-		}
-		valid := out[:0]
-		for _, c := range out {
-			if c >= 0 && c < len(nodes) {
-				valid = append(valid, c)
-			}
-		}
-		return valid
-	}
-	depth := make([]int, len(nodes)) // 0: not visited; -1: on the stack; else the depth
-	type frame struct {
-		node int
-		refs []int
-		next int
-	}
+	sc := depthScratches.Get().(*depthScratch)
+	defer depthScratches.Put(sc)
+	depth := slices.Grow(sc.depth[:0], len(nodes))[:len(nodes)] // 0: not visited; -1: on the stack; else the depth
+	clear(depth)
+	frames, refs := sc.frames[:0], sc.refs[:0]
 	deepest := 0
 	for root := range nodes {
 		if depth[root] != 0 {
 			continue
 		}
-		stack := []frame{{node: root, refs: refs(root)}}
 		depth[root] = -1
-		for len(stack) > 0 {
-			f := &stack[len(stack)-1]
-			if f.next < len(f.refs) {
-				c := f.refs[f.next]
+		refs = sc.appendRefs(refs, nodes, root)
+		frames = append(frames, depthFrame{node: root, refs: len(refs), next: 0})
+		for len(frames) > 0 {
+			f := &frames[len(frames)-1]
+			lo := 0
+			if len(frames) > 1 {
+				lo = frames[len(frames)-2].refs
+			}
+			if lo+f.next < f.refs {
+				c := refs[lo+f.next]
 				f.next++
 				if depth[c] == 0 {
 					depth[c] = -1
-					stack = append(stack, frame{node: c, refs: refs(c)})
+					refs = sc.appendRefs(refs, nodes, c)
+					frames = append(frames, depthFrame{node: c, refs: len(refs)})
 				}
 				continue
 			}
 			d := 1
-			for _, c := range f.refs {
+			for _, c := range refs[lo:f.refs] {
 				if depth[c] > 0 && depth[c]+1 > d {
 					d = depth[c] + 1
 				}
 			}
 			depth[f.node] = d
 			deepest = max(deepest, d)
-			stack = stack[:len(stack)-1]
+			refs = refs[:lo]
+			frames = frames[:len(frames)-1]
 		}
 	}
+	clear(sc.exprs[:cap(sc.exprs)]) // no pointer into the event outlives the call
+	sc.depth, sc.frames, sc.refs = depth, frames, refs
 	return deepest
+}
+
+// depthFrame is a node on planDepth's stack: its references are refs[the previous frame's refs:refs].
+type depthFrame struct {
+	node, refs, next int
+}
+
+// depthScratch holds planDepth's stacks between calls.
+type depthScratch struct {
+	depth  []int
+	frames []depthFrame
+	refs   []int
+	exprs  []*events.Expr
+}
+
+var depthScratches = sync.Pool{New: func() any { return new(depthScratch) }}
+
+// appendRefs appends the references of nodes[i] that are inside nodes to refs.
+func (sc *depthScratch) appendRefs(refs []int, nodes []events.Node, i int) []int {
+	n := &nodes[i]
+	for _, c := range n.Children {
+		refs = appendRef(refs, c, len(nodes))
+	}
+	for _, p := range n.Plans {
+		refs = appendRef(refs, p, len(nodes))
+	}
+	if n.Write != nil && n.Write.Query != nil {
+		refs = appendRef(refs, *n.Write.Query, len(nodes))
+	}
+	stack := sc.exprs[:0]
+	for _, list := range n.Exprs {
+		for k := range list {
+			stack = append(stack, &list[k])
+		}
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if x.Plan != nil {
+				refs = appendRef(refs, *x.Plan, len(nodes))
+			}
+			for k := range x.Children {
+				stack = append(stack, &x.Children[k])
+			}
+		}
+	}
+	sc.exprs = stack[:0]
+	return refs
+}
+
+func appendRef(refs []int, c, n int) []int {
+	if c >= 0 && c < n {
+		refs = append(refs, c)
+	}
+	return refs
 }

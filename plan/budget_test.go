@@ -2,7 +2,9 @@ package plan
 
 import (
 	"errors"
+	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/colline/colline/events"
@@ -125,5 +127,122 @@ func TestDepthGuard(t *testing.T) {
 	}()
 	for k := 0; k < 4; k++ {
 		r.enter()
+	}
+}
+
+// planDepth reuses its stacks from call to call: on random plans (references forward, as Validate
+// requires, through children, named plans, a write's query and nested subquery expressions, plus
+// references outside the node list, which do not count), big and small in turn, it gives the
+// longest chain a direct computation gives; on a cycle it stops.
+func TestPlanDepth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 4))
+	for round := range 200 {
+		n := 1 + rng.IntN(60)
+		if round%2 == 1 {
+			n = 1 + rng.IntN(4)
+		}
+		nodes := make([]events.Node, n)
+		ref := func(i int) int {
+			if rng.IntN(10) == 0 {
+				return []int{-1, n, n + 5}[rng.IntN(3)]
+			}
+			if i+1 >= n {
+				return n
+			}
+			return i + 1 + rng.IntN(n-i-1)
+		}
+		for i := range nodes {
+			nd := &nodes[i]
+			for range rng.IntN(3) {
+				nd.Children = append(nd.Children, ref(i))
+			}
+			if rng.IntN(4) == 0 {
+				nd.Plans = map[string]int{"a": ref(i), "b": ref(i)}
+			}
+			if rng.IntN(6) == 0 {
+				q := ref(i)
+				nd.Write = &events.Write{Query: &q}
+			}
+			if rng.IntN(3) == 0 {
+				p := ref(i)
+				inner := events.Expr{Class: "ScalarSubquery", Plan: &p}
+				nd.Exprs = map[string][]events.Expr{"condition": {{Class: "Not", Children: []events.Expr{{Class: "And", Children: []events.Expr{{}, inner}}}}}}
+			}
+		}
+		want := make([]int, n)
+		deepest := 0
+		for i := n - 1; i >= 0; i-- {
+			want[i] = 1
+			for _, c := range refsOf(nodes, i) {
+				want[i] = max(want[i], want[c]+1)
+			}
+			deepest = max(deepest, want[i])
+		}
+		if got := planDepth(nodes); got != deepest {
+			t.Fatalf("round %d: planDepth = %d, want %d", round, got, deepest)
+		}
+	}
+	cycle := []events.Node{{Children: []int{1}}, {Children: []int{2}}, {Children: []int{0, 1}}}
+	if got := planDepth(cycle); got != 3 {
+		t.Errorf("cycle: planDepth = %d, want 3 (cut where it closes)", got)
+	}
+}
+
+// refsOf lists the references of nodes[i] inside nodes, recursively through expressions.
+func refsOf(nodes []events.Node, i int) []int {
+	var out []int
+	in := func(c int) {
+		if c >= 0 && c < len(nodes) {
+			out = append(out, c)
+		}
+	}
+	nd := nodes[i]
+	for _, c := range nd.Children {
+		in(c)
+	}
+	for _, c := range nd.Plans {
+		in(c)
+	}
+	if nd.Write != nil && nd.Write.Query != nil {
+		in(*nd.Write.Query)
+	}
+	var walk func(x events.Expr)
+	walk = func(x events.Expr) {
+		if x.Plan != nil {
+			in(*x.Plan)
+		}
+		for _, c := range x.Children {
+			walk(c)
+		}
+	}
+	for _, list := range nd.Exprs {
+		for _, x := range list {
+			walk(x)
+		}
+	}
+	return out
+}
+
+// Decode shares equal string slices within an event (read only): extracting must leave the
+// event as decoded, on every captured event and a sample of TPC-DS.
+func TestExtractLeavesEventUnchanged(t *testing.T) {
+	files := capturedEvents(t)
+	gz, _ := filepath.Glob("testdata/tpcds/spark-*/q1*.json.gz")
+	for _, f := range append(files, gz...) {
+		data, err := readEvent(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := events.Decode(data)
+		if err != nil {
+			continue
+		}
+		fresh, _ := events.Decode(data)
+		if _, err := extractOrBudget(env); err != nil {
+			continue
+		}
+		if !reflect.DeepEqual(env, fresh) {
+			t.Errorf("%s: extracting changed the decoded event", f)
+		}
 	}
 }

@@ -74,8 +74,9 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 	if n := len(env.Nodes); n > b.Nodes {
 		tooComplex(BudgetNodes, n, b.Nodes, true)
 	}
-	if d := planDepth(env.Nodes); d > b.Depth {
-		tooComplex(BudgetDepth, d, b.Depth, true)
+	depth := planDepth(env.Nodes)
+	if depth > b.Depth {
+		tooComplex(BudgetDepth, depth, b.Depth, true)
 	}
 	r := newResolver(env, b)
 	degraded := env.Markers.Truncated
@@ -127,7 +128,7 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 	}
 	lin.Edges = sortedEdges(edges)
 	lin.RowDeps = sortedEdges(rows)
-	return lin, Budget{Depth: max(r.deepest, planDepth(env.Nodes)), Nodes: len(env.Nodes), Edges: r.edges, Work: r.work}
+	return lin, Budget{Depth: max(r.deepest, depth), Nodes: len(env.Nodes), Edges: r.edges, Work: r.work}
 }
 
 // resultSink is the sink of a job that writes nothing (a read action the listener published with

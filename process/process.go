@@ -23,8 +23,9 @@ import (
 // max.message.bytes still fits the topic.
 const DefaultMaxBytes = 32 << 20
 
-// MaxNesting is the deepest nesting of JSON arrays and objects decoded: encoding/json's own limit.
-// A deeper value fails with ErrTooDeep.
+// MaxNesting is the deepest nesting of JSON arrays and objects decoded: encoding/json's own limit,
+// and jsontext's, which events.Decode and events.DecodeLineageLog enforce. A deeper value fails
+// with ErrTooDeep.
 const MaxNesting = 10000
 
 // Errors of the limits; the others come from events, plan and graph.
@@ -64,11 +65,18 @@ func (s Step) Item(value []byte) (graph.Item, error) {
 	start := time.Now()
 	var env *events.Envelope
 	var err error
-	err = depth(value)
-	if err == nil && events.IsLineageLog(value) {
+	if events.IsLineageLog(value) {
 		env, err = events.DecodeLineageLog(value, s.LineageLog)
-	} else if err == nil {
+	} else {
 		env, err = events.Decode(value)
+	}
+	if err != nil {
+		// The decoders refuse a value nested deeper than MaxNesting (jsontext's own limit, the
+		// same: TestDecodersRefuseTooDeep), so only a value that failed can be too deep: the
+		// nesting is scanned then, to name that reason, not on every event.
+		if derr := depth(value); derr != nil {
+			err = derr
+		}
 	}
 	s.observe(StageDecode, start)
 	if err != nil {

@@ -42,6 +42,64 @@ func TestItem(t *testing.T) {
 	}
 }
 
+// Step scans the nesting only of a value that failed to decode: that is sound because the
+// decoders themselves refuse a value nested deeper than MaxNesting, whether they read it token by
+// token (args), skip it (an unknown key) or read a LineageLogger record, and take one exactly
+// MaxNesting deep. Such a value gives ReasonTooDeep; it can neither decode nor reach plan.
+func TestDecodersRefuseTooDeep(t *testing.T) {
+	wrap := func(prefix, suffix string, levels int) func(int) []byte {
+		return func(n int) []byte {
+			k := n - levels
+			return []byte(prefix + strings.Repeat("[", k) + strings.Repeat("]", k) + suffix)
+		}
+	}
+	const event = `{"schemaVersion":"1.0","eventId":"e","nodes":[{"id":0,"class":"x",`
+	const record = `{"version":"1.0","user":"etl","timestamp":1796200810,"duration":1500,"jobIds":["job_1"],"engine":"mr",` +
+		`"database":"default","hash":"h","queryText":"insert into table d1 select x from s",` +
+		`"edges":[{"sources":[1],"targets":[0],"expression":"UDFToInteger(x)","edgeType":"PROJECTION"}],` +
+		`"vertices":[{"id":0,"vertexType":"COLUMN","vertexId":"default.d1.a"},{"id":1,"vertexType":"COLUMN","vertexId":"default.s.x"}],"x":`
+	decodeLog := func(b []byte) (*events.Envelope, error) {
+		return events.DecodeLineageLog(b, events.LineageLogOptions{})
+	}
+	for _, tc := range []struct {
+		name   string
+		value  func(n int) []byte
+		decode func([]byte) (*events.Envelope, error)
+	}{
+		{"args", wrap(event+`"args":{"a":`, `}}]}`, 4), events.Decode},
+		{"expression children", func(n int) []byte {
+			k := (n - 5) / 2 // 5 levels to the role's list, then an object and its children per level
+			leaf := ""
+			if (n-5)%2 == 1 {
+				leaf = `{"class":"Literal"}`
+			}
+			x := strings.Repeat(`{"class":"Not","children":[`, k) + leaf + strings.Repeat(`]}`, k)
+			return []byte(event + `"exprs":{"condition":[` + x + `]}}]}`)
+		}, events.Decode},
+		{"unknown key", wrap(event+`"zzz":`, `}]}`, 3), events.Decode},
+		{"lineage log", wrap(record, `}`, 1), decodeLog},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			at, over := tc.value(MaxNesting), tc.value(MaxNesting+1)
+			if n := nesting(at, 1<<30); n != MaxNesting {
+				t.Fatalf("nesting of the input = %d, want %d", n, MaxNesting)
+			}
+			if _, err := tc.decode(at); err != nil {
+				t.Errorf("%d levels: %v, want it decoded", MaxNesting, err)
+			}
+			if _, err := tc.decode(over); err == nil {
+				t.Errorf("%d levels decoded, want an error", MaxNesting+1)
+			}
+			if _, err := (Step{}).Item(at); Reason(err) == ReasonTooDeep {
+				t.Errorf("%d levels: Item = %v, want not %s", MaxNesting, err, ReasonTooDeep)
+			}
+			if _, err := (Step{}).Item(over); Reason(err) != ReasonTooDeep || !errors.Is(err, ErrTooDeep) {
+				t.Errorf("%d levels: Item = %v, want %s", MaxNesting+1, err, ReasonTooDeep)
+			}
+		})
+	}
+}
+
 func TestLimitsAndReasons(t *testing.T) {
 	ev := read(t)
 	s := Step{MaxBytes: 3 * MaxNesting}
