@@ -22,8 +22,9 @@
 //     retried in place, with capped exponential backoff and jitter, for as long as it takes.
 //     Meanwhile Ready reports not ready. Nothing is skipped.
 //
-// A message's value is dropped once it is decoded; see deadLetter.message for what that means for
-// a dead letter found at write time.
+// A batch keeps each message's original value until it is committed, and each item's lineage,
+// but not the decoded plan (withoutPlan): a dead letter, even one found at write time, carries
+// the original bytes.
 //
 // Metrics: Metrics, registered on the caller's registry; Monitor feeds kafka-go's reader
 // statistics (as deltas) and the group's lag per partition. docs/operations.md lists them all.
