@@ -1,7 +1,7 @@
 package ingest
 
 import (
-	"math"
+	"cmp"
 	"runtime/debug"
 
 	"github.com/segmentio/kafka-go"
@@ -21,24 +21,26 @@ const largeFactor = 6
 // large message arrives already includes kafka-go's read-ahead of the next ones.
 const pacerBase = 16 << 20
 
-// pacer tightens the garbage collector while the loop holds a large message, when no memory limit
-// is set (neither GOMEMLIMIT nor a container's, see config.SetMemoryLimit). At GOGC=100 the heap
+// pacer tightens the garbage collector while the loop holds a large message. At GOGC=100 the heap
 // grows to twice its live data before a collection. With a few messages of tens of MB live, that
-// doubling, not the data, makes the peak: five 20 MB plans took a 230–250 MiB peak RSS for about
+// doubling, not the data, makes the peak: five 20 MB plans took a 230–260 MiB peak RSS for about
 // 130 MB live. While the loop holds a message of at least BatchMaxBytes, the pacer sets the soft
 // memory limit to pacerBase plus largeFactor times the largest such message, the most the loop
 // and kafka-go hold of it by design; the collector then runs as often as it takes to stay under
-// that. Once no such message is in hand, the limit is lifted again. The soft limit never fails
-// an allocation: if the estimate is short, the runtime caps the collector's CPU (at about half).
+// that. A limit set by the operator (GOMEMLIMIT, or a container's, see config.SetMemoryLimit)
+// stays the ceiling: the pacer only ever lowers the limit, and puts the operator's back once no
+// such message is in hand. The soft limit never fails an allocation: if the estimate is short,
+// the runtime caps the collector's CPU (at about half).
 type pacer struct {
 	min   int   // the size of a large message: BatchMaxBytes
-	on    bool  // no memory limit was set when the loop started
-	limit int64 // the limit set, 0: none
+	on    bool  // Params.NoPacing unset
+	ceil  int64 // the limit when the loop started: the operator's, math.MaxInt64 when none
+	limit int64 // the limit set, 0: none (ceil is in force)
 	sets  int   // how many times a limit was set, for tests
 }
 
 func newPacer(min int, on bool) *pacer {
-	return &pacer{min: min, on: on && debug.SetMemoryLimit(-1) == math.MaxInt64}
+	return &pacer{min: min, on: on, ceil: debug.SetMemoryLimit(-1)}
 }
 
 // hold sets the limit for the largest message value the loop now holds (0: none).
@@ -48,20 +50,23 @@ func (p *pacer) hold(largest int) {
 	}
 	if largest < p.min {
 		if p.limit != 0 {
-			debug.SetMemoryLimit(math.MaxInt64)
+			debug.SetMemoryLimit(p.ceil)
 			p.limit = 0
 		}
 		return
 	}
 	limit := pacerBase + largeFactor*int64(largest)
+	if limit >= p.ceil {
+		limit = 0 // the operator's limit is already tighter
+	}
 	if limit != p.limit {
-		debug.SetMemoryLimit(limit)
+		debug.SetMemoryLimit(cmp.Or(limit, p.ceil))
 		p.limit = limit
 		p.sets++
 	}
 }
 
-// stop lifts the limit.
+// stop puts the limit of the start back.
 func (p *pacer) stop() { p.hold(0) }
 
 // largest is the largest value among msgs.
