@@ -113,8 +113,8 @@ type Params struct {
 	// transaction or an overloaded Neo4j) until it ends. Default: DefaultSlowWrite.
 	SlowWrite time.Duration
 
-	// NoPacing turns off the soft memory limit the loop sets while it holds a message of
-	// BatchMaxBytes or more, when no limit is set (memory.go). Default: on.
+	// NoPacing turns off the lower soft memory limit the loop sets while it holds a message of
+	// BatchMaxBytes or more (memory.go). Default: on.
 	NoPacing bool
 
 	// Setup, when set, runs once before the first fetch (the graph schema bootstrap), retried
