@@ -10,6 +10,7 @@
 //   - retry.go: retries with backoff, and readiness (Ready) while anything is being retried.
 //   - idle.go: ExitWhenIdle, a wrapper around the core; backlog.go: what "the backlog" is.
 //   - kafka.go: the kafka-go reader, dead-letter writer and clients; metrics.go, monitor.go: metrics.
+//   - memory.go: a lower soft memory limit while a message of BatchMaxBytes or more is in hand.
 //
 // Errors are either permanent or not:
 //   - Permanent: the message itself is bad (larger than MaxEventBytes, nested deeper than
