@@ -1,13 +1,10 @@
 package ingest
 
 import (
-	"encoding/json"
 	"errors"
 	"strconv"
 
 	"github.com/segmentio/kafka-go"
-
-	"github.com/colline/colline/events"
 )
 
 // Headers of a dead-letter message, added to the original message's headers.
@@ -19,7 +16,6 @@ const (
 	HeaderSourceOffset    = "colline.source.offset"    // decimal
 	HeaderConsumerVersion = "colline.consumer.version" // the consumer build that rejected it
 	HeaderValueOmitted    = "colline.value.omitted"    // set when the value was too large to republish
-	HeaderValueReencoded  = "colline.value.reencoded"  // set when the value is the decoded event encoded again, not the original bytes
 )
 
 const maxErrorHeader = 4096
@@ -27,16 +23,13 @@ const maxErrorHeader = 4096
 // deadLetter is a message that cannot be written, with why.
 type deadLetter struct {
 	msg    kafka.Message
-	event  *events.Envelope // the decoded event, when msg's value was dropped after decoding
 	reason string
 	err    error
 }
 
 // message builds the dead-letter message: the original key, value and headers, plus the colline.*
-// headers. The topic is left to the producer. The loop drops a message's value once it is
-// decoded; when the graph then rejects the event (write_rejected, invalid_lineage), the value
-// is the decoded event encoded again as JSON, with HeaderValueReencoded set: the same event, but
-// not byte for byte the original (unknown fields are gone).
+// headers. The topic is left to the producer. The value is the original bytes, also for an event
+// the graph rejected at write time (write_rejected, invalid_lineage).
 func (d deadLetter) message(version string) kafka.Message {
 	text := d.err.Error()
 	if len(text) > maxErrorHeader {
@@ -52,16 +45,7 @@ func (d deadLetter) message(version string) kafka.Message {
 		kafka.Header{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(d.msg.Offset, 10))},
 		kafka.Header{Key: HeaderConsumerVersion, Value: []byte(version)},
 	)
-	value := d.msg.Value
-	if value == nil && d.event != nil {
-		if b, err := json.Marshal(d.event); err == nil {
-			value = b
-			h = append(h, kafka.Header{Key: HeaderValueReencoded, Value: []byte("true")})
-		} else {
-			h = append(h, kafka.Header{Key: HeaderValueOmitted, Value: []byte("encode_failed")})
-		}
-	}
-	return kafka.Message{Key: d.msg.Key, Value: value, Headers: h}
+	return kafka.Message{Key: d.msg.Key, Value: d.msg.Value, Headers: h}
 }
 
 // withoutValue is m with its value dropped and HeaderValueOmitted set, for a message the

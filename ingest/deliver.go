@@ -123,7 +123,7 @@ func (l *Loop) write(ctx context.Context, items []pending) (written []pending, r
 		if errors.Is(err, graph.ErrInvalidItem) {
 			r = process.ReasonInvalidLineage
 		}
-		return nil, []deadLetter{{msg: items[0].msg, event: items[0].item.Event, reason: r, err: err}}, nil
+		return nil, []deadLetter{{msg: items[0].msg, reason: r, err: err}}, nil
 	}
 	l.log.Warn("graph rejected a batch; writing its messages one by one", "messages", len(items), "err", err)
 	for _, p := range items {

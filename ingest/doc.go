@@ -10,6 +10,7 @@
 //   - retry.go: retries with backoff, and readiness (Ready) while anything is being retried.
 //   - idle.go: ExitWhenIdle, a wrapper around the core; backlog.go: what "the backlog" is.
 //   - kafka.go: the kafka-go reader, dead-letter writer and clients; metrics.go, monitor.go: metrics.
+//   - memory.go: a lower soft memory limit while a message of BatchMaxBytes or more is in hand.
 //
 // Errors are either permanent or not:
 //   - Permanent: the message itself is bad (larger than MaxEventBytes, nested deeper than
@@ -22,8 +23,9 @@
 //     retried in place, with capped exponential backoff and jitter, for as long as it takes.
 //     Meanwhile Ready reports not ready. Nothing is skipped.
 //
-// A message's value is dropped once it is decoded; see deadLetter.message for what that means for
-// a dead letter found at write time.
+// A batch keeps each message's original value until it is committed, and each item's lineage,
+// but not the decoded plan (withoutPlan): a dead letter, even one found at write time, carries
+// the original bytes.
 //
 // Metrics: Metrics, registered on the caller's registry; Monitor feeds kafka-go's reader
 // statistics (as deltas) and the group's lag per partition. docs/operations.md lists them all.

@@ -13,21 +13,21 @@ import (
 	"github.com/colline/colline/process"
 )
 
-// pending is a message that became an item to write. A plan's value is dropped once decoded: the
-// commit needs only the topic, partition and offset. An OpenLineage event keeps its value (it is
-// small), so that a dead letter found at write time carries the original bytes.
+// pending is a message that became an item to write. It keeps the message with its original
+// value and headers, so that a dead letter found at write time carries the original bytes, and
+// an item without the decoded plan (withoutPlan): the write needs only the lineage and the
+// event's fields outside the plan.
 type pending struct {
 	msg  kafka.Message
 	item graph.Item
 }
 
-// batch is a fetched batch once processed: msgs (values dropped, except those of dead letters)
-// to commit, items to write, dead letters to publish.
+// batch is a fetched batch once processed: msgs to commit, items to write, dead letters to publish.
 type batch struct {
 	msgs  []kafka.Message
 	items []pending
 	dead  []deadLetter
-	bytes int // the values' total size before they were dropped
+	bytes int // the values' total size
 }
 
 // collect fetches one batch: it waits for a first message, then takes more for up to BatchWait,
@@ -84,9 +84,9 @@ func valueBytes(msgs []kafka.Message) int {
 	return n
 }
 
-// process turns msgs into a batch: items to write and dead letters. It drops the value of every
-// plan that became an item, in msgs too, so that only the decoded items stay in memory; a dead
-// letter and an OpenLineage event keep their values.
+// process turns msgs into a batch: items to write and dead letters. An item keeps its lineage
+// but not its decoded plan (withoutPlan), which is about as large again as the message's value;
+// the value itself is kept for a dead letter found at write time.
 //
 // A batch holds at most BatchMaxEdges of lineage (plan.Lineage.Size), or one item if that item
 // alone is larger: process stops before the item that would take the batch past it and leaves
@@ -110,10 +110,7 @@ func (l *Loop) process(msgs []kafka.Message) *batch {
 			b.bytes += bytes
 			continue
 		}
-		if it.Event != nil {
-			msgs[i].Value = nil
-			m.Value = nil
-		}
+		it = withoutPlan(it)
 		size := it.Lineage.Size()
 		if len(b.items) > 0 && edges+size > l.p.BatchMaxEdges {
 			l.rest, l.restItem = msgs[i:], &it
@@ -126,4 +123,17 @@ func (l *Loop) process(msgs []kafka.Message) *batch {
 	}
 	b.msgs = msgs
 	return b
+}
+
+// withoutPlan is it without the decoded plan: a listener event keeps its identity, application,
+// query, producer and markers, and drops its nodes and Hive body, which only extraction reads.
+// What the graph writer, the emitter and the logs read of an item is left.
+func withoutPlan(it graph.Item) graph.Item {
+	if it.Event == nil || (it.Event.Nodes == nil && it.Event.Hive == nil) {
+		return it
+	}
+	env := *it.Event
+	env.Nodes, env.Hive = nil, nil
+	it.Event = &env
+	return it
 }

@@ -1,7 +1,9 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -196,4 +198,108 @@ func TestShutdownNeverCommitsPastAnUnwrittenBatch(t *testing.T) {
 		t.Errorf("written %d, group lag %d: want the first %d written and committed and the other %d not committed", store.written, lag[Partition{topic, 0}], batch, total-batch)
 	}
 	t.Logf("shutdown in %v; written %d events, committed offset %d of %d", took, store.written, total-lag[Partition{topic, 0}], total)
+}
+
+// rejectingWriter rejects, as Neo4j rejects an item for its data, every batch that holds the
+// event reject; it records the events it wrote and whether any item still held its decoded plan.
+type rejectingWriter struct {
+	mu       sync.Mutex
+	reject   string
+	written  []string
+	withPlan int
+}
+
+func (w *rejectingWriter) Write(_ context.Context, items []graph.Item) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, it := range items {
+		if it.Event != nil && (it.Event.Nodes != nil || it.Event.Hive != nil) {
+			w.withPlan++
+		}
+		if it.ID() == w.reject {
+			return fmt.Errorf("%w: event %s rejected by the test", graph.ErrInvalidItem, w.reject)
+		}
+	}
+	for _, it := range items {
+		w.written = append(w.written, it.ID())
+	}
+	return nil
+}
+
+// TestWriteTimeDeadLetterCarriesTheOriginalBytes runs the loop on real Kafka with a graph that
+// rejects one of three events at write time: its dead letter carries the message's original
+// bytes (indented JSON, which decoding and encoding again would not give back), key and headers,
+// and no item reaches the writer with its decoded plan.
+func TestWriteTimeDeadLetterCarriesTheOriginalBytes(t *testing.T) {
+	k := stack.TestKafka(t)
+	addrs := k.Brokers
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	topic, dlqTopic, group := k.TestTopics(t, "ingest", 1, 0)
+	suffix := stack.NewID()
+
+	indented := func(v []byte) []byte {
+		var b bytes.Buffer
+		if err := json.Indent(&b, v, " ", "\t"); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	ids := []string{"ev-1-" + suffix, "ev-2-" + suffix, "ev-3-" + suffix}
+	var msgs []kafka.Message
+	for _, id := range ids {
+		msgs = append(msgs, kafka.Message{Key: []byte("app-" + id), Value: indented(eventFor(t, id, "src", "out")),
+			Headers: []kafka.Header{{Key: "origin", Value: []byte(id)}}})
+	}
+	w := NewProducer(addrs, topic, 0, nil)
+	err := w.WriteMessages(ctx, msgs...)
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	reader := NewReader(ReaderOptions{Brokers: addrs, Topics: []string{topic}, Group: group, MaxWait: 100 * time.Millisecond}, nil)
+	dlq := NewProducer(addrs, dlqTopic, 0, nil)
+	store := &rejectingWriter{reject: ids[1]}
+	loop, err := New(Params{
+		Fetcher: reader, Committer: reader, Writer: store, DeadLetters: dlq, Version: "it",
+		BatchWait: time.Second, ExitWhenIdle: 2 * time.Second,
+		Backlog: Backlog{Brokers: addrs, Topics: []string{topic}, Group: group},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runErr := loop.Run(ctx)
+	if err := reader.Close(); err != nil {
+		t.Errorf("close reader: %v", err)
+	}
+	dlq.Close()
+	if runErr != nil {
+		t.Fatalf("Run = %v", runErr)
+	}
+	if want := []string{ids[0], ids[2]}; strings.Join(store.written, " ") != strings.Join(want, " ") {
+		t.Errorf("written %v, want %v", store.written, want)
+	}
+	if store.withPlan != 0 {
+		t.Errorf("%d items reached the writer with their decoded plan", store.withPlan)
+	}
+
+	dr := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, Topic: dlqTopic, Partition: 0, MaxWait: 200 * time.Millisecond})
+	defer dr.Close()
+	m, err := dr.ReadMessage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(m.Value, msgs[1].Value) {
+		t.Errorf("dead letter value is not the original bytes:\n got %.200q\nwant %.200q", m.Value, msgs[1].Value)
+	}
+	if string(m.Key) != string(msgs[1].Key) || header(m, "origin") != ids[1] || header(m, HeaderReason) != process.ReasonInvalidLineage ||
+		header(m, HeaderSourceOffset) != "1" || header(m, HeaderValueOmitted) != "" {
+		t.Errorf("dead letter key %q headers %v", m.Key, m.Headers)
+	}
+	for _, h := range m.Headers {
+		if h.Key == "colline.value.reencoded" {
+			t.Errorf("dead letter marked as re-encoded: %v", m.Headers)
+		}
+	}
 }

@@ -113,6 +113,10 @@ type Params struct {
 	// transaction or an overloaded Neo4j) until it ends. Default: DefaultSlowWrite.
 	SlowWrite time.Duration
 
+	// NoPacing turns off the lower soft memory limit the loop sets while it holds a message of
+	// BatchMaxBytes or more (memory.go). Default: on.
+	NoPacing bool
+
 	// Setup, when set, runs once before the first fetch (the graph schema bootstrap), retried
 	// like any transient failure until it succeeds or the context ends, except a graph of
 	// another model (graph.ErrModelVersion): Run returns that error, which names the way out.
@@ -144,12 +148,16 @@ type Loop struct {
 	// Only the Run goroutine touches them.
 	rest     []kafka.Message
 	restItem *graph.Item
+	// pace tightens the garbage collector while a large message is in hand (memory.go). Only the
+	// Run goroutine touches it.
+	pace *pacer
 }
 
 // flight is a batch delivered in the background; done receives deliver's result.
 type flight struct {
-	bytes int
-	done  chan error
+	bytes   int
+	largest int // the largest value in the batch
+	done    chan error
 }
 
 // New checks p, fills in defaults and returns a Loop.
@@ -251,10 +259,18 @@ func (l *Loop) run(ctx context.Context) error {
 	l.started.Store(true)
 	l.updateReady()
 
+	l.pace = newPacer(l.p.BatchMaxBytes, !l.p.NoPacing)
+	defer l.pace.stop()
 	defer l.await() // on every return, nothing is left running
 	for {
 		msgs, stop, err := l.collect(ctx)
 		if len(msgs) > 0 {
+			big := largest(msgs)
+			if l.flight != nil {
+				l.pace.hold(max(big, l.flight.largest))
+			} else {
+				l.pace.hold(big)
+			}
 			// Two batches in memory at most, and together within 2*BatchMaxBytes.
 			if l.flight != nil && l.flight.bytes+valueBytes(msgs) > 2*l.p.BatchMaxBytes {
 				if herr := l.await(); herr != nil {
@@ -265,7 +281,7 @@ func (l *Loop) run(ctx context.Context) error {
 			if herr := l.await(); herr != nil { // batch n is committed before batch n+1 is written
 				return herr
 			}
-			f := &flight{bytes: b.bytes, done: make(chan error, 1)}
+			f := &flight{bytes: b.bytes, largest: big, done: make(chan error, 1)}
 			l.flight = f
 			go func() { f.done <- l.deliver(drain, b) }()
 		}

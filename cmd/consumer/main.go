@@ -124,6 +124,7 @@ func run() error {
 		Setup:         store.Bootstrap,
 		ExitWhenIdle:  cfg.ExitWhenIdle,
 		Backlog:       backlog,
+		NoPacing:      cfg.MemoryLimitRatio == 0, // COLLINE_MEMORY_LIMIT_RATIO=0: no soft limit at all
 	}
 	if emitter != nil {
 		params.Emitter = emitter
