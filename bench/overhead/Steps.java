@@ -31,7 +31,8 @@ public class Steps {
       plans.add(spark.sql(sql).queryExecution().analyzed());
     }
     Config cfg = Config$.MODULE$.from(new org.apache.spark.SparkConf());
-    for (int round = 0; round < 6; round++) {
+    int rounds = Integer.getInteger("steps.rounds", 6); // -Dsteps.rounds=N: longer runs for a profiler
+    for (int round = 0; round < rounds; round++) {
       long tb = 0, ts = 0, tj = 0, tz = 0, bytes = 0, zbytes = 0;
       for (int i = 0; i < 20; i++) for (LogicalPlan p : plans) {
         Pending pd = new Pending("command", p, 1L, true, scala.Option.empty(), scala.Option.empty(), 0L, "app", "n", "u", scala.Option.empty(), false);

@@ -10,6 +10,7 @@ import scala.util.matching.Regex
 
 import org.apache.spark.sql.catalyst.expressions.{Attribute, CreateNamedStruct, Expression, GetArrayStructFields, GetStructField, Literal, NamedExpression, ScalaUDF, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Command, LogicalPlan}
+import org.apache.spark.sql.types.DataType
 
 /** What the listener-bus thread snapshots from a QueryExecution; the rest happens later. */
 private[listener] final case class Pending(
@@ -169,6 +170,17 @@ private[listener] object EventBuilder {
     var hasWrite = false
     var hasData = false
     var hasDdl = false
+    /** `catalogString` per DataType instance, for this event (the same types recur in every node's output). */
+    private val typeNames = new java.util.IdentityHashMap[DataType, String]()
+
+    private def typeName(t: DataType): String = {
+      var s = typeNames.get(t)
+      if (s == null) {
+        s = t.catalogString
+        typeNames.put(t, s)
+      }
+      s
+    }
 
     def tree(root: LogicalPlan): Int = visit(root)
 
@@ -241,7 +253,7 @@ private[listener] object EventBuilder {
       val o = new J.Obj
       Try(a.exprId.id).foreach(i => o.put("exprId", i))
       o.put("name", a.name)
-      Try(a.dataType.catalogString).foreach(t => o.put("type", t))
+      Try(typeName(a.dataType)).foreach(t => o.put("type", t))
       o.put("nullable", Try(a.nullable).getOrElse(true))
       o.put("qualifier", J.strs(Try(a.qualifier).getOrElse(Nil)))
       if (RowLevel.isMetadataColumn(a)) o.put("metadataCol", true) // 1.3: `_file`, `_pos`, `_metadata`, …
@@ -253,7 +265,7 @@ private[listener] object EventBuilder {
       o.put("class", Nodes.shortName(e))
       e match {
         case _: Literal =>
-          Try(e.dataType.catalogString).foreach(t => o.put("type", t))
+          Try(typeName(e.dataType)).foreach(t => o.put("type", t))
           return o
         case n: NamedExpression =>
           Try(n.exprId.id).foreach(i => o.put("exprId", i))
@@ -265,7 +277,7 @@ private[listener] object EventBuilder {
         case _ =>
       }
       fieldNames(e, o) // 1.4: struct fields read and built
-      if (Try(e.resolved).getOrElse(false)) Try(e.dataType.catalogString).foreach(t => o.put("type", t))
+      if (Try(e.resolved).getOrElse(false)) Try(typeName(e.dataType)).foreach(t => o.put("type", t))
       if (top) sql(e).foreach(s => o.put("sql", s))
       e match {
         case s: SubqueryExpression => Try(s.plan).foreach(pl => o.put("plan", defer(pl)))

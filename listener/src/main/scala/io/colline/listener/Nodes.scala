@@ -324,8 +324,13 @@ private[listener] object Nodes {
 
 
   /** Short class name without the Scala `$` of objects. */
-  def shortName(o: AnyRef): String = {
-    val n = o.getClass.getName
-    n.substring(n.lastIndexOf('.') + 1).stripSuffix("$").split('$').last
+  def shortName(o: AnyRef): String = ShortNames.get(o.getClass)
+
+  /** Per class, computed once (a class's name does not change; ClassValue does not keep classes alive). */
+  private object ShortNames extends ClassValue[String] {
+    override protected def computeValue(c: Class[_]): String = {
+      val n = c.getName
+      n.substring(n.lastIndexOf('.') + 1).stripSuffix("$").split('$').last
+    }
   }
 }

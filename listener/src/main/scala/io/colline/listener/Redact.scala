@@ -76,9 +76,11 @@ private[listener] object Redact {
   /** Any `key=value` (for keys or values matching `spark.redaction.regex`). */
   private val Assignment: Regex = "([\\w.-]+)(\\s*=\\s*)(\"[^\"]*\"|'[^']*'|[^\\s,;&)\\]}]+)".r
 
+  private val UriUserInfo = java.util.regex.Pattern.compile("(?<=://)[^/@?#;]*@")
+
   /** Removes userinfo (`user:pass@`) from an URI-like string such as `s3a://k:s@bucket/x`. */
   def uri(s: String): String =
-    if (s == null) null else s.replaceAll("(?<=://)[^/@?#;]*@", "")
+    if (s == null) null else UriUserInfo.matcher(s).replaceAll("") // = s.replaceAll(regex, ""), compiled once
 
   /**
    * A JDBC URL without credentials: userinfo (`//u:p@host`), Oracle's `u/p@host`, and

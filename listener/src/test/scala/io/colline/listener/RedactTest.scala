@@ -15,6 +15,11 @@ class RedactTest extends munit.FunSuite {
   test("URIs lose user info") {
     assertEquals(Redact.uri("s3a://AKIA:secret@bucket/path/x.parquet"), "s3a://bucket/path/x.parquet")
     assertEquals(Redact.uri("file:/tmp/x"), "file:/tmp/x")
+    // the compiled pattern does what String.replaceAll with the same regex did
+    Seq("s3a://k:s@b/x", "a://u@h://v:w@h2/p", "hdfs://nn:8020/p@q", "x://@y", "://a;b@c", "jdbc:x://u:p@h;a=b@c",
+      "no scheme@host", "", "s3://k@b/p?x=1#f@g").foreach { s =>
+      assertEquals(Redact.uri(s), s.replaceAll("(?<=://)[^/@?#;]*@", ""), s)
+    }
   }
 
   test("free text: credential assignments and URL user info are masked, other text is returned as is") {
