@@ -50,24 +50,7 @@ func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
 
 	consume := func() {
 		t.Helper()
-		reader := NewReader(ReaderOptions{Brokers: addrs, Topics: []string{topic}, Group: group}, nil)
-		dlq := NewProducer(addrs, dlqTopic, 0, nil)
-		loop, err := New(Params{
-			Fetcher: reader, Committer: reader, Writer: store, DeadLetters: dlq, Version: "it",
-			Setup: store.Bootstrap, ExitWhenIdle: 2 * time.Second,
-			Backlog: Backlog{Brokers: addrs, Topics: []string{topic}, Group: group},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runErr := loop.Run(ctx)
-		if err := reader.Close(); err != nil {
-			t.Errorf("close reader: %v", err)
-		}
-		dlq.Close()
-		if runErr != nil {
-			t.Fatalf("Run = %v", runErr)
-		}
+		runUntilIdle(ctx, t, addrs, topic, dlqTopic, group, 0, Params{Writer: store, Setup: store.Bootstrap})
 	}
 	consume()
 
@@ -258,25 +241,8 @@ func TestWriteTimeDeadLetterCarriesTheOriginalBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	reader := NewReader(ReaderOptions{Brokers: addrs, Topics: []string{topic}, Group: group, MaxWait: 100 * time.Millisecond}, nil)
-	dlq := NewProducer(addrs, dlqTopic, 0, nil)
 	store := &rejectingWriter{reject: ids[1]}
-	loop, err := New(Params{
-		Fetcher: reader, Committer: reader, Writer: store, DeadLetters: dlq, Version: "it",
-		BatchWait: time.Second, ExitWhenIdle: 2 * time.Second,
-		Backlog: Backlog{Brokers: addrs, Topics: []string{topic}, Group: group},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runErr := loop.Run(ctx)
-	if err := reader.Close(); err != nil {
-		t.Errorf("close reader: %v", err)
-	}
-	dlq.Close()
-	if runErr != nil {
-		t.Fatalf("Run = %v", runErr)
-	}
+	runUntilIdle(ctx, t, addrs, topic, dlqTopic, group, 100*time.Millisecond, Params{Writer: store, BatchWait: time.Second})
 	if want := []string{ids[0], ids[2]}; strings.Join(store.written, " ") != strings.Join(want, " ") {
 		t.Errorf("written %v, want %v", store.written, want)
 	}
@@ -301,5 +267,29 @@ func TestWriteTimeDeadLetterCarriesTheOriginalBytes(t *testing.T) {
 		if h.Key == "colline.value.reencoded" {
 			t.Errorf("dead letter marked as re-encoded: %v", m.Headers)
 		}
+	}
+}
+
+// runUntilIdle runs a loop with p's writer and settings over topic (consumer group group, dead
+// letters to dlqTopic) on real Kafka until it has been idle for 2 s, then closes its reader and
+// dead-letter producer. maxWait is the reader's (0: the default).
+func runUntilIdle(ctx context.Context, t *testing.T, addrs []string, topic, dlqTopic, group string, maxWait time.Duration, p Params) {
+	t.Helper()
+	reader := NewReader(ReaderOptions{Brokers: addrs, Topics: []string{topic}, Group: group, MaxWait: maxWait}, nil)
+	dlq := NewProducer(addrs, dlqTopic, 0, nil)
+	p.Fetcher, p.Committer, p.DeadLetters, p.Version = reader, reader, dlq, "it"
+	p.ExitWhenIdle = 2 * time.Second
+	p.Backlog = Backlog{Brokers: addrs, Topics: []string{topic}, Group: group}
+	loop, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runErr := loop.Run(ctx)
+	if err := reader.Close(); err != nil {
+		t.Errorf("close reader: %v", err)
+	}
+	dlq.Close()
+	if runErr != nil {
+		t.Fatalf("Run = %v", runErr)
 	}
 }
