@@ -90,7 +90,7 @@ type Config struct {
 	ShutdownTimeout time.Duration `split_words:"true" default:"30s" desc:"on SIGTERM, time to finish writing and committing the batch in hand"`
 	ExitWhenIdle    time.Duration `split_words:"true" default:"0s" desc:"if > 0, exit 0 once the backlog present at start is committed and no message came for this long (tests, demos, one-shot replays); needs a single consumer in the group"`
 
-	MemoryLimitRatio float64 `split_words:"true" default:"0.9" desc:"share of the container's memory limit (cgroup, e.g. Kubernetes resources.limits.memory) given to the Go runtime as its soft limit; GOMEMLIMIT, if set, wins; 0 turns it off, and the tighter limit while a message of COLLINE_BATCH_MAX_BYTES or more is in hand (docs/operations.md, Memory)"`
+	MemoryLimitRatio float64 `split_words:"true" default:"0.9" desc:"share of the container's memory limit (cgroup, e.g. Kubernetes resources.limits.memory) given to the Go runtime as its soft limit; GOMEMLIMIT, if set, wins; 0 turns it off (in the consumer, also the tighter limit while a message of COLLINE_BATCH_MAX_BYTES or more is in hand: docs/operations.md, Memory)"`
 
 	LogLevel  slog.Level `split_words:"true" default:"info" desc:"debug, info, warn or error"`
 	LogFormat string     `split_words:"true" default:"json" desc:"json or text"`

@@ -31,7 +31,7 @@ type UI struct {
 
 	UiServer
 
-	MemoryLimitRatio float64 `split_words:"true" default:"0.9" desc:"share of the container's memory limit (cgroup, e.g. Kubernetes resources.limits.memory) given to the Go runtime as its soft limit; GOMEMLIMIT, if set, wins; 0 turns it off; no effect without a cgroup limit"`
+	MemoryLimitRatio float64 `split_words:"true" default:"0.9" desc:"share of the container's memory limit (cgroup, e.g. Kubernetes resources.limits.memory) given to the Go runtime as its soft limit; GOMEMLIMIT, if set, wins; 0 turns it off (in the consumer, also the tighter limit while a message of COLLINE_BATCH_MAX_BYTES or more is in hand: docs/operations.md, Memory)"`
 
 	LogLevel  slog.Level `split_words:"true" default:"info" desc:"debug, info, warn or error"`
 	LogFormat string     `split_words:"true" default:"json" desc:"json or text"`
