@@ -17,17 +17,8 @@ import (
 // relationship with its properties: the same corpus must give the same digest whatever the
 // writer's statement layout. A measuring aid for comparing two writers, not a check.
 func TestDigestTPCDS(t *testing.T) {
-	uri := os.Getenv("COLLINE_TEST_NEO4J_URI")
-	if os.Getenv("COLLINE_DIGEST") == "" || uri == "" {
-		t.Skip("COLLINE_DIGEST and COLLINE_TEST_NEO4J_URI not set")
-	}
 	ctx := context.Background()
-	d, err := graph.NewDriver(uri, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close(ctx)
-	wipe(t, d)
+	d := aidDriver(ctx, t, "COLLINE_DIGEST")
 	items := tpcdsItems(t)
 	w := graph.NewWriter(d, "")
 	for pass := 0; pass < 2; pass++ {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/process"
 )
@@ -90,21 +91,9 @@ func TestProfileTPCDS(t *testing.T) {
 		prefix = ""
 	}
 	copies, _ := strconv.Atoi(os.Getenv("COLLINE_PROFILE_COPIES"))
-	uri := os.Getenv("COLLINE_TEST_NEO4J_URI")
-	if os.Getenv("COLLINE_PROFILE") == "" || uri == "" {
-		t.Skip("COLLINE_PROFILE and COLLINE_TEST_NEO4J_URI not set")
-	}
 	ctx := context.Background()
-	d, err := graph.NewDriver(uri, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close(ctx)
-	wipe(t, d)
+	d := aidDriver(ctx, t, "COLLINE_PROFILE")
 	w := graph.NewWriter(d, "")
-	if err := w.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
 	raws := tpcdsRaw(t)
 	var all [][]graph.Item // the corpus, then copies with their own targets (as bench -e2e-copies)
 	for c := 0; c <= copies; c++ {
@@ -139,32 +128,19 @@ func TestProfileTPCDS(t *testing.T) {
 		total := time.Now()
 		for _, st := range sts {
 			start := time.Now()
-			res, err := tx.Run(ctx, prefix+st.Query(), st.Params())
-			if err != nil {
-				t.Fatalf("%s: %v", st.Name(), err)
-			}
-			sum, err := res.Consume(ctx)
-			if err != nil {
-				t.Fatalf("%s: %v", st.Name(), err)
-			}
+			sum := runIn(ctx, t, tx, prefix, st)
 			el := time.Since(start)
 			var lines []string
 			var hits int64
-			var walk func(p neo4j.ProfiledPlan, depth int)
-			walk = func(p neo4j.ProfiledPlan, depth int) {
-				op, _, _ := strings.Cut(p.Operator(), "@")
-				hits += p.DbHits()
-				det, _ := p.Arguments()["Details"].(string)
-				if len(det) > 70 {
-					det = det[:70]
-				}
-				lines = append(lines, fmt.Sprintf("%s%s rows=%d hits=%d %s", strings.Repeat("  ", depth), op, p.Records(), p.DbHits(), det))
-				for _, c := range p.Children() {
-					walk(c, depth+1)
-				}
-			}
 			if prefix != "" {
-				walk(sum.Profile(), 1)
+				eachOperator(sum.Profile(), 1, func(op string, p neo4j.ProfiledPlan, depth int) {
+					hits += p.DbHits()
+					det, _ := p.Arguments()["Details"].(string)
+					if len(det) > 70 {
+						det = det[:70]
+					}
+					lines = append(lines, fmt.Sprintf("%s%s rows=%d hits=%d %s", strings.Repeat("  ", depth), op, p.Records(), p.DbHits(), det))
+				})
 			}
 			t.Logf("PROFILE %s: %d rows, %d db hits, %v (server: available after %v, consumed after %v)\n%s", st.Name(), st.rows, hits, el,
 				sum.ResultAvailableAfter(), sum.ResultConsumedAfter(), strings.Join(lines, "\n"))
@@ -178,20 +154,50 @@ func TestProfileTPCDS(t *testing.T) {
 	}
 }
 
-func wipe(t *testing.T, d neo4j.DriverWithContext) {
-	ctx := context.Background()
-	s := d.NewSession(ctx, neo4j.SessionConfig{})
-	defer s.Close(ctx)
-	res, err := s.Run(ctx, `MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS`, nil)
+// runIn runs q in tx, its text after prefix ("PROFILE " or ""), and returns its summary, or fails t.
+func runIn(ctx context.Context, t *testing.T, tx neo4j.ExplicitTransaction, prefix string, q query) neo4j.ResultSummary {
+	t.Helper()
+	res, err := tx.Run(ctx, prefix+q.Query(), q.Params())
 	if err == nil {
-		_, err = res.Consume(ctx)
+		var sum neo4j.ResultSummary
+		if sum, err = res.Consume(ctx); err == nil {
+			return sum
+		}
 	}
+	t.Fatalf("%s: %v", q.Name(), err)
+	return nil
+}
+
+// eachOperator calls f for every operator of the profiled plan p, depth first from depth, with its
+// name (without the "@database" suffix).
+func eachOperator(p neo4j.ProfiledPlan, depth int, f func(op string, p neo4j.ProfiledPlan, depth int)) {
+	op, _, _ := strings.Cut(p.Operator(), "@")
+	f(op, p, depth)
+	for _, c := range p.Children() {
+		eachOperator(c, depth+1, f)
+	}
+}
+
+// aidDriver opens the Neo4j of COLLINE_TEST_NEO4J_URI for a measuring aid that the variable gate
+// turns on (it skips t unless both are set), wipes the whole graph and bootstraps it.
+func aidDriver(ctx context.Context, t *testing.T, gate string) neo4j.DriverWithContext {
+	t.Helper()
+	uri := os.Getenv("COLLINE_TEST_NEO4J_URI")
+	if os.Getenv(gate) == "" || uri == "" {
+		t.Skip(gate + " and COLLINE_TEST_NEO4J_URI not set")
+	}
+	d, err := graph.NewDriver(uri, "", "")
 	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close(ctx) })
+	if _, err := stack.WipeGraph(ctx, d); err != nil {
 		t.Fatal(err)
 	}
 	if err := graph.NewWriter(d, "").Bootstrap(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return d
 }
 
 // query is a statement as Write sends it.

@@ -47,28 +47,15 @@ func TestNoEagerTPCDS(t *testing.T) {
 				if q.rows == 0 {
 					continue // Write does not send it
 				}
-				res, err := tx.Run(ctx, "PROFILE "+q.Query(), q.Params())
-				if err != nil {
-					t.Fatalf("batch %d %s: %v", b, q.Name(), err)
-				}
-				sum, err := res.Consume(ctx)
-				if err != nil {
-					t.Fatalf("batch %d %s: %v", b, q.Name(), err)
-				}
-				var walk func(p neo4j.ProfiledPlan)
-				walk = func(p neo4j.ProfiledPlan) {
-					op, _, _ := strings.Cut(p.Operator(), "@")
+				sum := runIn(ctx, t, tx, "PROFILE ", q)
+				eachOperator(sum.Profile(), 0, func(op string, p neo4j.ProfiledPlan, _ int) {
 					if op == "Eager" {
 						t.Errorf("batch %d: %s plans an Eager operator over %d rows (%v)", b, q.Name(), p.Records(), p.Arguments()["Details"])
 					}
 					if strings.Contains(op, "Scan") {
 						t.Errorf("batch %d: %s plans a scan (%s) instead of index seeks and Expand(Into)", b, q.Name(), op)
 					}
-					for _, c := range p.Children() {
-						walk(c)
-					}
-				}
-				walk(sum.Profile())
+				})
 			}
 			tx.Rollback(ctx)
 			s.Close(ctx)
