@@ -62,6 +62,13 @@ type tap struct {
 	events     int
 	edges      int
 	writes     int
+	batches    []written // one per successful write
+}
+
+// written is one batch the writer wrote: its size and how long the write took.
+type written struct {
+	items, edges int
+	took         time.Duration
 }
 
 func (t *tap) FetchMessage(ctx context.Context) (kafka.Message, error) {
@@ -81,17 +88,21 @@ func (t *tap) FetchMessage(ctx context.Context) (kafka.Message, error) {
 }
 
 func (t *tap) Write(ctx context.Context, items []graph.Item) error {
+	start := time.Now()
 	if err := t.writer.Write(ctx, items); err != nil {
 		return err
 	}
 	now := time.Now()
+	w := written{items: len(items), took: now.Sub(start)}
+	for _, it := range items {
+		w.edges += len(it.Lineage.Edges) + len(it.Lineage.RowDeps)
+	}
 	t.mu.Lock()
 	t.lastWrite = now
 	t.writes++
 	t.events += len(items)
-	for _, it := range items {
-		t.edges += len(it.Lineage.Edges) + len(it.Lineage.RowDeps)
-	}
+	t.edges += w.edges
+	t.batches = append(t.batches, w)
 	t.mu.Unlock()
 	if t.onWrite != nil {
 		t.onWrite(items, now)
