@@ -69,6 +69,7 @@ test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Sp
 	@dev/step hive $(MAKE) --no-print-directory hive
 	@dev/step ui-bundle $(MAKE) --no-print-directory ui-bundle
 	@dev/step unit+integration go test -race -count=1 ./...
+	@dev/step plans $(MAKE) --no-print-directory plans
 	@dev/step e2e go test -count=1 -tags e2e -v -timeout 30m ./e2e/
 	@dev/step spark24 $(MAKE) --no-print-directory spark24-test
 	@dev/step ui $(MAKE) --no-print-directory ui-test
@@ -84,6 +85,10 @@ demo: services listener consumer colline ## run a sample Spark job with the list
 .PHONY: clean
 clean: ## remove build outputs (keeps downloaded jars in .cache/jars)
 	rm -rf bin listener/target .cache/run ui/bundle/app
+
+.PHONY: plans
+plans: services ## the writer's statements plan the same on an empty and a full graph, so it keeps their first plans (WIPES the dev graph)
+	COLLINE_TEST_WIPE_GRAPH=1 go test -count=1 -v -run 'TestWritePlansIgnoreStatistics$$' ./graph/
 
 .PHONY: faults
 faults: ## fault tests (kill -9 at random instants, Neo4j down or slow, broker restart, poison, group, hostile plans, a 1-minute soak) on private Kafka/Neo4j; COLLINE_FAULTS_EVENTS=5000, COLLINE_FAULTS_HOSTILE=small|default

@@ -89,6 +89,9 @@ func benchFresh(ctx context.Context, r *report, env *benchEnv, evs []event, rate
 	delete(fetched, warmID)
 	edges = 0
 	mu.Unlock()
+	c.tap.mu.Lock()
+	c.tap.batches = nil
+	c.tap.mu.Unlock()
 
 	r.notef("fresh: graph wiped in %.1fs; producing %.0f events/s for %v", d.Seconds(), rate, dur)
 	interval := time.Duration(float64(time.Second) / rate)
@@ -155,6 +158,17 @@ func benchFresh(ctx context.Context, r *report, env *benchEnv, evs []event, rate
 	r.notef("fresh: %d events in %.1fs (%.1f/s achieved), %d edges; to visible: p50 %.0f ms, p99 %.0f ms, max %.0f ms; to fetch: p50 %.0f ms, p99 %.0f ms",
 		len(sent), produced.Seconds(), float64(len(sent))/produced.Seconds(), edges,
 		p(lat, .5)*1000, p(lat, .99)*1000, lat[len(lat)-1]*1000, p(transport, .5)*1000, p(transport, .99)*1000)
+	var took, items []float64
+	slowest := written{}
+	for _, b := range c.tap.batches {
+		took = append(took, b.took.Seconds())
+		items = append(items, float64(b.items))
+		if b.took > slowest.took {
+			slowest = b
+		}
+	}
+	r.notef("fresh: %d writes of p50 %.0f, max %.0f events; write time p50 %.0f ms, p99 %.0f ms, max %.0f ms (%d events, %d edges and row-level dependencies)",
+		len(took), p(items, .5), items[len(items)-1], p(took, .5)*1000, p(took, .99)*1000, slowest.took.Seconds()*1000, slowest.items, slowest.edges)
 	p99 := p(lat, .99)
 	r.add(row{part: "c", metric: fmt.Sprintf("freshness at %.0f events/s, produce → edges committed in Neo4j", rate),
 		value:    fmt.Sprintf("p50 %.0f ms, p99 %.0f ms", p(lat, .5)*1000, p99*1000),

@@ -85,7 +85,7 @@ type Config struct {
 	MetricsInterval time.Duration `split_words:"true" default:"15s" desc:"how often the Kafka reader statistics and the group's lag are polled into the metrics"`
 	HTTPAddr        string        `split_words:"true" default:":9090" desc:"listen address of /metrics, /healthz and /readyz"`
 	BatchSize       int           `split_words:"true" default:"100" desc:"most messages written in one Neo4j transaction"`
-	BatchWait       time.Duration `split_words:"true" default:"200ms" desc:"how long a batch waits for more messages after its first"`
+	BatchWait       time.Duration `split_words:"true" default:"200ms" desc:"how long a batch may wait for more messages after its first while the batch before it is written (a batch goes at once when the writer is free and no message is waiting)"`
 	BatchMaxBytes   int           `split_words:"true" default:"16777216" desc:"a batch closes once its messages' values add up to this many bytes (bounds memory with large plans)"`
 	ShutdownTimeout time.Duration `split_words:"true" default:"30s" desc:"on SIGTERM, time to finish writing and committing the batch in hand"`
 	ExitWhenIdle    time.Duration `split_words:"true" default:"0s" desc:"if > 0, exit 0 once the backlog present at start is committed and no message came for this long (tests, demos, one-shot replays); needs a single consumer in the group"`

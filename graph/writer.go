@@ -75,7 +75,7 @@ func (w *Writer) Write(ctx context.Context, items []Item) error {
 			for chunk := range slices.Chunk(st.rows, maxRows) {
 				// Driver errors go back unwrapped: the driver classifies them for its retries.
 				failed = st.name
-				res, err := tx.Run(ctx, st.query, map[string]any{"rows": chunk})
+				res, err := tx.Run(ctx, keepPlan+st.query, map[string]any{"rows": chunk})
 				if err != nil {
 					return nil, err
 				}
@@ -99,6 +99,13 @@ func (w *Writer) Write(ctx context.Context, items []Item) error {
 	}
 	return nil
 }
+
+// keepPlan tells Neo4j to keep a statement's first plan. By default Neo4j replans a statement
+// when the statistics have drifted, at most every 10 s (dbms.cypher.min_replan_interval), and a
+// growing graph drifts: the replan of the write statements held writes up for 100–400 ms, most
+// of the freshness p99 (docs/benchmarks.md). Their plans do not depend on the statistics
+// (TestWritePlansIgnoreStatistics), so replanning buys nothing; a schema change still replans.
+const keepPlan = "CYPHER replan=skip "
 
 // errRowCount means a statement matched fewer nodes than it had rows: a bug in this package.
 var errRowCount = errors.New("row count mismatch")

@@ -30,8 +30,8 @@ type batch struct {
 	bytes int // the values' total size
 }
 
-// collect fetches one batch: it waits for a first message, then takes more for up to BatchWait,
-// BatchSize messages or BatchMaxBytes. stop is true when the loop should end after this batch.
+// collect fetches one batch: it waits for a first message, then takes more (fetchMore) for up to
+// BatchWait, BatchSize messages or BatchMaxBytes. stop is true when the loop should end after this batch.
 // The messages the last batch left over (see process) come first, as a batch of their own: they
 // were fetched before anything collect could fetch now.
 func (l *Loop) collect(ctx context.Context) (msgs []kafka.Message, stop bool, err error) {
@@ -64,9 +64,7 @@ func (l *Loop) collect(ctx context.Context) (msgs []kafka.Message, stop bool, er
 	deadline := time.Now().Add(l.p.BatchWait)
 	bytes := len(msgs[0].Value)
 	for len(msgs) < l.p.BatchSize && bytes < l.p.BatchMaxBytes && ctx.Err() == nil {
-		fctx, cancel := context.WithDeadline(ctx, deadline)
-		m, err := l.p.Fetcher.FetchMessage(fctx)
-		cancel()
+		m, err := l.fetchMore(ctx, deadline)
 		if err != nil {
 			break // window over, shutdown, or an error the next collect deals with
 		}
@@ -74,6 +72,32 @@ func (l *Loop) collect(ctx context.Context) (msgs []kafka.Message, stop bool, er
 		bytes += len(m.Value)
 	}
 	return msgs, false, nil
+}
+
+// quietGap is how long a batch waits for another message once the writer is free: long enough
+// for what the reader already holds, short enough not to matter next to a write.
+const quietGap = 5 * time.Millisecond
+
+// fetchMore fetches the next message of a batch until deadline. While the batch before is being
+// delivered, waiting costs nothing, so it waits until deadline or until that delivery ends; once
+// the writer is free, it takes only a message that comes within quietGap.
+func (l *Loop) fetchMore(ctx context.Context, deadline time.Time) (kafka.Message, error) {
+	if f := l.flight; f != nil && f.busy.Err() == nil {
+		wctx, cancel := context.WithDeadline(ctx, deadline)
+		free := context.AfterFunc(f.busy, cancel)
+		m, err := l.p.Fetcher.FetchMessage(wctx)
+		free()
+		cancel()
+		if err == nil || f.busy.Err() == nil {
+			return m, err // a message, or the window or ctx ended
+		}
+	}
+	if q := time.Now().Add(quietGap); q.Before(deadline) {
+		deadline = q
+	}
+	qctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	return l.p.Fetcher.FetchMessage(qctx)
 }
 
 func valueBytes(msgs []kafka.Message) int {

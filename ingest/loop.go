@@ -12,6 +12,9 @@ package ingest
 //     offsets. Each step is retried in place until it succeeds
 //     (retry.go); nothing moves past a step that has not succeeded, and kafka-go never redelivers a
 //     message the loop has moved past, so no message is skipped.
+//   - A batch takes more messages for up to BatchWait after its first while the batch before it is
+//     being delivered, and goes as soon as no message is ready once the writer is free (fetch.go):
+//     batches grow with the write time, and a message that finds the writer idle does not wait.
 //   - At most one batch is being delivered (in flight) while the next is fetched and processed.
 //     Batch n+1 is delivered only after batch n is committed, so writes and commits keep the fetch
 //     order, and therefore the order within a partition (the events of one Spark application).
@@ -106,7 +109,7 @@ type Params struct {
 	// Default: Budget's edges budget (plan.DefaultBudget.Edges when zero), the largest lineage
 	// one event may have.
 	BatchMaxEdges   int
-	BatchWait       time.Duration // How long a batch waits for more messages after its first. Default: DefaultBatchWait.
+	BatchWait       time.Duration // How long a batch may wait for more messages after its first while the batch before it is delivered (collect). Default: DefaultBatchWait.
 	ShutdownTimeout time.Duration // Time to finish the batches in hand once Run's context ends. Default: DefaultShutdownTimeout.
 	Backoff         Backoff       // Retry policy of transient failures. Default: DefaultBackoff.
 	// SlowWrite: a graph write running longer than this makes Ready report it (a held lock, a long
@@ -153,11 +156,13 @@ type Loop struct {
 	pace *pacer
 }
 
-// flight is a batch delivered in the background; done receives deliver's result.
+// flight is a batch delivered in the background; done receives deliver's result, and busy ends
+// once it has (collect stops waiting for more messages then: the writer is free).
 type flight struct {
 	bytes   int
 	largest int // the largest value in the batch
 	done    chan error
+	busy    context.Context
 }
 
 // New checks p, fills in defaults and returns a Loop.
@@ -281,9 +286,13 @@ func (l *Loop) run(ctx context.Context) error {
 			if herr := l.await(); herr != nil { // batch n is committed before batch n+1 is written
 				return herr
 			}
-			f := &flight{bytes: b.bytes, largest: big, done: make(chan error, 1)}
+			busy, free := context.WithCancel(context.Background())
+			f := &flight{bytes: b.bytes, largest: big, done: make(chan error, 1), busy: busy}
 			l.flight = f
-			go func() { f.done <- l.deliver(drain, b) }()
+			go func() {
+				f.done <- l.deliver(drain, b)
+				free()
+			}()
 		}
 		if err != nil || stop {
 			if herr := l.await(); herr != nil {

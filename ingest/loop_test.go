@@ -90,6 +90,44 @@ func TestBatchWaitBoundsLatency(t *testing.T) {
 	stop()
 }
 
+// TestBatchesFollowTheWriter: a message that finds the writer free is written at once, not after
+// BatchWait (a minute here); messages that come while a batch is being written join the next
+// batch, which goes as soon as that write is done.
+func TestBatchesFollowTheWriter(t *testing.T) {
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	h := newHarness(t, func(p *Params) { p.BatchWait = time.Minute })
+	h.writer.fail = func(call int, _ []graph.Item) error {
+		if call == 1 {
+			entered <- struct{}{}
+			<-release
+		}
+		return nil
+	}
+	h.reader.send(0, "ok")
+	stop := h.start(t)
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a lone message waited for BatchWait although the writer was free")
+	}
+	h.reader.send(0, "ok", "ok")
+	time.Sleep(50 * time.Millisecond) // both are fetched while the first write is held
+	close(release)
+	eventually(t, "all commits", func() bool { return len(h.reader.committed()) == 3 })
+	if err := stop(); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	var writes []string
+	for _, l := range h.j.get() {
+		if strings.HasPrefix(l, "write ") {
+			writes = append(writes, l)
+		}
+	}
+	if want := []string{"write 0@0", "write 0@1,0@2"}; !reflect.DeepEqual(writes, want) {
+		t.Errorf("writes %q, want %q", writes, want)
+	}
+}
+
 // TestBatchMaxEdgesSplitsBatches: a batch ends before the item whose lineage would take it past
 // BatchMaxEdges (an "ok" item has 2, a "wide" one 10); the messages left over come next, each
 // processed once, and everything is written and committed in fetch order.
