@@ -132,6 +132,9 @@ type consumer struct {
 var (
 	e2eBatchSize, e2eBatchBytes int
 	e2eBatchWait                time.Duration
+	// e2eConsumers (flag -e2e-consumers), when over 1, replays the corpus once more with that
+	// many consumers in one group.
+	e2eConsumers int
 )
 
 // newConsumer builds the loop as cmd/consumer does, with its defaults, except for the writer
@@ -237,6 +240,73 @@ func replay(ctx context.Context, env *benchEnv, phase string, msgs []message, w 
 	return c.tap, c, nil
 }
 
+// replayGroup is replay with n consumers in one group, which share the topic's partitions as n
+// replicas of the consumer would. They start together (so they join one generation of the group)
+// and stop once every event is written. It returns the taps of all of them as one, and the dead
+// letters they sent.
+func replayGroup(ctx context.Context, env *benchEnv, phase string, msgs []message, w interface {
+	Write(ctx context.Context, items []graph.Item) error
+}, n int) (*tap, float64, error) {
+	topic, dlqTopic := topicName(phase), topicName(phase+".dlq")
+	if err := env.topics(ctx, topic, dlqTopic); err != nil {
+		return nil, 0, err
+	}
+	defer env.kafka.DeleteTopics(context.WithoutCancel(ctx), topic, dlqTopic)
+	if err := produce(ctx, env, topic, msgs); err != nil {
+		return nil, 0, err
+	}
+	var cs []*consumer
+	for range n {
+		c, err := newConsumer(env, topic, dlqTopic, w, 0)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer c.close()
+		cs = append(cs, c)
+	}
+	gctx, stop := context.WithCancel(ctx)
+	defer stop()
+	errs := make(chan error, n)
+	for _, c := range cs {
+		go func() { errs <- c.loop.Run(gctx) }()
+	}
+	all := &tap{}
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		events := 0
+		for _, c := range cs {
+			c.tap.mu.Lock()
+			events += c.tap.events
+			c.tap.mu.Unlock()
+		}
+		if events >= len(msgs) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, 0, fmt.Errorf("%s: %d of %d events written within 5 minutes", phase, events, len(msgs))
+		}
+	}
+	stop()
+	var dead float64
+	for _, c := range cs {
+		if err := <-errs; err != nil {
+			return nil, 0, fmt.Errorf("%s: consumer loop: %w", phase, err)
+		}
+		dead += c.deadLetters()
+		c.tap.mu.Lock()
+		if all.firstFetch.IsZero() || c.tap.firstFetch.Before(all.firstFetch) {
+			all.firstFetch = c.tap.firstFetch
+		}
+		if c.tap.lastWrite.After(all.lastWrite) {
+			all.lastWrite = c.tap.lastWrite
+		}
+		all.events += c.tap.events
+		all.edges += c.tap.edges
+		all.writes += c.tap.writes
+		c.tap.mu.Unlock()
+	}
+	return all, dead, nil
+}
+
 // naiveWriter is the baseline: one transaction per edge, each MERGEing both columns and the
 // FEEDS relationship. It writes less than graph.Writer (no datasets, jobs, runs, HAS_COLUMN), so
 // the comparison favours it.
@@ -335,6 +405,22 @@ func benchE2E(ctx context.Context, r *report, env *benchEnv, evs []event, copies
 	eEdges, eEvents, err := run("colline", msgs, env.writer)
 	if err != nil {
 		return err
+	}
+	if e2eConsumers > 1 {
+		if _, err := stack.WipeGraph(ctx, env.driver); err != nil {
+			return err
+		}
+		name := fmt.Sprintf("colline-%d-consumers", e2eConsumers)
+		t, dead, err := replayGroup(ctx, env, "e2e-"+name, msgs, env.writer, e2eConsumers)
+		if err != nil {
+			return err
+		}
+		secs := t.seconds()
+		r.notef("e2e %s: %d events (%d written more than once, after a rebalance), %d edges written in %.2fs (%d transactions; %.0f dead letters): %.0f edges/s, %.1f events/s",
+			name, t.events, t.events-len(msgs), t.edges, secs, t.writes, dead, float64(t.edges)/secs, float64(len(msgs))/secs)
+		r.add(row{part: "b", metric: fmt.Sprintf("end-to-end TPC-DS events/s, %d consumers in one group (3 partitions)", e2eConsumers),
+			value: fmt.Sprintf("%.1f events/s", float64(len(msgs))/secs), baseline: fmt.Sprintf("%.1f events/s, one consumer", eEvents),
+			target: "-", result: fmt.Sprintf("%.2f× one consumer", float64(len(msgs))/secs/eEvents)})
 	}
 	n, bare, err := bareCreate(ctx, env.driver)
 	if err != nil {

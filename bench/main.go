@@ -64,6 +64,7 @@ func main() {
 	)
 	flag.IntVar(&e2eBatchSize, "e2e-batch", 0, "e2e, fresh: messages per batch (COLLINE_BATCH_SIZE); 0: the default")
 	flag.IntVar(&e2eBatchBytes, "e2e-batch-bytes", 0, "e2e, fresh: bytes of message values per batch (COLLINE_BATCH_MAX_BYTES); 0: the default")
+	flag.IntVar(&e2eConsumers, "e2e-consumers", 2, "e2e: also replay the corpus with this many consumers in one group, as replicas of the consumer share a topic (1: not)")
 	flag.DurationVar(&e2eBatchWait, "e2e-batch-wait", 0, "e2e, fresh: how long a batch may wait for more messages (COLLINE_BATCH_WAIT); 0: the default")
 	flag.Parse()
 	if *hostileArg != "" {
