@@ -78,11 +78,18 @@ private[listener] object RateLimitedLog {
 
 /** An error with its causes on one line: the root cause is what says why (a class missing, a refused connection). */
 private[listener] object Causes {
-  /** `text: outer; caused by: inner; caused by: root`, at most 8 deep; `text` alone when `t` is null. */
+  /**
+   * `text: outer; caused by: inner; caused by: root`, at most 8 deep; `text` alone when `t` is null.
+   * Each message goes through `Redact.secrets`: an exception may quote a URL or an option with a
+   * credential, and the driver's log is read by more people than the job's owner.
+   */
   def append(text: String, t: Throwable): String = {
     if (t == null) return text
     val seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[Throwable, java.lang.Boolean])
-    text + ": " + Iterator.iterate(t)(_.getCause).takeWhile(c => c != null && seen.add(c)).take(8).mkString("; caused by: ")
+    text + ": " + Iterator.iterate(t)(_.getCause).takeWhile(c => c != null && seen.add(c)).take(8).map { c =>
+      val m = c.getLocalizedMessage
+      if (m == null) c.getClass.getName else c.getClass.getName + ": " + Redact.secrets(m)
+    }.mkString("; caused by: ")
   }
 }
 

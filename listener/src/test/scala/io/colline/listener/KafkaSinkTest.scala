@@ -28,4 +28,13 @@ class KafkaSinkTest extends munit.FunSuite {
     a.initCause(b); b.initCause(a)
     assertEquals(Causes.append("loop", a), "loop: java.lang.RuntimeException: a; caused by: java.lang.RuntimeException: b")
   }
+
+  test("a WARN line's cause chain has its credentials redacted") {
+    val root = new IllegalStateException("bad option token=abc123")
+    val top = new RuntimeException("cannot reach jdbc:postgresql://admin:hunter2@db:5432/sales?password=hunter2", root)
+    val line = Causes.append("colline: failed", top)
+    assert(!line.contains("hunter2") && !line.contains("abc123"), line)
+    assert(line.startsWith("colline: failed: java.lang.RuntimeException: cannot reach jdbc:postgresql://db:5432/sales?password=" + Redact.Mask), line)
+    assert(line.endsWith("caused by: java.lang.IllegalStateException: bad option token=" + Redact.Mask), line)
+  }
 }
