@@ -29,6 +29,17 @@ func (j *journal) get() []string {
 	return append([]string(nil), j.lines...)
 }
 
+// starting returns the lines that start with prefix, in order.
+func (j *journal) starting(prefix string) []string {
+	var out []string
+	for _, l := range j.get() {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // fakeReader is an in-memory fetcher and committer.
 type fakeReader struct {
 	j          *journal

@@ -56,12 +56,7 @@ func TestOrderIsKeptAcrossBatchesAndPartitions(t *testing.T) {
 	if got := h.writer.written(); !reflect.DeepEqual(got, want) {
 		t.Errorf("written = %v, want fetch order %v", got, want)
 	}
-	var commits []string
-	for _, l := range h.j.get() {
-		if strings.HasPrefix(l, "commit") {
-			commits = append(commits, l)
-		}
-	}
+	commits := h.j.starting("commit")
 	if len(commits) != 4 {
 		t.Errorf("commits = %q, want 4 batches of 3", commits)
 	}
@@ -117,12 +112,7 @@ func TestBatchesFollowTheWriter(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("Run = %v", err)
 	}
-	var writes []string
-	for _, l := range h.j.get() {
-		if strings.HasPrefix(l, "write ") {
-			writes = append(writes, l)
-		}
-	}
+	writes := h.j.starting("write ")
 	if want := []string{"write 0@0", "write 0@1,0@2"}; !reflect.DeepEqual(writes, want) {
 		t.Errorf("writes %q, want %q", writes, want)
 	}
@@ -155,12 +145,7 @@ func TestBatchMaxEdgesSplitsBatches(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("Run = %v", err)
 	}
-	var writes []string
-	for _, l := range h.j.get() {
-		if strings.HasPrefix(l, "write ") {
-			writes = append(writes, l)
-		}
-	}
+	writes := h.j.starting("write ")
 	want := []string{"write 0@0,0@1", "write 0@2", "write 0@4", "write 0@5,0@6"}
 	if !reflect.DeepEqual(writes, want) {
 		t.Errorf("writes %q, want %q", writes, want)
