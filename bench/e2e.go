@@ -110,6 +110,21 @@ func (t *tap) Write(ctx context.Context, items []graph.Item) error {
 	return nil
 }
 
+// absorb adds o's counts to t and widens t's time span to cover o's, as if one tap had seen both.
+func (t *tap) absorb(o *tap) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if t.firstFetch.IsZero() || o.firstFetch.Before(t.firstFetch) {
+		t.firstFetch = o.firstFetch
+	}
+	if o.lastWrite.After(t.lastWrite) {
+		t.lastWrite = o.lastWrite
+	}
+	t.events += o.events
+	t.edges += o.edges
+	t.writes += o.writes
+}
+
 func (t *tap) seconds() float64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -221,14 +236,11 @@ func produce(ctx context.Context, env *benchEnv, topic string, msgs []message) e
 func replay(ctx context.Context, env *benchEnv, phase string, msgs []message, w interface {
 	Write(ctx context.Context, items []graph.Item) error
 }) (*tap, *consumer, error) {
-	topic, dlqTopic := topicName(phase), topicName(phase+".dlq")
-	if err := env.topics(ctx, topic, dlqTopic); err != nil {
+	topic, dlqTopic, drop, err := loaded(ctx, env, phase, msgs)
+	if err != nil {
 		return nil, nil, err
 	}
-	defer env.kafka.DeleteTopics(context.WithoutCancel(ctx), topic, dlqTopic)
-	if err := produce(ctx, env, topic, msgs); err != nil {
-		return nil, nil, err
-	}
+	defer drop()
 	c, err := newConsumer(env, topic, dlqTopic, w, 2*time.Second)
 	if err != nil {
 		return nil, nil, err
@@ -247,14 +259,11 @@ func replay(ctx context.Context, env *benchEnv, phase string, msgs []message, w 
 func replayGroup(ctx context.Context, env *benchEnv, phase string, msgs []message, w interface {
 	Write(ctx context.Context, items []graph.Item) error
 }, n int) (*tap, float64, error) {
-	topic, dlqTopic := topicName(phase), topicName(phase+".dlq")
-	if err := env.topics(ctx, topic, dlqTopic); err != nil {
+	topic, dlqTopic, drop, err := loaded(ctx, env, phase, msgs)
+	if err != nil {
 		return nil, 0, err
 	}
-	defer env.kafka.DeleteTopics(context.WithoutCancel(ctx), topic, dlqTopic)
-	if err := produce(ctx, env, topic, msgs); err != nil {
-		return nil, 0, err
-	}
+	defer drop()
 	var cs []*consumer
 	for range n {
 		c, err := newConsumer(env, topic, dlqTopic, w, 0)
@@ -292,19 +301,23 @@ func replayGroup(ctx context.Context, env *benchEnv, phase string, msgs []messag
 			return nil, 0, fmt.Errorf("%s: consumer loop: %w", phase, err)
 		}
 		dead += c.deadLetters()
-		c.tap.mu.Lock()
-		if all.firstFetch.IsZero() || c.tap.firstFetch.Before(all.firstFetch) {
-			all.firstFetch = c.tap.firstFetch
-		}
-		if c.tap.lastWrite.After(all.lastWrite) {
-			all.lastWrite = c.tap.lastWrite
-		}
-		all.events += c.tap.events
-		all.edges += c.tap.edges
-		all.writes += c.tap.writes
-		c.tap.mu.Unlock()
+		all.absorb(c.tap)
 	}
 	return all, dead, nil
+}
+
+// loaded creates the topics of phase and produces msgs to the first; drop deletes both.
+func loaded(ctx context.Context, env *benchEnv, phase string, msgs []message) (topic, dlqTopic string, drop func(), err error) {
+	topic, dlqTopic = topicName(phase), topicName(phase+".dlq")
+	if err := env.topics(ctx, topic, dlqTopic); err != nil {
+		return "", "", nil, err
+	}
+	drop = func() { env.kafka.DeleteTopics(context.WithoutCancel(ctx), topic, dlqTopic) }
+	if err := produce(ctx, env, topic, msgs); err != nil {
+		drop()
+		return "", "", nil, err
+	}
+	return topic, dlqTopic, drop, nil
 }
 
 // naiveWriter is the baseline: one transaction per edge, each MERGEing both columns and the
