@@ -79,8 +79,8 @@ func (it Item) Run() string {
 	return it.Event.EventID
 }
 
-// parentOf returns the parent run of an OpenLineage run event, nil when none.
-func parentOf(it Item) *ParentRun {
+// Parent returns the parent run of an OpenLineage run event, nil when none.
+func (it Item) Parent() *ParentRun {
 	if it.OpenLineage == nil || it.OpenLineage.RunID == "" {
 		return nil
 	}

@@ -94,7 +94,7 @@ func buildRows(items []Item) (*rows, error) {
 			}
 			runs[run] = r
 		}
-		if p := parentOf(it); p != nil {
+		if p := it.Parent(); p != nil {
 			pk := p.JobNamespace + "/" + p.JobName
 			pj := jobs[pk]
 			if pj == nil {
