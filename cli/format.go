@@ -14,9 +14,9 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 // Formats are the output formats of explain.
@@ -52,7 +52,7 @@ func writeTable(w io.Writer, evs []Event) error {
 		if env.Markers.Analyzed {
 			status = "analyzed, not run"
 		}
-		fmt.Fprintf(w, "job     %s  (app %s, query %d, %s, %s)\n", visible(graph.JobKey(env.App)), visible(env.App.ID),
+		fmt.Fprintf(w, "job     %s  (app %s, query %d, %s, %s)\n", visible(record.JobKey(env.App)), visible(env.App.ID),
 			env.Query.ExecutionID, visible(env.Query.FuncName), status)
 		fmt.Fprintf(w, "reads   %s\n", datasetList(lin.Reads))
 		writes := make([]string, 0, len(lin.Writes))
@@ -477,7 +477,7 @@ func writeJSON(w io.Writer, evs []Event) error {
 	for _, ev := range evs {
 		env, lin := ev.Env, ev.Lineage
 		j := jsonEvent{
-			Source: ev.Source, EventID: env.EventID, Job: graph.JobKey(env.App), AppID: env.App.ID,
+			Source: ev.Source, EventID: env.EventID, Job: record.JobKey(env.App), AppID: env.App.ID,
 			ExecutionID: env.Query.ExecutionID, FuncName: env.Query.FuncName, Status: env.Query.Status,
 			Analyzed: env.Markers.Analyzed, EndedAt: env.Query.EndedAt, Unknown: lin.Unknown, Degraded: lin.Degraded,
 			Reads: []jsonDataset{}, Writes: []jsonDataset{},

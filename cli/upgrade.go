@@ -16,6 +16,7 @@ import (
 	"github.com/colline/colline/config"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // upgrade moves a graph to graph.ModelVersion: lineage is re-derivable from the raw plans, so it
@@ -107,7 +108,7 @@ func Upgrade(ctx context.Context, w *graph.Writer, brokers []string, topic strin
 	}
 	slices.Sort(parts)
 	var read, written, skipped int64
-	var items []graph.Item
+	var items []record.Item
 	flush := func() error {
 		if len(items) == 0 {
 			return nil

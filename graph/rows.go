@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 // rows is one batch turned into deduplicated, key-sorted rows, one slice per statement.
@@ -54,7 +55,7 @@ func newer(win bool, old, v string) string {
 
 // buildRows validates the items and merges them into rows. Items are applied in order; for equal
 // times the later item wins, exactly as if they were written one after the other.
-func buildRows(items []Item) (*rows, error) {
+func buildRows(items []record.Item) (*rows, error) {
 	jobs := map[string]*jobRow{}
 	datasets := map[string]*datasetRow{}
 	columns := map[string]*columnRow{}
@@ -70,7 +71,7 @@ func buildRows(items []Item) (*rows, error) {
 	parents := map[[2]string]bool{} // (run, parent run)
 
 	for i, it := range items {
-		if err := Check(it); err != nil {
+		if err := record.Check(it); err != nil {
 			return nil, fmt.Errorf("item %d: %w", i, err)
 		}
 		lin := it.Lineage
@@ -129,7 +130,7 @@ func buildRows(items []Item) (*rows, error) {
 					columns[c.Key] = cr
 				}
 				if cr.datasetKey != d.Key {
-					return fmt.Errorf("%w: column %q is listed under datasets %q and %q", ErrInvalidItem, c.Key, cr.datasetKey, d.Key)
+					return fmt.Errorf("%w: column %q is listed under datasets %q and %q", record.ErrInvalidItem, c.Key, cr.datasetKey, d.Key)
 				}
 				win := cr.observe(ts)
 				cr.name = newer(win, cr.name, c.Name)

@@ -1,6 +1,10 @@
 package graph
 
-import "time"
+import (
+	"time"
+
+	"github.com/colline/colline/record"
+)
 
 // Run: a listener event (its key is the event id), or an OpenLineage run (its key is the runId),
 // with what it read, wrote and changed by DDL, and the run it was spawned from.
@@ -68,7 +72,7 @@ type runRow struct {
 const ColumnLineageMissing = "missing"
 
 // newRunRow is the run of one item observed at ts.
-func newRunRow(it Item, jobKey string, ts time.Time) *runRow {
+func newRunRow(it record.Item, jobKey string, ts time.Time) *runRow {
 	if env := it.Event; env != nil {
 		x, degraded := env.Query.ExecutionID, it.Lineage.Degraded
 		return &runRow{

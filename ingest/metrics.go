@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // Label values. All labels have small fixed value sets, except class, which is capped.
@@ -259,7 +259,7 @@ func (m *Metrics) setLag(lag map[Partition]int64) {
 
 // countNodes adds the nodes one written event carries: its datasets and their columns, its job
 // and its run.
-func (m *Metrics) countNodes(it graph.Item) {
+func (m *Metrics) countNodes(it record.Item) {
 	if it.Lineage == nil {
 		return
 	}

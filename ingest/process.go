@@ -6,23 +6,23 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // Processor turns one Kafka message into a graph item. Every error it returns is permanent: the
 // same message fails the same way, and goes to the dead-letter topic. It must not do I/O.
 type Processor interface {
-	Process(msg kafka.Message) (graph.Item, error)
+	Process(msg kafka.Message) (record.Item, error)
 }
 
 // ProcessorFunc adapts a function to Processor.
-type ProcessorFunc func(msg kafka.Message) (graph.Item, error)
+type ProcessorFunc func(msg kafka.Message) (record.Item, error)
 
 // Process calls f.
-func (f ProcessorFunc) Process(msg kafka.Message) (graph.Item, error) { return f(msg) }
+func (f ProcessorFunc) Process(msg kafka.Message) (record.Item, error) { return f(msg) }
 
 // Extractor is the consumer's Processor: process.Step on the message value, timed in the decode
 // and extract stages, with unknown plan node classes counted.
@@ -33,7 +33,7 @@ type Extractor struct {
 }
 
 // Process implements Processor.
-func (x Extractor) Process(msg kafka.Message) (graph.Item, error) {
+func (x Extractor) Process(msg kafka.Message) (record.Item, error) {
 	step := process.Step{MaxBytes: x.MaxBytes, Budget: x.Budget}
 	if x.Metrics != nil {
 		step.Observe = func(stage string, d time.Duration) { x.Metrics.stage.WithLabelValues(stage).Observe(d.Seconds()) }
@@ -51,10 +51,10 @@ func (x Extractor) Process(msg kafka.Message) (graph.Item, error) {
 type Topics map[string]Processor
 
 // Process implements Processor.
-func (t Topics) Process(msg kafka.Message) (graph.Item, error) {
+func (t Topics) Process(msg kafka.Message) (record.Item, error) {
 	p, ok := t[msg.Topic]
 	if !ok {
-		return graph.Item{}, fmt.Errorf("no processor for topic %q", msg.Topic)
+		return record.Item{}, fmt.Errorf("no processor for topic %q", msg.Topic)
 	}
 	return p.Process(msg)
 }
@@ -68,7 +68,7 @@ type OpenLineage struct {
 }
 
 // Process implements Processor.
-func (o OpenLineage) Process(msg kafka.Message) (graph.Item, error) {
+func (o OpenLineage) Process(msg kafka.Message) (record.Item, error) {
 	step := o.Step
 	if o.Metrics != nil {
 		step.Observe = func(stage string, d time.Duration) { o.Metrics.stage.WithLabelValues(stage).Observe(d.Seconds()) }

@@ -3,7 +3,7 @@
 // per request, answered as Marquez answers it (201 Created with an empty body).
 //
 // The endpoint does not write the graph: it runs the consumer's own processing step on the event
-// (process.OpenLineage: limits, the spec's schemas, the lineage mapping, graph.Check), answers 400
+// (process.OpenLineage: limits, the spec's schemas, the lineage mapping, record.Check), answers 400
 // with the reason when the event would be dead-lettered, and otherwise publishes the event,
 // unchanged, to the OpenLineage topic, keyed as openlineage's Kafka transport keys it. The
 // consumer loop (package ingest) reads that topic like any other, so HTTP events get the same

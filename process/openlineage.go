@@ -6,14 +6,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 // OpenLineage is the processing step of an OpenLineage event (a RunEvent, JobEvent or
 // DatasetEvent, as producers' transports send them): the size and nesting limits, validation
-// against the spec's schemas, openlineage.Event.Lineage, the edge budget and graph.Check. Its
+// against the spec's schemas, openlineage.Event.Lineage, the edge budget and record.Check. Its
 // errors are permanent, as Step's.
 //
 // An event that breaks the core schema, or a facet colline maps (openlineage.Maps), fails with
@@ -36,24 +36,24 @@ type OpenLineage struct {
 }
 
 // Item turns one OpenLineage event into a graph item.
-func (s OpenLineage) Item(value []byte) (graph.Item, error) {
+func (s OpenLineage) Item(value []byte) (record.Item, error) {
 	if err := limits(value, s.MaxBytes); err != nil {
-		return graph.Item{}, err
+		return record.Item{}, err
 	}
 	if err := depth(value); err != nil {
-		return graph.Item{}, err
+		return record.Item{}, err
 	}
 	start := time.Now()
 	e, err := s.decode(value)
 	s.observe(StageDecode, start)
 	if err != nil {
-		return graph.Item{}, err
+		return record.Item{}, err
 	}
 	start = time.Now()
 	defer s.observe(StageExtract, start)
 	lin, err := e.Lineage(s.Names)
 	if err != nil {
-		return graph.Item{}, err
+		return record.Item{}, err
 	}
 	limit := s.Edges
 	if limit <= 0 {
@@ -66,18 +66,18 @@ func (s OpenLineage) Item(value []byte) (graph.Item, error) {
 		}
 	}
 	if n > limit {
-		return graph.Item{}, &plan.TooComplexError{Budget: plan.BudgetEdges, Figure: n, Limit: limit, Exact: true}
+		return record.Item{}, &plan.TooComplexError{Budget: plan.BudgetEdges, Figure: n, Limit: limit, Exact: true}
 	}
-	it := graph.Item{OpenLineage: Reported(e), Lineage: lin}
-	if err := graph.Check(it); err != nil {
-		return graph.Item{}, err
+	it := record.Item{OpenLineage: Reported(e), Lineage: lin}
+	if err := record.Check(it); err != nil {
+		return record.Item{}, err
 	}
 	return it, nil
 }
 
 // Reported is what the graph keeps of an OpenLineage event's job and run.
-func Reported(e *openlineage.Event) *graph.OpenLineage {
-	o := &graph.OpenLineage{Kind: string(e.Kind), EventType: e.EventType, EventTime: e.EventTime, Producer: e.Producer}
+func Reported(e *openlineage.Event) *record.OpenLineage {
+	o := &record.OpenLineage{Kind: string(e.Kind), EventType: e.EventType, EventTime: e.EventTime, Producer: e.Producer}
 	switch {
 	case e.Job != nil:
 		o.JobNamespace, o.JobName = e.Job.Namespace, e.Job.Name
@@ -88,7 +88,7 @@ func Reported(e *openlineage.Event) *graph.OpenLineage {
 	if e.Run != nil {
 		o.RunID = e.Run.RunID
 		if p, err := e.Run.Parent(); err == nil && p != nil {
-			o.Parent = &graph.ParentRun{RunID: p.RunID, JobNamespace: p.JobNamespace, JobName: p.JobName}
+			o.Parent = &record.ParentRun{RunID: p.RunID, JobNamespace: p.JobNamespace, JobName: p.JobName}
 		}
 	}
 	return o

@@ -15,6 +15,7 @@ import (
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // The SQL panel shows the lineage of statements that have not run, drawn like the graph's and
@@ -104,7 +105,7 @@ func (s *server) previewEvents(w http.ResponseWriter, r *http.Request, body []by
 		if err != nil {
 			pe.Error, pe.Reason = err.Error(), process.Reason(err)
 		} else {
-			pe.Job = graph.JobKey(it.Event.App)
+			pe.Job = record.JobKey(it.Event.App)
 			for _, wr := range it.Lineage.Writes {
 				pe.Writes = append(pe.Writes, wr.Key)
 			}
