@@ -18,7 +18,8 @@ var mustNot = map[string][]string{
 	"events":       {"plan", "graph", "process", "ingest", "admin", "config", "cli", "e2e/stack"},
 	"plan":         {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 	"graph":        {"process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
-	"process":      {"ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
+	"record":       {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"process":      {"graph", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 	"ingest":       {"admin", "config", "cli", "cmd/", "e2e/stack"},
 	"admin":        {"events", "plan", "graph", "process", "ingest", "config", "cli", "e2e/stack"},
 	"config":       {"events", "plan", "graph", "process", "ingest", "admin", "cli", "e2e/stack", "ui", "browser"},
@@ -30,6 +31,7 @@ var mustNot = map[string][]string{
 	"plan/hostile": {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 	"openlineage":  {"graph", "process", "ingest", "intake", "emit", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 	"intake":       {"ingest", "emit", "admin", "config", "cli", "e2e/stack"},
+	"emit":         {"graph", "process", "ingest", "intake", "admin", "config", "cli", "e2e/stack", "github.com/neo4j/neo4j-go-driver"},
 	"analyze":      {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 	"impact":       {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 }

@@ -84,7 +84,7 @@ func TestExplainAllFixtures(t *testing.T) {
 	edges := 0
 	for _, ev := range evs {
 		edges += len(ev.Lineage.Edges)
-		if err := record.Check(record.Item{Event: ev.Env, Lineage: ev.Lineage}); err != nil {
+		if err := record.Check(&record.Item{Event: ev.Env, Lineage: ev.Lineage}); err != nil {
 			t.Errorf("%s: %v", ev.Source, err)
 		}
 	}

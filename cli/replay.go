@@ -25,7 +25,7 @@ func Replay(ctx context.Context, s Store, evs []Event, batch int) error {
 	var errs []error
 	for i, ev := range evs {
 		items[i] = record.Item{Event: ev.Env, Lineage: ev.Lineage}
-		if err := record.Check(items[i]); err != nil {
+		if err := record.Check(&items[i]); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", ev.Source, err))
 		}
 	}

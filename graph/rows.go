@@ -53,8 +53,9 @@ func newer(win bool, old, v string) string {
 	return old
 }
 
-// buildRows validates the items and merges them into rows. Items are applied in order; for equal
-// times the later item wins, exactly as if they were written one after the other.
+// buildRows checks the items (record.Check: a no-op for those a processing step checked) and
+// merges them into rows. Items are applied in order; for equal times the later item wins, exactly
+// as if they were written one after the other.
 func buildRows(items []record.Item) (*rows, error) {
 	jobs := map[string]*jobRow{}
 	datasets := map[string]*datasetRow{}
@@ -71,7 +72,7 @@ func buildRows(items []record.Item) (*rows, error) {
 	parents := map[[2]string]bool{} // (run, parent run)
 
 	for i, it := range items {
-		if err := record.Check(it); err != nil {
+		if err := record.Check(&it); err != nil {
 			return nil, fmt.Errorf("item %d: %w", i, err)
 		}
 		lin := it.Lineage

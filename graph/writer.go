@@ -48,9 +48,10 @@ func (w *Writer) timeout() time.Duration {
 }
 
 // Write stores items in one managed write transaction: either the whole batch is in the graph
-// afterwards or none of it. Items are validated first (errors wrap record.ErrInvalidItem and nothing is
-// written). Writing the same items again changes nothing; see the package comment for how
-// repeated and out-of-order events merge.
+// afterwards or none of it. Items are checked first (record.Check, which does not run again on an
+// item a processing step checked; errors wrap record.ErrInvalidItem and nothing is written).
+// Writing the same items again changes nothing; see the package comment for how repeated and
+// out-of-order events merge.
 //
 // The driver retries transient failures (deadlocks, leader changes, lost connections) for up to
 // its MaxTransactionRetryTime; what is left is returned, and IsTransient tells whether a later

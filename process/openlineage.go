@@ -69,7 +69,7 @@ func (s OpenLineage) Item(value []byte) (record.Item, error) {
 		return record.Item{}, &plan.TooComplexError{Budget: plan.BudgetEdges, Figure: n, Limit: limit, Exact: true}
 	}
 	it := record.Item{OpenLineage: Reported(e), Lineage: lin}
-	if err := record.Check(it); err != nil {
+	if err := record.Check(&it); err != nil {
 		return record.Item{}, err
 	}
 	return it, nil

@@ -95,7 +95,7 @@ func lineage(env *events.Envelope, b plan.Budget) (record.Item, error) {
 		return record.Item{Event: env}, err
 	}
 	it := record.Item{Event: env, Lineage: lin}
-	if err := record.Check(it); err != nil {
+	if err := record.Check(&it); err != nil {
 		return record.Item{Event: env}, err
 	}
 	return it, nil

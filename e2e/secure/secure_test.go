@@ -198,7 +198,7 @@ func corpus(t *testing.T, n int) ([][]byte, []record.Item) {
 			continue
 		}
 		it := record.Item{Event: ev, Lineage: lin}
-		if record.Check(it) != nil {
+		if record.Check(&it) != nil {
 			continue
 		}
 		values, items = append(values, b), append(items, it)
@@ -744,7 +744,7 @@ func TestListenerThroughSASLSSL(t *testing.T) {
 		if err != nil {
 			t.Fatalf("event at offset %d: %v", m.Offset, err)
 		}
-		if it := (record.Item{Event: ev, Lineage: lin}); record.Check(it) == nil {
+		if it := (record.Item{Event: ev, Lineage: lin}); record.Check(&it) == nil {
 			items = append(items, it)
 		}
 	}
