@@ -37,10 +37,10 @@ type OpenLineage struct {
 
 // Item turns one OpenLineage event into a graph item.
 func (s OpenLineage) Item(value []byte) (record.Item, error) {
-	if err := limits(value, s.MaxBytes); err != nil {
+	if err := Limits(value, s.MaxBytes); err != nil {
 		return record.Item{}, err
 	}
-	if err := depth(value); err != nil {
+	if err := Depth(value); err != nil {
 		return record.Item{}, err
 	}
 	start := time.Now()
@@ -119,10 +119,4 @@ func (s OpenLineage) observe(stage string, start time.Time) {
 	if s.Observe != nil {
 		s.Observe(stage, time.Since(start))
 	}
-}
-
-// isInvalidOpenLineage reports an event the spec's schemas reject.
-func isInvalidOpenLineage(err error) bool {
-	var inv *openlineage.InvalidError
-	return errors.As(err, &inv)
 }

@@ -59,7 +59,7 @@ type Step struct {
 // Item turns value into a graph item. On an error after decoding, the item still holds the event
 // (for logs and dead letters) but no lineage.
 func (s Step) Item(value []byte) (record.Item, error) {
-	if err := limits(value, s.MaxBytes); err != nil {
+	if err := Limits(value, s.MaxBytes); err != nil {
 		return record.Item{}, err
 	}
 	start := time.Now()
@@ -74,7 +74,7 @@ func (s Step) Item(value []byte) (record.Item, error) {
 		// The decoders refuse a value nested deeper than MaxNesting (jsontext's own limit, the
 		// same: TestDecodersRefuseTooDeep), so only a value that failed can be too deep: the
 		// nesting is scanned then, to name that reason, not on every event.
-		if derr := depth(value); derr != nil {
+		if derr := Depth(value); derr != nil {
 			err = derr
 		}
 	}
@@ -101,8 +101,8 @@ func lineage(env *events.Envelope, b plan.Budget) (record.Item, error) {
 	return it, nil
 }
 
-// limits checks the size of a value against max (0: DefaultMaxBytes), before any parsing.
-func limits(value []byte, max int) error {
+// Limits checks the size of a value against max (0: DefaultMaxBytes), before any parsing.
+func Limits(value []byte, max int) error {
 	if max <= 0 {
 		max = DefaultMaxBytes
 	}
@@ -112,8 +112,8 @@ func limits(value []byte, max int) error {
 	return nil
 }
 
-// depth checks the nesting of a value against MaxNesting.
-func depth(value []byte) error {
+// Depth checks the nesting of a value against MaxNesting.
+func Depth(value []byte) error {
 	if nesting(value, MaxNesting) > MaxNesting {
 		return fmt.Errorf("%w: more than %d levels of arrays and objects", ErrTooDeep, MaxNesting)
 	}

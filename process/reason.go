@@ -54,3 +54,9 @@ func Reason(err error) string {
 	}
 	return ReasonOther
 }
+
+// isInvalidOpenLineage reports an event the spec's schemas reject.
+func isInvalidOpenLineage(err error) bool {
+	var inv *openlineage.InvalidError
+	return errors.As(err, &inv)
+}
