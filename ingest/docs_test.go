@@ -14,8 +14,8 @@ import (
 
 	"github.com/colline/colline/admin"
 	"github.com/colline/colline/config"
-	"github.com/colline/colline/emit"
-	"github.com/colline/colline/intake"
+	"github.com/colline/colline/openlineage/emit"
+	"github.com/colline/colline/openlineage/intake"
 	"github.com/colline/colline/retention"
 )
 

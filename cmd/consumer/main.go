@@ -14,11 +14,11 @@ import (
 
 	"github.com/colline/colline/admin"
 	"github.com/colline/colline/config"
-	"github.com/colline/colline/emit"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
-	"github.com/colline/colline/intake"
 	"github.com/colline/colline/openlineage"
+	"github.com/colline/colline/openlineage/emit"
+	"github.com/colline/colline/openlineage/intake"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
 	"github.com/colline/colline/retention"

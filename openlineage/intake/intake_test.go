@@ -52,7 +52,7 @@ func step(t *testing.T) process.OpenLineage {
 // captured is a COMPLETE event dbt-ol emitted (openlineage/testdata/dbt), with a parent facet.
 func captured(t *testing.T) []byte {
 	t.Helper()
-	data, err := os.ReadFile("../openlineage/testdata/dbt/dbt-openlineage.jsonl")
+	data, err := os.ReadFile("../testdata/dbt/dbt-openlineage.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

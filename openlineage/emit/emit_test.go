@@ -19,8 +19,8 @@ import (
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/ingest"
-	"github.com/colline/colline/intake"
 	"github.com/colline/colline/openlineage"
+	"github.com/colline/colline/openlineage/intake"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
 	"github.com/colline/colline/record"
@@ -57,7 +57,7 @@ func (r *received) WriteMessages(_ context.Context, msgs ...kafka.Message) error
 // colline emits for each with lineage.
 func capturedEvents(t *testing.T) (values [][]byte, runIDs []string) {
 	t.Helper()
-	files, _ := filepath.Glob("../plan/testdata/spark-3.5/*/*.json")
+	files, _ := filepath.Glob("../../plan/testdata/spark-3.5/*/*.json")
 	sort.Strings(files)
 	for _, f := range files {
 		data, err := os.ReadFile(f)
