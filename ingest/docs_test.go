@@ -30,7 +30,7 @@ func registry() *prometheus.Registry {
 	intake.NewMetrics(reg)
 	emit.NewMetrics(reg)
 	m.countUnknown(map[string]int{"com.example.Node": 1})
-	m.countIgnored("DatasourceDatasetFacet")
+	m.CountIgnored("DatasourceDatasetFacet")
 	m.setLag(map[Partition]int64{{Topic: "colline.plans", ID: 0}: 0})
 	m.batch.Observe(1)
 	m.eventAge.Observe(1)

@@ -193,8 +193,15 @@ func (d define) histograms(o prometheus.HistogramOpts, label string, values ...s
 	return v
 }
 
-// countIgnored counts one ignored facet problem (schema names come from the embedded spec: bounded).
-func (m *Metrics) countIgnored(schema string) { m.ignored.WithLabelValues(schema).Inc() }
+// ObserveStage records the time one stage of one message took (process.StageDecode or
+// process.StageExtract): a processing step's Observe.
+func (m *Metrics) ObserveStage(stage string, d time.Duration) {
+	m.stage.WithLabelValues(stage).Observe(d.Seconds())
+}
+
+// CountIgnored counts one problem of an OpenLineage event taken all the same, in a facet colline
+// does not read, by the schema it breaks (schema names come from the embedded spec: bounded).
+func (m *Metrics) CountIgnored(schema string) { m.ignored.WithLabelValues(schema).Inc() }
 
 // countUnknown adds the unknown node classes of one event.
 func (m *Metrics) countUnknown(unknown map[string]int) {

@@ -2,11 +2,9 @@ package ingest
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
 	"github.com/colline/colline/record"
@@ -36,7 +34,7 @@ type Extractor struct {
 func (x Extractor) Process(msg kafka.Message) (record.Item, error) {
 	step := process.Step{MaxBytes: x.MaxBytes, Budget: x.Budget}
 	if x.Metrics != nil {
-		step.Observe = func(stage string, d time.Duration) { x.Metrics.stage.WithLabelValues(stage).Observe(d.Seconds()) }
+		step.Observe = x.Metrics.ObserveStage
 	}
 	it, err := step.Item(msg.Value)
 	if err == nil && x.Metrics != nil {
@@ -46,7 +44,7 @@ func (x Extractor) Process(msg kafka.Message) (record.Item, error) {
 }
 
 // Topics routes each message to the Processor of its topic: the plan topic to the Extractor, the
-// OpenLineage topic to an OpenLineage processor. A message of another topic is an error (it
+// OpenLineage topic to OpenLineage's (intake.Topic, package openlineage/intake). A message of another topic is an error (it
 // goes to the dead-letter topic, reason other).
 type Topics map[string]Processor
 
@@ -57,22 +55,4 @@ func (t Topics) Process(msg kafka.Message) (record.Item, error) {
 		return record.Item{}, fmt.Errorf("no processor for topic %q", msg.Topic)
 	}
 	return p.Process(msg)
-}
-
-// OpenLineage is the Processor of the OpenLineage topic: process.OpenLineage on the message
-// value (one event, as openlineage's Kafka transport writes it), timed like the Extractor, with
-// ignored facet problems counted.
-type OpenLineage struct {
-	Step    process.OpenLineage // Validator required; Observe and Ignored are set from Metrics
-	Metrics *Metrics            // nil: not measured
-}
-
-// Process implements Processor.
-func (o OpenLineage) Process(msg kafka.Message) (record.Item, error) {
-	step := o.Step
-	if o.Metrics != nil {
-		step.Observe = func(stage string, d time.Duration) { o.Metrics.stage.WithLabelValues(stage).Observe(d.Seconds()) }
-		step.Ignored = func(schema string, _ openlineage.Problem) { o.Metrics.countIgnored(schema) }
-	}
-	return step.Item(msg.Value)
 }

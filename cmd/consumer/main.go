@@ -92,7 +92,7 @@ func run() error {
 		aliases, _ := cfg.Aliases() // validated by Load
 		olStep = process.OpenLineage{Validator: v, Names: openlineage.Names{Aliases: aliases}, MaxBytes: cfg.MaxEventBytes, Edges: cfg.MaxPlanEdges}
 		topics = append(topics, cfg.OpenlineageTopic)
-		processor = ingest.Topics{cfg.KafkaTopic: processor, cfg.OpenlineageTopic: ingest.OpenLineage{Step: olStep, Metrics: m}}
+		processor = ingest.Topics{cfg.KafkaTopic: processor, cfg.OpenlineageTopic: intake.Topic{Step: olStep, Metrics: m}}
 	}
 	reader := ingest.NewReader(ingest.ReaderOptions{
 		Brokers: cfg.KafkaBrokers, Topics: topics, Group: cfg.KafkaGroup, MaxBytes: cfg.KafkaMaxBytes, Security: sec,
