@@ -20,7 +20,6 @@ import (
 	"github.com/colline/colline/openlineage/emit"
 	"github.com/colline/colline/openlineage/intake"
 	"github.com/colline/colline/plan"
-	"github.com/colline/colline/process"
 	"github.com/colline/colline/retention"
 )
 
@@ -83,14 +82,14 @@ func run() error {
 	budget := plan.Budget{Depth: cfg.MaxPlanDepth, Nodes: cfg.MaxPlanNodes, Edges: cfg.MaxPlanEdges, Work: cfg.MaxPlanWork}
 	topics := []string{cfg.KafkaTopic}
 	var processor ingest.Processor = ingest.Extractor{Metrics: m, MaxBytes: cfg.MaxEventBytes, Budget: budget}
-	var olStep process.OpenLineage
+	var olStep intake.OpenLineage
 	if cfg.OpenlineageTopic != "" {
 		v, err := openlineage.NewValidator()
 		if err != nil {
 			return err
 		}
 		aliases, _ := cfg.Aliases() // validated by Load
-		olStep = process.OpenLineage{Validator: v, Names: openlineage.Names{Aliases: aliases}, MaxBytes: cfg.MaxEventBytes, Edges: cfg.MaxPlanEdges}
+		olStep = intake.OpenLineage{Validator: v, Names: openlineage.Names{Aliases: aliases}, MaxBytes: cfg.MaxEventBytes, Edges: cfg.MaxPlanEdges}
 		topics = append(topics, cfg.OpenlineageTopic)
 		processor = ingest.Topics{cfg.KafkaTopic: processor, cfg.OpenlineageTopic: intake.Topic{Step: olStep, Metrics: m}}
 	}

@@ -38,7 +38,7 @@ type publisher interface {
 
 // Handler serves Path.
 type Handler struct {
-	Step           process.OpenLineage // Required: the consumer's step (its Validator, Names, limits).
+	Step           OpenLineage // Required: the consumer's step (its Validator, Names, limits).
 	Publisher      publisher           // Required: a producer on the OpenLineage topic.
 	APIKey         string              // Required bearer token when not empty.
 	MaxBytes       int64               // Largest body, decoded. Default: DefaultMaxBytes.

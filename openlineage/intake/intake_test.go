@@ -40,13 +40,13 @@ func (f *fakePublisher) WriteMessages(_ context.Context, msgs ...kafka.Message) 
 	return nil
 }
 
-func step(t *testing.T) process.OpenLineage {
+func step(t *testing.T) OpenLineage {
 	t.Helper()
 	v, err := openlineage.NewValidator()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return process.OpenLineage{Validator: v}
+	return OpenLineage{Validator: v}
 }
 
 // captured is a COMPLETE event dbt-ol emitted (openlineage/testdata/dbt), with a parent facet.

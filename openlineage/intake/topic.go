@@ -6,7 +6,6 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/openlineage"
-	"github.com/colline/colline/process"
 	"github.com/colline/colline/record"
 )
 
@@ -14,7 +13,7 @@ import (
 // here): Step on the message value, one event as openlineage's Kafka transport writes it, timed
 // in the loop's decode and extract stages, with ignored facet problems counted.
 type Topic struct {
-	Step    process.OpenLineage // Validator required; Observe and Ignored are set from Metrics
+	Step    OpenLineage // Validator required; Observe and Ignored are set from Metrics
 	Metrics metrics             // *ingest.Metrics; nil: not measured
 }
 

@@ -1,4 +1,4 @@
-package process
+package intake
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/process"
 	"github.com/colline/colline/record"
 )
 
@@ -37,20 +38,20 @@ type OpenLineage struct {
 
 // Item turns one OpenLineage event into a graph item.
 func (s OpenLineage) Item(value []byte) (record.Item, error) {
-	if err := Limits(value, s.MaxBytes); err != nil {
+	if err := process.Limits(value, s.MaxBytes); err != nil {
 		return record.Item{}, err
 	}
-	if err := Depth(value); err != nil {
+	if err := process.Depth(value); err != nil {
 		return record.Item{}, err
 	}
 	start := time.Now()
 	e, err := s.decode(value)
-	s.observe(StageDecode, start)
+	s.observe(process.StageDecode, start)
 	if err != nil {
 		return record.Item{}, err
 	}
 	start = time.Now()
-	defer s.observe(StageExtract, start)
+	defer s.observe(process.StageExtract, start)
 	lin, err := e.Lineage(s.Names)
 	if err != nil {
 		return record.Item{}, err
