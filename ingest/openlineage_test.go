@@ -111,7 +111,7 @@ func TestOpenLineageTopic(t *testing.T) {
 		m := NewMetrics(nil)
 		loop, err := New(Params{
 			Fetcher: reader, Committer: reader, Writer: store, DeadLetters: dlq, Metrics: m,
-			Processor: Topics{plans: Extractor{Metrics: m}, olTopic: intake.Topic{Step: intake.OpenLineage{Validator: v}, Metrics: m}},
+			Processor: Topics{plans: Extractor{Metrics: m}, olTopic: intake.Topic{Step: intake.Step{Validator: v}, Metrics: m}},
 			Setup:     store.Bootstrap, ExitWhenIdle: 2 * time.Second,
 			Backlog: Backlog{Brokers: k.Brokers, Topics: []string{plans, olTopic}, Group: group},
 		})

@@ -82,14 +82,14 @@ func run() error {
 	budget := plan.Budget{Depth: cfg.MaxPlanDepth, Nodes: cfg.MaxPlanNodes, Edges: cfg.MaxPlanEdges, Work: cfg.MaxPlanWork}
 	topics := []string{cfg.KafkaTopic}
 	var processor ingest.Processor = ingest.Extractor{Metrics: m, MaxBytes: cfg.MaxEventBytes, Budget: budget}
-	var olStep intake.OpenLineage
+	var olStep intake.Step
 	if cfg.OpenlineageTopic != "" {
 		v, err := openlineage.NewValidator()
 		if err != nil {
 			return err
 		}
 		aliases, _ := cfg.Aliases() // validated by Load
-		olStep = intake.OpenLineage{Validator: v, Names: openlineage.Names{Aliases: aliases}, MaxBytes: cfg.MaxEventBytes, Edges: cfg.MaxPlanEdges}
+		olStep = intake.Step{Validator: v, Names: openlineage.Names{Aliases: aliases}, MaxBytes: cfg.MaxEventBytes, Edges: cfg.MaxPlanEdges}
 		topics = append(topics, cfg.OpenlineageTopic)
 		processor = ingest.Topics{cfg.KafkaTopic: processor, cfg.OpenlineageTopic: intake.Topic{Step: olStep, Metrics: m}}
 	}

@@ -104,7 +104,7 @@ func TestHTTPSinkSurvivesAnOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := &received{runs: map[string]int{}}
-	endpoint := &intake.Handler{Step: intake.OpenLineage{Validator: v}, Publisher: got}
+	endpoint := &intake.Handler{Step: intake.Step{Validator: v}, Publisher: got}
 	var down atomic.Int32 // 2: drop connections, 1: 503, 0: up
 	down.Store(2)
 	var refused atomic.Int64

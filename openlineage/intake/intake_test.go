@@ -40,13 +40,13 @@ func (f *fakePublisher) WriteMessages(_ context.Context, msgs ...kafka.Message) 
 	return nil
 }
 
-func step(t *testing.T) OpenLineage {
+func step(t *testing.T) Step {
 	t.Helper()
 	v, err := openlineage.NewValidator()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return OpenLineage{Validator: v}
+	return Step{Validator: v}
 }
 
 // captured is a COMPLETE event dbt-ol emitted (openlineage/testdata/dbt), with a parent facet.

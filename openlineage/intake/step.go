@@ -12,32 +12,32 @@ import (
 	"github.com/colline/colline/record"
 )
 
-// OpenLineage is the processing step of an OpenLineage event (a RunEvent, JobEvent or
-// DatasetEvent, as producers' transports send them): the size and nesting limits, validation
-// against the spec's schemas, openlineage.Event.Lineage, the edge budget and record.Check. Its
-// errors are permanent, as Step's.
+// Step is the processing step of an OpenLineage event (a RunEvent, JobEvent or DatasetEvent, as
+// producers' transports send them): the size and nesting limits, validation against the spec's
+// schemas, openlineage.Event.Lineage, the edge budget and record.Check. Its errors are permanent,
+// as process.Step's, and process.Reason names their kind.
 //
 // An event that breaks the core schema, or a facet colline maps (openlineage.Maps), fails with
-// the *openlineage.InvalidError naming every problem (ReasonInvalidOpenLineage). Problems
+// the *openlineage.InvalidError naming every problem (process.ReasonInvalidOpenLineage). Problems
 // confined to facets colline does not read (openlineage-spark's dataSource facet gives a
 // namespace where the spec wants a URI) leave the lineage as it is: the event is taken, and
 // Ignored hears of each such facet.
-type OpenLineage struct {
+type Step struct {
 	Validator *openlineage.Validator // Required.
 	Names     openlineage.Names      // How dataset identities become keys (aliases).
-	MaxBytes  int                    // As Step.MaxBytes. Default: DefaultMaxBytes.
+	MaxBytes  int                    // As process.Step.MaxBytes. Default: process.DefaultMaxBytes.
 	// Edges bounds the column edges and row-level dependencies plus their transformations of one
 	// event, as plan.Budget.Edges does for a plan. Default: plan.DefaultBudget.Edges.
 	Edges   int
-	Observe func(stage string, d time.Duration) // As Step.Observe.
+	Observe func(stage string, d time.Duration) // As process.Step.Observe.
 	// Ignored, when set, receives the schema (the facet schema's file name without .json, such
 	// as DatasourceDatasetFacet, or OpenLineage for the core schema) of each problem of a facet
 	// colline does not read, in an event it takes.
 	Ignored func(schema string, p openlineage.Problem)
 }
 
-// Item turns one OpenLineage event into a graph item.
-func (s OpenLineage) Item(value []byte) (record.Item, error) {
+// Item turns one OpenLineage event into a checked item.
+func (s Step) Item(value []byte) (record.Item, error) {
 	if err := process.Limits(value, s.MaxBytes); err != nil {
 		return record.Item{}, err
 	}
@@ -96,7 +96,7 @@ func Reported(e *openlineage.Event) *record.OpenLineage {
 }
 
 // decode validates and decodes value, ignoring the problems of facets colline does not read.
-func (s OpenLineage) decode(value []byte) (*openlineage.Event, error) {
+func (s Step) decode(value []byte) (*openlineage.Event, error) {
 	_, err := s.Validator.Validate(value)
 	var inv *openlineage.InvalidError
 	if errors.As(err, &inv) {
@@ -116,7 +116,7 @@ func (s OpenLineage) decode(value []byte) (*openlineage.Event, error) {
 	return openlineage.Decode(value)
 }
 
-func (s OpenLineage) observe(stage string, start time.Time) {
+func (s Step) observe(stage string, start time.Time) {
 	if s.Observe != nil {
 		s.Observe(stage, time.Since(start))
 	}

@@ -12,13 +12,13 @@ import (
 	"github.com/colline/colline/process"
 )
 
-func olStep(t *testing.T) OpenLineage {
+func olStep(t *testing.T) Step {
 	t.Helper()
 	v, err := openlineage.NewValidator()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return OpenLineage{Validator: v}
+	return Step{Validator: v}
 }
 
 // Every event captured from a real producer (openlineage-spark, dbt-ol) becomes a graph item;

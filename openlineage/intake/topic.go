@@ -13,8 +13,8 @@ import (
 // here): Step on the message value, one event as openlineage's Kafka transport writes it, timed
 // in the loop's decode and extract stages, with ignored facet problems counted.
 type Topic struct {
-	Step    OpenLineage // Validator required; Observe and Ignored are set from Metrics
-	Metrics metrics             // *ingest.Metrics; nil: not measured
+	Step    Step    // Validator required; Observe and Ignored are set from Metrics
+	Metrics metrics // *ingest.Metrics; nil: not measured
 }
 
 // metrics is what Topic reports to; *ingest.Metrics satisfies it.
