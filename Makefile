@@ -184,7 +184,7 @@ docker-check: chart-tools ## Dockerfile: same go build as `make consumer`, stati
 screenshot: services colline ## load the captured skeleton run into Neo4j and screenshot Neo4j Browser with colline's style (headless Chromium)
 	bin/colline replay --neo4j $(COLLINE_TEST_NEO4J_URI) plan/testdata/spark-3.5/skeleton
 	dev/services restart ui
-	browser/screenshot.sh docs/img/browser-upstream.png
+	neo4jbrowser/screenshot.sh docs/img/browser-upstream.png
 
 # --- The lineage explorer (colline ui, docs/ui.md): ui/web's TypeScript, bundled into ui/bundle/app,
 # which go:embed puts in the binary (a plain go build embeds a placeholder page instead).

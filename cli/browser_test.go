@@ -13,9 +13,9 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
 
-	"github.com/colline/colline/browser"
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/neo4jbrowser"
 	"github.com/colline/colline/plan"
 )
 
@@ -26,7 +26,7 @@ import (
 func browserQueries(t *testing.T) map[string]string {
 	t.Helper()
 	qs := map[string]string{}
-	for _, q := range browser.Queries() {
+	for _, q := range neo4jbrowser.Queries() {
 		qs[q.Name] = q.Text
 	}
 	if len(qs) == 0 {

@@ -220,7 +220,7 @@ func previewStale(t *testing.T, d neo4j.DriverWithContext, prefix string, before
 
 func preview(t *testing.T, d neo4j.DriverWithContext, before time.Time) []*neo4j.Record {
 	t.Helper()
-	q, err := os.ReadFile(filepath.Join("..", "browser", "queries", "11-retention-preview.cypher"))
+	q, err := os.ReadFile(filepath.Join("..", "neo4jbrowser", "queries", "11-retention-preview.cypher"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/colline/colline/browser"
+	"github.com/colline/colline/neo4jbrowser"
 )
 
 // The page is a bundle built from ui/web by `make ui-bundle` (npm ci, TypeScript checks, esbuild)
@@ -64,14 +64,14 @@ func browserFile(name string) http.HandlerFunc {
 		switch name {
 		case styleFile:
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.Write(browser.Style())
+			w.Write(neo4jbrowser.Style())
 		case guideFile:
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			scheme := "http"
 			if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
 				scheme = "https"
 			}
-			browser.Guide(w, scheme+"://"+r.Host)
+			neo4jbrowser.Guide(w, scheme+"://"+r.Host)
 		}
 	}
 }

@@ -8,4 +8,4 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 chromium=$("$REPO/dev/chromium")
 [[ -d $REPO/ui/web/node_modules/playwright-core ]] || { echo "screenshot: run make ui-bundle first (npm ci in ui/web)" >&2; exit 1; }
-COLLINE_CHROMIUM=$chromium exec node "$REPO/browser/screenshot.cjs" "${1:-$REPO/docs/img/browser-upstream.png}"
+COLLINE_CHROMIUM=$chromium exec node "$REPO/neo4jbrowser/screenshot.cjs" "${1:-$REPO/docs/img/browser-upstream.png}"

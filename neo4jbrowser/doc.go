@@ -4,4 +4,4 @@
 // Neo4j) and a Browser guide that makes each query a runnable step (guide.html). `colline ui`
 // serves the style and the guide (/neo4j/colline.grass, /neo4j/guide.html) for Browser to load:
 // docs/browser.md says how a Neo4j is configured to load them at connect.
-package browser
+package neo4jbrowser
