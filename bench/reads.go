@@ -375,7 +375,7 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 	return nil
 }
 
-// shippedQuery is the shipped Browser query name (package browser), with its $column parameter
+// shippedQuery is the shipped Browser query name (package neo4jbrowser), with its $column parameter
 // renamed $key.
 func shippedQuery(name string) (string, error) {
 	for _, q := range neo4jbrowser.Queries() {

@@ -19,7 +19,7 @@ import (
 	"github.com/colline/colline/plan"
 )
 
-// The Neo4j Browser queries shipped in browser/queries (package browser), run against a real Neo4j
+// The Neo4j Browser queries shipped in neo4jbrowser/queries (package neo4jbrowser), run against a real Neo4j
 // loaded with the captured skeleton run through the real pipeline (events.Decode, plan.Extract,
 // graph.Writer). Every key is prefixed so that the test shares the database with other tests.
 

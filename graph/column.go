@@ -5,7 +5,7 @@ import "time"
 // Column: a column of a dataset, or a struct field of a column (plan's Column.Parent), keyed by
 // plan's Column.Key. A column hangs off its dataset, a field off its parent column or field;
 // table is its dataset's name (shop.orders), so that a caption "{table}.{name}" (Neo4j Browser's
-// style, browser/) says which table it is. An alter that dropped a column marks its newest drop
+// style, neo4jbrowser/) says which table it is. An alter that dropped a column marks its newest drop
 // (a column exists while droppedAt is absent or older than lastSeen).
 //
 //	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, table, datasetKey, dataType, position, firstSeen, lastSeen, droppedAt})

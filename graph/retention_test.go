@@ -190,7 +190,7 @@ func TestRetention(t *testing.T) {
 	}
 }
 
-// previewRows runs browser/queries/11-retention-preview.cypher with ages that put the
+// previewRows runs neo4jbrowser/queries/11-retention-preview.cypher with ages that put the
 // cut-off at before, and returns its rows for prefix as job|runs|feeds|decidesRows.
 func previewRows(t *testing.T, d neo4j.DriverWithContext, prefix string, before time.Time) []string {
 	t.Helper()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# browser/screenshot.sh OUT.png: screenshot Neo4j Browser with colline's style and guide (loaded by
+# neo4jbrowser/screenshot.sh OUT.png: screenshot Neo4j Browser with colline's style and guide (loaded by
 # Browser at connect, from colline ui: dev/services sets Neo4j up so) showing query 2, the upstream
 # of shop.top_countries.revenue, in headless Chromium (dev/chromium; playwright-core from
 # ui/web's lockfile). `make screenshot` starts Neo4j and the explorer and loads the captured

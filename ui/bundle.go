@@ -51,7 +51,7 @@ func bundleHandler() http.Handler {
 	})
 }
 
-// The Neo4j Browser style and guide (package browser), fetched by Browser from its own origin:
+// The Neo4j Browser style and guide (package neo4jbrowser), fetched by Browser from its own origin:
 // open to every origin (they hold no data), and not behind the explorer's authentication.
 const (
 	styleFile = "colline.grass"
