@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -208,7 +209,7 @@ func TestBrowserQueries(t *testing.T) {
 						keys[strings.TrimPrefix(n.Props["key"].(string), prefix)] = true
 					}
 				}
-				if got := sortedKeys(keys); !slices.Equal(got, tc.paths) {
+				if got := slices.Sorted(maps.Keys(keys)); !slices.Equal(got, tc.paths) {
 					t.Errorf("columns on the paths:\n got %q\nwant %q", got, tc.paths)
 				}
 				return
@@ -372,7 +373,7 @@ WITH d UNWIND $cols AS c CREATE (d)-[:HAS_COLUMN]->(:Column {key: $ds + '#' + c,
 					keys[strings.TrimPrefix(n.Props["key"].(string), p)] = true
 				}
 			}
-			if got := sortedKeys(keys); !slices.Equal(got, tc.paths) {
+			if got := slices.Sorted(maps.Keys(keys)); !slices.Equal(got, tc.paths) {
 				t.Errorf("query 5 nodes on the paths:\n got %q\nwant %q", got, tc.paths)
 			}
 

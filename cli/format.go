@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,7 +151,7 @@ func datasetList(ds []plan.Dataset) string {
 
 func unknownList(m map[string]int) string {
 	var parts []string
-	for _, c := range sortedKeys(m) {
+	for _, c := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, visible(c)+"×"+strconv.Itoa(m[c]))
 	}
 	return strings.Join(parts, ", ")
@@ -262,7 +263,7 @@ func union(evs []Event) lineageGraph {
 			merge(rows, e)
 		}
 	}
-	g.datasets = sortedKeys(g.columns)
+	g.datasets = slices.Sorted(maps.Keys(g.columns))
 	for _, cols := range g.columns {
 		slices.Sort(cols)
 	}
@@ -579,13 +580,4 @@ func jsonVisible(data []byte) []byte {
 		i += size
 	}
 	return b.Bytes()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/colline/colline/events"
@@ -56,8 +57,8 @@ func (r *resolver) feedCommand(s sink, target *Dataset, edges, rows map[[2]strin
 	switch op {
 	case "MERGE":
 		for _, list := range []string{"matched", "notMatched", "notMatchedBySource"} {
-			for k := 0; n.Arg(list+"."+itoa(k)+".action") != ""; k++ {
-				key := list + "." + itoa(k)
+			for k := 0; n.Arg(list+"."+strconv.Itoa(k)+".action") != ""; k++ {
+				key := list + "." + strconv.Itoa(k)
 				keys, vals := n.Exprs[key+".keys"], n.Exprs[key+".values"]
 				for j := range keys {
 					if j < len(vals) {

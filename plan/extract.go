@@ -3,8 +3,9 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/colline/colline/events"
@@ -12,9 +13,6 @@ import (
 
 // ErrUnsupported is returned for plans whose lineage cannot be extracted. It is permanent.
 var ErrUnsupported = errors.New("unsupported plan")
-
-// maxExpr bounds the expression text kept on an edge.
-const maxExpr = 240
 
 // sink is a dataset whose columns are fed, by position, by the outputs of node query.
 type sink struct {
@@ -120,7 +118,7 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 		}
 		lin.Writes = append(lin.Writes, *w)
 	}
-	for _, key := range sortedKeys(r.reads) {
+	for _, key := range slices.Sorted(maps.Keys(r.reads)) {
 		if _, isWrite := writes[key]; isWrite && r.reads[key].Kind == "view" {
 			continue // a view read by this job is listed once, as the dataset its plan feeds
 		}
@@ -559,37 +557,6 @@ func isCommand(cls string) bool {
 		cls == "CacheTableAsSelect" || cls == "CommandResult"
 }
 
-// Truncate cuts an expression's text to the length kept on an edge (240 bytes), at a UTF-8
-// boundary, marking the cut with "…".
-func Truncate(s string) string {
-	if len(s) <= maxExpr {
-		return s
-	}
-	cut := maxExpr
-	for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func sortedRoles(m map[string][]events.Expr) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // sortedScope returns a scope's deps in exprId order, so merging is deterministic.
 func sortedScope(s scope) []deps {
 	ids := make([]int64, 0, len(s))
@@ -603,5 +570,3 @@ func sortedScope(s scope) []deps {
 	}
 	return out
 }
-
-func itoa(k int) string { return strconv.Itoa(k) }

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/colline/colline/events"
@@ -53,7 +55,7 @@ func extractHive(env *events.Envelope, b Budget) (*Lineage, Budget) {
 	for _, k := range x.order {
 		lin.Writes = append(lin.Writes, *x.writes[k])
 	}
-	for _, k := range sortedKeys(x.reads) {
+	for _, k := range slices.Sorted(maps.Keys(x.reads)) {
 		if _, written := x.writes[k]; written && x.reads[k].Kind == "view" {
 			continue
 		}

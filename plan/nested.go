@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -104,7 +106,7 @@ func (r *resolver) nested(i int, x *events.Expr, c ectx, out *acc) bool {
 func (r *resolver) narrow(d deps, path string) deps {
 	r.charge(len(d))
 	out := make(deps, len(d))
-	for _, src := range sortedDepKeys(d) {
+	for _, src := range slices.Sorted(maps.Keys(d)) {
 		for _, t := range d[src] {
 			switch {
 			case t.indirect != "":
@@ -184,7 +186,7 @@ func (r *resolver) addFields() {
 // feedColumn adds the edges of the sources d of the value written to column name of target: a
 // source that fed a field of a built struct feeds that field of the column.
 func (r *resolver) feedColumn(edges map[[2]string]dep, target *Dataset, name, col string, d deps) {
-	for _, src := range sortedDepKeys(d) {
+	for _, src := range slices.Sorted(maps.Keys(d)) {
 		var whole dep
 		parts := map[string]dep{}
 		for _, t := range d[src] {
@@ -199,21 +201,12 @@ func (r *resolver) feedColumn(edges map[[2]string]dep, target *Dataset, name, co
 		if whole != nil {
 			r.addEdge(edges, src, col, whole)
 		}
-		for _, f := range sortedKeys(parts) {
+		for _, f := range slices.Sorted(maps.Keys(parts)) {
 			key := r.fieldKey(col, f)
 			r.addColumn(target, name, "") // the parent is a column of the target (fed or not)
 			r.addEdge(edges, src, key, parts[f])
 		}
 	}
-}
-
-func sortedDepKeys(d deps) []string {
-	keys := make([]string, 0, len(d))
-	for k := range d {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // quoteField quotes a field name that contains a dot or a backquote, as Spark quotes identifiers.

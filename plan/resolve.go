@@ -1,6 +1,9 @@
 package plan
 
 import (
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/colline/colline/events"
@@ -316,7 +319,7 @@ func (r *resolver) mergeRows(i int) (scope, bool) {
 	conds := deps{}
 	for _, list := range []string{"matched", "notMatched", "notMatchedBySource"} {
 		for k := 0; ; k++ {
-			key := list + "." + itoa(k)
+			key := list + "." + strconv.Itoa(k)
 			if n.Arg(key+".instruction") == "" {
 				break
 			}
@@ -504,7 +507,7 @@ func (r *resolver) byPosition(out, in []events.Attribute, src scope) scope {
 func (r *resolver) generic(i int) scope {
 	n := &r.nodes[i]
 	defs := map[int64]*events.Expr{}
-	for _, role := range sortedRoles(n.Exprs) {
+	for _, role := range slices.Sorted(maps.Keys(n.Exprs)) {
 		for k := range n.Exprs[role] {
 			if x := &n.Exprs[role][k]; x.ExprID != nil && x.Class != "AttributeReference" {
 				defs[*x.ExprID] = x
@@ -533,7 +536,7 @@ func (r *resolver) generic(i int) scope {
 func (r *resolver) allRefs(i int) deps {
 	n := &r.nodes[i]
 	d := deps{}
-	for _, role := range sortedRoles(n.Exprs) {
+	for _, role := range slices.Sorted(maps.Keys(n.Exprs)) {
 		r.addAll(d, r.exprDeps(i, n.Exprs[role], ectx{kind: kindTransformation}))
 	}
 	if len(d) == 0 {
@@ -557,7 +560,7 @@ func (r *resolver) exprDeps(i int, list []events.Expr, c ectx) deps {
 func expandRows(n *events.Node) [][]*events.Expr {
 	var rows [][]*events.Expr
 	for k := 0; ; k++ {
-		list, ok := n.Exprs["projections."+itoa(k)]
+		list, ok := n.Exprs["projections."+strconv.Itoa(k)]
 		if !ok {
 			return rows
 		}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 
@@ -133,7 +134,7 @@ func (s *server) previewEvents(w http.ResponseWriter, r *http.Request, body []by
 			from = append(from, c.Key)
 		}
 	}
-	out := map[string]any{"events": evs, "lineage": subgraphJSON(sg, graph.Walk{}), "known": sortedKeys(known)}
+	out := map[string]any{"events": evs, "lineage": subgraphJSON(sg, graph.Walk{}), "known": nonNil(slices.Sorted(maps.Keys(known)))}
 	if len(from) > 0 {
 		walk := graph.Walk{From: from, Direction: graph.Downstream, Steps: min(previewSteps, s.p.MaxSteps), MaxColumns: s.p.MaxColumns, MaxEdges: s.p.MaxEdges}
 		down, err := s.r.Walk(r.Context(), walk)
@@ -144,15 +145,6 @@ func (s *server) previewEvents(w http.ResponseWriter, r *http.Request, body []by
 		out["downstream"] = subgraphJSON(down, walk)
 	}
 	reply(w, out)
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // lineageBuilder turns extracted lineage into the subgraph the page draws: written columns at
