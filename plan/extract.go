@@ -3,8 +3,6 @@ package plan
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 
@@ -89,44 +87,27 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 		r.datasets(env.Root)
 	}
 	lin := &Lineage{Unknown: r.unknown, Changes: r.changes, Degraded: degraded}
-	edges, rows := map[[2]string]dep{}, map[[2]string]dep{}
-	writes := map[string]*Write{}
-	var order []string
 	// Resolving a sink can discover persistent views, which are sinks too: loop until done.
 	for k := 0; k < len(r.sinks); k++ {
 		s := r.sinks[k]
-		wr, ok := writes[s.target.Key]
-		if !ok {
-			wr = &Write{Dataset: s.target, Mode: s.mode}
-			writes[s.target.Key] = wr
-			order = append(order, s.target.Key)
-		}
+		w := r.write(s.target, s.mode)
 		if degraded {
-			r.declare(s, &wr.Dataset)
+			r.declare(s, &w.Dataset)
 		} else {
-			r.feed(s, &wr.Dataset, edges, rows)
+			r.feed(s, &w.Dataset)
 		}
 	}
 	r.addFields()
-	for _, key := range order {
-		w := writes[key]
+	for _, w := range r.writes {
 		if w.Mode == "" && w.Kind == "view" {
 			w.Mode = "view"
 		}
-		if rd, ok := r.reads[key]; ok && w.Kind == "view" && len(w.Columns) == 0 {
+		if rd, ok := r.reads[w.Key]; ok && w.Kind == "view" && len(w.Columns) == 0 {
 			w.Columns = rd.Columns
 		}
-		lin.Writes = append(lin.Writes, *w)
 	}
-	for _, key := range slices.Sorted(maps.Keys(r.reads)) {
-		if _, isWrite := writes[key]; isWrite && r.reads[key].Kind == "view" {
-			continue // a view read by this job is listed once, as the dataset its plan feeds
-		}
-		lin.Reads = append(lin.Reads, *r.reads[key])
-	}
-	lin.Edges = sortedEdges(edges)
-	lin.RowDeps = sortedEdges(rows)
-	return lin, Budget{Depth: max(r.deepest, depth), Nodes: len(env.Nodes), Edges: r.edges, Work: r.work}
+	r.finish(lin)
+	return lin, Budget{Depth: max(r.deepest, depth), Nodes: len(env.Nodes), Edges: r.charged, Work: r.work}
 }
 
 // resultSink is the sink of a job that writes nothing (a read action the listener published with
@@ -286,27 +267,6 @@ func (r *resolver) declare(s sink, target *Dataset) {
 	}
 }
 
-// sortedEdges renders edges sorted by target, then source.
-func sortedEdges(m map[[2]string]dep) []Edge {
-	out := make([]Edge, 0, len(m))
-	for pair, d := range m {
-		out = append(out, Edge{Source: pair[0], Target: pair[1], Transformations: d.transformations()})
-	}
-	SortEdges(out)
-	return out
-}
-
-// SortEdges sorts edges as a Lineage holds them: by target, then source.
-func SortEdges(edges []Edge) {
-	sort.Slice(edges, func(a, b int) bool {
-		x, y := edges[a], edges[b]
-		if x.Target != y.Target {
-			return x.Target < y.Target
-		}
-		return x.Source < y.Source
-	})
-}
-
 // change records what a DDL node did. LOAD DATA also reads its path and writes its table, so
 // that the graph links them through the run like any other job; it has no column mapping.
 func (r *resolver) change(d *events.DDL) {
@@ -367,12 +327,12 @@ func rowLevel(n *events.Node, s *sink) {
 // feed adds the edges of one sink: per column, what its value reads, by position; per written
 // dataset, once, the columns of every filter, join, grouping and sort the written rows went
 // through (rows).
-func (r *resolver) feed(s sink, target *Dataset, edges, rows map[[2]string]dep) {
+func (r *resolver) feed(s sink, target *Dataset) {
 	if s.query < 0 {
 		return // a write without a plan (LOAD DATA): no columns to map
 	}
 	if s.byCommand {
-		r.feedCommand(s, target, edges, rows)
+		r.feedCommand(s, target)
 		return
 	}
 	q := &r.nodes[s.query]
@@ -396,12 +356,12 @@ func (r *resolver) feed(s sink, target *Dataset, edges, rows map[[2]string]dep) 
 		targets = append(targets, col)
 		if s.delta {
 			// a delta rewrites some rows; the others keep their values
-			r.addEdge(edges, col, col, dep{{kind: kindIdentity}})
+			r.addEdge(r.edges, col, col, dep{{kind: kindIdentity}})
 		}
 		if k >= len(inputs) {
 			continue
 		}
-		r.feedColumn(edges, target, name, col, out[inputs[k]])
+		r.feedColumn(target, name, col, out[inputs[k]])
 	}
 	for src, d := range r.indirect(s.query) {
 		var rowLevel dep
@@ -419,11 +379,11 @@ func (r *resolver) feed(s sink, target *Dataset, edges, rows map[[2]string]dep) 
 				if k < len(inputs) && copiesItself(out[inputs[k]], col) {
 					continue
 				}
-				r.addEdge(edges, src, col, dep{t})
+				r.addEdge(r.edges, src, col, dep{t})
 			}
 		}
 		if rowLevel != nil {
-			r.addEdge(rows, src, target.Key, rowLevel)
+			r.addEdge(r.rows, src, target.Key, rowLevel)
 		}
 	}
 }
@@ -432,27 +392,6 @@ func (r *resolver) feed(s sink, target *Dataset, edges, rows map[[2]string]dep) 
 func copiesItself(d deps, col string) bool {
 	x, ok := d[col]
 	return ok && len(d) == 1 && len(x) == 1 && x[0].indirect == "" && x[0].kind == kindIdentity
-}
-
-// addEdge merges d into the edge src -> dst, charging each new pair and role to the edge budget.
-func (r *resolver) addEdge(edges map[[2]string]dep, src, dst string, d dep) {
-	k := [2]string{src, dst}
-	old, had := edges[k]
-	if old == nil {
-		old = make(dep, 0, len(d))
-	}
-	before := len(old)
-	for _, t := range d {
-		old = old.merge(t)
-	}
-	edges[k] = old
-	r.edges += len(old) - before
-	if !had {
-		r.edges++
-	}
-	if r.edges > r.budget.Edges {
-		tooComplex(BudgetEdges, r.edges, r.budget.Edges, false)
-	}
 }
 
 // indirect collects the columns that decide which rows reach the root of the plan at q:

@@ -185,7 +185,7 @@ func (r *resolver) addFields() {
 
 // feedColumn adds the edges of the sources d of the value written to column name of target: a
 // source that fed a field of a built struct feeds that field of the column.
-func (r *resolver) feedColumn(edges map[[2]string]dep, target *Dataset, name, col string, d deps) {
+func (r *resolver) feedColumn(target *Dataset, name, col string, d deps) {
 	for _, src := range slices.Sorted(maps.Keys(d)) {
 		var whole dep
 		parts := map[string]dep{}
@@ -199,12 +199,12 @@ func (r *resolver) feedColumn(edges map[[2]string]dep, target *Dataset, name, co
 			parts[f] = parts[f].merge(t)
 		}
 		if whole != nil {
-			r.addEdge(edges, src, col, whole)
+			r.addEdge(r.edges, src, col, whole)
 		}
 		for _, f := range slices.Sorted(maps.Keys(parts)) {
 			key := r.fieldKey(col, f)
 			r.addColumn(target, name, "") // the parent is a column of the target (fed or not)
-			r.addEdge(edges, src, key, parts[f])
+			r.addEdge(r.edges, src, key, parts[f])
 		}
 	}
 }

@@ -20,18 +20,16 @@ type resolver struct {
 	lastOut map[int64]int
 	cteDefs map[int64]int
 	loops   map[int64]int // UnionLoop nodes by loop id
-	reads   map[string]*Dataset
 	sinks   []sink
 	unknown map[string]int
 	changes []Change
-	rowDeps map[int]deps                 // memo of indirect
-	columns map[*Dataset]map[string]bool // column keys of each dataset, for addColumn
-	fields  map[string]fieldOf           // struct fields met, by key (nested.go)
+	rowDeps map[int]deps       // memo of indirect
+	fields  map[string]fieldOf // struct fields met, by key (nested.go)
 	budget  Budget
 	depth   int // nesting of outputs and indirect now
 	deepest int // the most depth reached
 	work    int // entries copied or merged so far (Budget.Work)
-	edges   int // edge pairs and roles so far (Budget.Edges)
+	collector
 }
 
 // enter counts one more level of recursion into a node; leave undoes it.
@@ -73,18 +71,17 @@ const (
 
 func newResolver(env *events.Envelope, b Budget) *resolver {
 	r := &resolver{
-		budget:  b,
-		nodes:   env.Nodes,
-		memo:    make([]scope, len(env.Nodes)),
-		state:   make([]uint8, len(env.Nodes)),
-		lastOut: map[int64]int{},
-		cteDefs: map[int64]int{},
-		loops:   map[int64]int{},
-		reads:   map[string]*Dataset{},
-		unknown: map[string]int{},
-		rowDeps: map[int]deps{},
-		columns: map[*Dataset]map[string]bool{},
-		fields:  map[string]fieldOf{},
+		budget:    b,
+		nodes:     env.Nodes,
+		memo:      make([]scope, len(env.Nodes)),
+		state:     make([]uint8, len(env.Nodes)),
+		lastOut:   map[int64]int{},
+		cteDefs:   map[int64]int{},
+		loops:     map[int64]int{},
+		unknown:   map[string]int{},
+		rowDeps:   map[int]deps{},
+		fields:    map[string]fieldOf{},
+		collector: newCollector(b.Edges),
 	}
 	for i := range env.Nodes {
 		n := &env.Nodes[i]
@@ -375,34 +372,6 @@ func (r *resolver) generate(i int) scope {
 		}
 	}
 	return s
-}
-
-func (r *resolver) read(d Dataset) *Dataset {
-	if ds, ok := r.reads[d.Key]; ok {
-		return ds
-	}
-	ds := d
-	r.reads[d.Key] = &ds
-	return &ds
-}
-
-// addColumn adds a column to d unless d has it, in constant time: the column keys of every
-// dataset are indexed (a linear scan made wide writes quadratic).
-func (r *resolver) addColumn(d *Dataset, name, typ string) {
-	key := ColumnKey(d.Key, name)
-	have := r.columns[d]
-	if have == nil {
-		have = make(map[string]bool, len(d.Columns))
-		for _, c := range d.Columns {
-			have[c.Key] = true
-		}
-		r.columns[d] = have
-	}
-	if have[key] {
-		return
-	}
-	have[key] = true
-	d.Columns = append(d.Columns, Column{Key: key, Name: name, Type: typ})
 }
 
 // lookup finds what exprId id means to node i: in its children's outputs first, else anywhere in
