@@ -74,7 +74,7 @@ func (r *resolver) feedCommand(s sink, target *Dataset) {
 			r.addEdge(r.rows, src, target.Key, d)
 		}
 		if src, ok := n.Plans["source"]; ok {
-			for col, d := range r.indirect(src) {
+			for col, d := range r.decides(src) {
 				r.addEdge(r.rows, col, target.Key, d)
 			}
 		}

@@ -1,8 +1,12 @@
 package plan
 
 import (
+	"errors"
 	"strings"
 )
+
+// ErrUnsupported is returned for plans whose lineage cannot be extracted. It is permanent.
+var ErrUnsupported = errors.New("unsupported plan")
 
 // Lineage is what one event says about data flow, in the shape of OpenLineage's column lineage
 // facet: the datasets it read and wrote; per written column, its input columns, each with every
