@@ -1,6 +1,11 @@
 package graph
 
-import "github.com/colline/colline/plan"
+import (
+	"cmp"
+	"time"
+
+	"github.com/colline/colline/plan"
+)
 
 // DECIDES_ROWS: a source column decides which rows a job writes to a dataset (plan.Lineage's
 // RowDeps: filters, joins, grouping, sorting), once per (column, dataset, job) rather than once
@@ -29,15 +34,13 @@ SET x.roles = CASE WHEN x.lastSeen IS NULL OR x.lastSeen <= row.lastSeen THEN ro
     x.lastSeen = CASE WHEN x.lastSeen IS NULL OR x.lastSeen <= row.lastSeen THEN row.lastSeen ELSE x.lastSeen END
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.decides))
-		for _, x := range r.decides {
+		return params(r.decides, func(x decideRow) map[string]any {
 			roles, exprs, _ := roleLists(x.ts)
-			out = append(out, map[string]any{
+			return map[string]any{
 				"source": x.source, "dataset": x.dataset, "job": x.job, "roles": roles, "exprs": exprs,
 				"lastRun": x.lastRun, "firstSeen": x.first, "lastSeen": x.last,
-			})
-		}
-		return out
+			}
+		})
 	},
 	edges: func(r *rows) []EdgeRow {
 		out := make([]EdgeRow, len(r.decides))
@@ -46,4 +49,17 @@ RETURN count(*) AS n`,
 		}
 		return out
 	},
+}
+
+// decide merges a row-level dependency of job, in run, observed at ts: the newest observation's
+// roles win.
+func (b *batch) decide(e plan.Edge, job, run string, ts time.Time) {
+	x := b.decides.get([3]string{e.Source, e.Target, job}, func() *decideRow { return &decideRow{source: e.Source, dataset: e.Target, job: job} })
+	if x.observe(ts) {
+		x.ts, x.lastRun = e.Transformations, run
+	}
+}
+
+func (a *decideRow) compare(b *decideRow) int {
+	return cmp.Or(cmp.Compare(a.source, b.source), cmp.Compare(a.dataset, b.dataset), cmp.Compare(a.job, b.job))
 }

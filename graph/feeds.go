@@ -1,6 +1,11 @@
 package graph
 
-import "github.com/colline/colline/plan"
+import (
+	"cmp"
+	"time"
+
+	"github.com/colline/colline/plan"
+)
 
 // FEEDS: a source column takes part in the value of a target column, in a job, in every way
 // listed: roles[k] is "TYPE/SUBTYPE" (plan.Transformation), exprs[k] its expression ("" when
@@ -33,17 +38,15 @@ SET f.roles = CASE WHEN f.lastSeen IS NULL OR f.lastSeen <= row.lastSeen THEN ro
     f.lastSeen = CASE WHEN f.lastSeen IS NULL OR f.lastSeen <= row.lastSeen THEN row.lastSeen ELSE f.lastSeen END
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.feeds))
-		for _, f := range r.feeds {
+		return params(r.feeds, func(f feedRow) map[string]any {
 			roles, exprs, masked := roleLists(f.ts)
 			sum := plan.Strongest(f.ts)
-			out = append(out, map[string]any{
+			return map[string]any{
 				"source": f.source, "target": f.target, "job": f.job,
 				"roles": roles, "exprs": exprs, "masked": masked, "type": sum.Type, "subtype": sum.Subtype,
 				"lastRun": f.lastRun, "firstSeen": f.first, "lastSeen": f.last,
-			})
-		}
-		return out
+			}
+		})
 	},
 	edges: func(r *rows) []EdgeRow {
 		out := make([]EdgeRow, len(r.feeds))
@@ -63,4 +66,16 @@ func roleLists(ts []plan.Transformation) (roles, exprs []string, masked []bool) 
 		masked = append(masked, t.Masking)
 	}
 	return roles, exprs, masked
+}
+
+// feed merges a column edge of job, in run, observed at ts: the newest observation's roles win.
+func (b *batch) feed(e plan.Edge, job, run string, ts time.Time) {
+	f := b.feeds.get([3]string{e.Source, e.Target, job}, func() *feedRow { return &feedRow{source: e.Source, target: e.Target, job: job} })
+	if f.observe(ts) {
+		f.ts, f.lastRun = e.Transformations, run
+	}
+}
+
+func (a *feedRow) compare(b *feedRow) int {
+	return cmp.Or(cmp.Compare(a.source, b.source), cmp.Compare(a.target, b.target), cmp.Compare(a.job, b.job))
 }
