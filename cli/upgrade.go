@@ -68,7 +68,7 @@ func (s KafkaSecurity) dialer() *kafka.Dialer {
 // COLLINE_KAFKA_SASL_*, the password from COLLINE_KAFKA_SASL_PASSWORD_FILE or the variable), so
 // that upgrade reaches a secured cluster with the consumers' own settings; errors name the variable.
 func kafkaSecurity() (KafkaSecurity, error) {
-	c, err := config.Load()
+	c, err := config.Load[config.Config]()
 	if err != nil {
 		return KafkaSecurity{}, err
 	}

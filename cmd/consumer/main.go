@@ -39,7 +39,7 @@ func main() {
 }
 
 func run() error {
-	cfg, err := config.Load()
+	cfg, err := config.Load[config.Config]()
 	if err != nil {
 		return err
 	}
