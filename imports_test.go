@@ -18,6 +18,7 @@ var mustNot = map[string][]string{
 	"events":             {"plan", "graph", "process", "ingest", "admin", "config", "cli", "e2e/stack"},
 	"plan":               {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 	"graph":              {"process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
+	"kafkaconn":          {"events", "plan", "record", "graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/neo4j/neo4j-go-driver"},
 	"record":             {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 	"process":            {"graph", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 	"ingest":             {"admin", "config", "cli", "cmd/", "e2e/stack"},

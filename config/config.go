@@ -18,6 +18,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/colline/colline/kafkaconn"
 	"github.com/colline/colline/openlineage/alias"
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
@@ -413,6 +414,17 @@ func (c Config) validateKafkaSecurity() []error {
 		bad("KAFKA_SASL_MECHANISM", "%q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512", c.KafkaSASLMechanism)
 	}
 	return errs
+}
+
+// KafkaSecurity returns the security of the Kafka connections: KafkaTLSConfig and KafkaSASL.
+func (c Config) KafkaSecurity() (kafkaconn.Security, error) {
+	var s kafkaconn.Security
+	var err error
+	if s.TLS, err = c.KafkaTLSConfig(); err != nil {
+		return s, err
+	}
+	s.SASL, err = c.KafkaSASL()
+	return s, err
 }
 
 // KafkaTLSConfig returns the TLS configuration of the Kafka connections, or nil for none.

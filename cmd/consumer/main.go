@@ -72,11 +72,8 @@ func run() error {
 	store := graph.NewWriter(driver, cfg.Neo4jDatabase)
 	store.Timeout = cfg.Neo4jWriteTimeout
 
-	var sec ingest.Security
-	if sec.TLS, err = cfg.KafkaTLSConfig(); err != nil {
-		return err
-	}
-	if sec.SASL, err = cfg.KafkaSASL(); err != nil {
+	sec, err := cfg.KafkaSecurity()
+	if err != nil {
 		return err
 	}
 	budget := plan.Budget{Depth: cfg.MaxPlanDepth, Nodes: cfg.MaxPlanNodes, Edges: cfg.MaxPlanEdges, Work: cfg.MaxPlanWork}
