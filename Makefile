@@ -58,8 +58,8 @@ lint: ## gofmt and go vet
 	go vet -tags browser ./ui/
 
 .PHONY: unit
-unit: ## unit tests only (no services)
-	go test -race -count=1 ./...
+unit: ## fast tests that need no services: go test without COLLINE_TEST_* (the integration tests skip, saying so)
+	env -u COLLINE_TEST_KAFKA_BROKERS -u COLLINE_TEST_NEO4J_URI go test -race -count=1 ./...
 
 .PHONY: test
 test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5, 4.1 and 2.4, real Hive 4.0.1), the explorer in Chromium, faults, security, chart
