@@ -10,7 +10,7 @@ import (
 	"github.com/colline/colline/record"
 )
 
-// Processor turns one Kafka message into a graph item. Every error it returns is permanent: the
+// Processor turns one Kafka message into an item (record.Item). Every error it returns is permanent: the
 // same message fails the same way, and goes to the dead-letter topic. It must not do I/O.
 type Processor interface {
 	Process(msg kafka.Message) (record.Item, error)

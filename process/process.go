@@ -1,5 +1,5 @@
 // Package process turns one message value (one event as the listener sent it, or a record of
-// Hive's LineageLogger) into a graph item:
+// Hive's LineageLogger) into an item (record.Item):
 // the size and nesting limits, events.Decode, plan.Extract and record.Check. It is the one
 // processing step of colline: the consumer, the CLI, the benchmarks and the fault harness all call
 // it, so a value is judged the same way everywhere. It is pure: no I/O, no Kafka.
@@ -56,7 +56,7 @@ type Step struct {
 	LineageLog events.LineageLogOptions
 }
 
-// Item turns value into a graph item. On an error after decoding, the item still holds the event
+// Item turns value into an item. On an error after decoding, the item still holds the event
 // (for logs and dead letters) but no lineage.
 func (s Step) Item(value []byte) (record.Item, error) {
 	if err := Limits(value, s.MaxBytes); err != nil {

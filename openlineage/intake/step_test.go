@@ -21,7 +21,7 @@ func olStep(t *testing.T) Step {
 	return Step{Validator: v}
 }
 
-// Every event captured from a real producer (openlineage-spark, dbt-ol) becomes a graph item;
+// Every event captured from a real producer (openlineage-spark, dbt-ol) becomes an item (record.Item);
 // the only problems ignored are in facets colline does not read.
 func TestOpenLineageCaptured(t *testing.T) {
 	s := olStep(t)
