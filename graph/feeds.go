@@ -1,11 +1,6 @@
 package graph
 
-import (
-	"cmp"
-	"time"
-
-	"github.com/colline/colline/plan"
-)
+import "github.com/colline/colline/plan"
 
 // FEEDS: a source column takes part in the value of a target column, in a job, in every way
 // listed: roles[k] is "TYPE/SUBTYPE" (plan.Transformation), exprs[k] its expression ("" when
@@ -13,12 +8,8 @@ import (
 // (plan.Strongest), derived for display and simple filters. One per (source, target, job).
 //
 //	(:Column)-[:FEEDS {job, roles, exprs, masked, type, subtype, lastRun, firstSeen, lastSeen}]->(:Column)
-
-type feedRow struct {
-	seen
-	source, target, job, lastRun string
-	ts                           []plan.Transformation
-}
+//
+// Its rows are lineageRows (element.go), as DECIDES_ROWS' are.
 
 var feeds = element{
 	name:          "feeds",
@@ -38,7 +29,7 @@ SET f.roles = CASE WHEN f.lastSeen IS NULL OR f.lastSeen <= row.lastSeen THEN ro
     f.lastSeen = CASE WHEN f.lastSeen IS NULL OR f.lastSeen <= row.lastSeen THEN row.lastSeen ELSE f.lastSeen END
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		return params(r.feeds, func(f feedRow) map[string]any {
+		return params(r.feeds, func(f lineageRow) map[string]any {
 			roles, exprs, masked := roleLists(f.ts)
 			sum := plan.Strongest(f.ts)
 			return map[string]any{
@@ -48,13 +39,7 @@ RETURN count(*) AS n`,
 			}
 		})
 	},
-	edges: func(r *rows) []EdgeRow {
-		out := make([]EdgeRow, len(r.feeds))
-		for i, f := range r.feeds {
-			out[i] = newEdgeRow(Feeds, f.source, f.target, f.job, f.ts)
-		}
-		return out
-	},
+	edges: func(r *rows) []EdgeRow { return edgeRows(Feeds, r.feeds) },
 }
 
 // roleLists splits transformations into the parallel lists stored on a relationship (Neo4j
@@ -66,16 +51,4 @@ func roleLists(ts []plan.Transformation) (roles, exprs []string, masked []bool) 
 		masked = append(masked, t.Masking)
 	}
 	return roles, exprs, masked
-}
-
-// feed merges a column edge of job, in run, observed at ts: the newest observation's roles win.
-func (b *batch) feed(e plan.Edge, job, run string, ts time.Time) {
-	f := b.feeds.get([3]string{e.Source, e.Target, job}, func() *feedRow { return &feedRow{source: e.Source, target: e.Target, job: job} })
-	if f.observe(ts) {
-		f.ts, f.lastRun = e.Transformations, run
-	}
-}
-
-func (a *feedRow) compare(b *feedRow) int {
-	return cmp.Or(cmp.Compare(a.source, b.source), cmp.Compare(a.target, b.target), cmp.Compare(a.job, b.job))
 }

@@ -17,8 +17,8 @@ type rows struct {
 	runs     []runRow
 	reads    []readRow
 	wrote    []wroteRow
-	feeds    []feedRow
-	decides  []decideRow
+	feeds    []lineageRow
+	decides  []lineageRow
 	marks    []markRow
 	colMarks []columnMarkRow
 	renames  []renameRow
@@ -54,7 +54,8 @@ func newer(win bool, old, v string) string {
 
 // batch is a batch of items being merged into rows: for each kind of element, its rows by the key
 // its statement merges on, so that an element met twice is one row. Each element's file holds its
-// merge step (job, dataset, column, change, run, parent, read, write, feed, decide).
+// merge step (job, dataset, column, change, run, parent, read, write; lineage for FEEDS and
+// DECIDES_ROWS).
 type batch struct {
 	jobs     set[string, jobRow]
 	datasets set[string, datasetRow]
@@ -62,9 +63,9 @@ type batch struct {
 	runs     set[string, runRow]
 	parents  set[parentRow, parentRow]
 	reads    set[readRow, readRow]
-	wrote    set[[2]string, wroteRow] // (run, dataset)
-	feeds    set[[3]string, feedRow]  // (source, target, job)
-	decides  set[[3]string, decideRow]
+	wrote    set[[2]string, wroteRow]   // (run, dataset)
+	feeds    set[[3]string, lineageRow] // (source, target column, job)
+	decides  set[[3]string, lineageRow] // (source, target dataset, job)
 	marks    set[string, markRow]
 	colMarks set[string, columnMarkRow]
 	renames  set[[2]string, renameRow] // (from, to)
@@ -101,7 +102,7 @@ func buildRows(items []record.Item) (*rows, error) {
 	b := &batch{
 		jobs: set[string, jobRow]{}, datasets: set[string, datasetRow]{}, columns: set[string, columnRow]{},
 		runs: set[string, runRow]{}, parents: set[parentRow, parentRow]{}, reads: set[readRow, readRow]{},
-		wrote: set[[2]string, wroteRow]{}, feeds: set[[3]string, feedRow]{}, decides: set[[3]string, decideRow]{},
+		wrote: set[[2]string, wroteRow]{}, feeds: set[[3]string, lineageRow]{}, decides: set[[3]string, lineageRow]{},
 		marks: set[string, markRow]{}, colMarks: set[string, columnMarkRow]{}, renames: set[[2]string, renameRow]{},
 		changed: set[changedRow, changedRow]{},
 	}
@@ -153,10 +154,10 @@ func (b *batch) add(it record.Item) error {
 		}
 	}
 	for _, e := range lin.Edges {
-		b.feed(e, jk, run, ts)
+		b.lineage(b.feeds, e, jk, run, ts)
 	}
 	for _, e := range lin.RowDeps {
-		b.decide(e, jk, run, ts)
+		b.lineage(b.decides, e, jk, run, ts)
 	}
 	return nil
 }
@@ -171,8 +172,8 @@ func (b *batch) rows() *rows {
 		parents:  b.parents.sorted((*parentRow).compare),
 		reads:    b.reads.sorted((*readRow).compare),
 		wrote:    b.wrote.sorted((*wroteRow).compare),
-		feeds:    b.feeds.sorted((*feedRow).compare),
-		decides:  b.decides.sorted((*decideRow).compare),
+		feeds:    b.feeds.sorted((*lineageRow).compare),
+		decides:  b.decides.sorted((*lineageRow).compare),
 		marks:    slices.DeleteFunc(b.marks.sorted((*markRow).compare), markRow.none),
 		colMarks: b.colMarks.sorted((*columnMarkRow).compare),
 		renames:  b.renames.sorted((*renameRow).compare),

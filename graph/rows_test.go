@@ -130,7 +130,7 @@ func TestBuildRows(t *testing.T) {
 		}},
 		{"decides", keys(len(r.decides), func(i int) string {
 			x := r.decides[i]
-			return x.source + ">" + x.dataset + " " + x.job + " " + fmt.Sprint(x.ts)
+			return x.source + ">" + x.target + " " + x.job + " " + fmt.Sprint(x.ts)
 		}), []string{
 			"a#amount>b etl/load [INDIRECT/FILTER]",
 			"b#id>c etl/report [INDIRECT/GROUP_BY]",

@@ -40,6 +40,7 @@ func (f *fakePublisher) WriteMessages(_ context.Context, msgs ...kafka.Message) 
 	return nil
 }
 
+// step is the step of the tests: the spec's validator, the default limits.
 func step(t *testing.T) Step {
 	t.Helper()
 	v, err := openlineage.NewValidator()

@@ -12,19 +12,10 @@ import (
 	"github.com/colline/colline/process"
 )
 
-func olStep(t *testing.T) Step {
-	t.Helper()
-	v, err := openlineage.NewValidator()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Step{Validator: v}
-}
-
 // Every event captured from a real producer (openlineage-spark, dbt-ol) becomes an item (record.Item);
 // the only problems ignored are in facets colline does not read.
 func TestOpenLineageCaptured(t *testing.T) {
-	s := olStep(t)
+	s := step(t)
 	ignored := map[string]int{}
 	s.Ignored = func(schema string, p openlineage.Problem) { ignored[schema+" "+openlineage.FacetOf(p.Location)]++ }
 	files, _ := filepath.Glob("../testdata/*/*/openlineage.jsonl")
@@ -73,7 +64,7 @@ const olEvent = `{"eventTime":"2026-12-01T10:00:00Z","producer":"https://example
 const badDataSource = `,"dataSource":{"_producer":"https://example/p","_schemaURL":"https://openlineage.io/spec/facets/1-0-1/DatasourceDatasetFacet.json#/$defs/DatasourceDatasetFacet","uri":"file"}`
 
 func TestOpenLineageReasons(t *testing.T) {
-	s := olStep(t)
+	s := step(t)
 	s.MaxBytes = 3 * process.MaxNesting
 	s.Edges = 3
 	ok := strings.Replace(olEvent, "%s", "", 1)
