@@ -58,8 +58,8 @@ lint: ## gofmt and go vet
 	go vet -tags browser ./ui/
 
 .PHONY: unit
-unit: ## unit tests only (no services)
-	go test -race -count=1 ./...
+unit: ## fast tests that need no services: go test without COLLINE_TEST_* (the integration tests skip, saying so)
+	env -u COLLINE_TEST_KAFKA_BROKERS -u COLLINE_TEST_NEO4J_URI go test -race -count=1 ./...
 
 .PHONY: test
 test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Spark 3.5, 4.1 and 2.4, real Hive 4.0.1), the explorer in Chromium, faults, security, chart
@@ -184,7 +184,7 @@ docker-check: chart-tools ## Dockerfile: same go build as `make consumer`, stati
 screenshot: services colline ## load the captured skeleton run into Neo4j and screenshot Neo4j Browser with colline's style (headless Chromium)
 	bin/colline replay --neo4j $(COLLINE_TEST_NEO4J_URI) plan/testdata/spark-3.5/skeleton
 	dev/services restart ui
-	browser/screenshot.sh docs/img/browser-upstream.png
+	neo4jbrowser/screenshot.sh docs/img/browser-upstream.png
 
 # --- The lineage explorer (colline ui, docs/ui.md): ui/web's TypeScript, bundled into ui/bundle/app,
 # which go:embed puts in the binary (a plain go build embeds a placeholder page instead).

@@ -3,6 +3,7 @@ package colline_test
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -10,28 +11,35 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the package graph of docs/development.md")
+var update = flag.Bool("update", false, "rewrite the generated sections of docs/architecture.md")
 
-// mustNot is the "must not import" column of docs/development.md (Packages): a package must not
-// import these, directly or indirectly. Names without a dot are the module's packages.
+// architecture is the page of the package map and the import rules, both generated here.
+const architecture = "docs/architecture.md"
+
+// mustNot are the import rules (docs/architecture.md, "Import rules", generated from this table): a
+// package must not import these, directly or indirectly. Names without a dot are the module's
+// packages.
 var mustNot = map[string][]string{
-	"events":       {"plan", "graph", "process", "ingest", "admin", "config", "cli", "e2e/stack"},
-	"plan":         {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
-	"graph":        {"process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
-	"process":      {"ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
-	"ingest":       {"admin", "config", "cli", "cmd/", "e2e/stack"},
-	"admin":        {"events", "plan", "graph", "process", "ingest", "config", "cli", "e2e/stack"},
-	"config":       {"events", "plan", "graph", "process", "ingest", "admin", "cli", "e2e/stack", "ui", "browser"},
-	"cli":          {"ingest", "admin", "e2e/stack"},
-	"e2e/stack":    {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli", "ui", "browser"},
-	"ui":           {"ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
-	"browser":      {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli", "ui", "e2e/stack"},
-	"retention":    {"process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
-	"plan/hostile": {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
-	"openlineage":  {"graph", "process", "ingest", "intake", "emit", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
-	"intake":       {"ingest", "emit", "admin", "config", "cli", "e2e/stack"},
-	"analyze":      {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
-	"impact":       {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"events":             {"plan", "graph", "process", "ingest", "admin", "config", "cli", "e2e/stack"},
+	"plan":               {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"graph":              {"process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
+	"kafkaconn":          {"events", "plan", "record", "graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/neo4j/neo4j-go-driver"},
+	"record":             {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"process":            {"graph", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"ingest":             {"admin", "config", "cli", "cmd/", "e2e/stack"},
+	"admin":              {"events", "plan", "graph", "process", "ingest", "config", "cli", "e2e/stack"},
+	"config":             {"events", "plan", "graph", "process", "ingest", "admin", "cli", "e2e/stack", "ui", "neo4jbrowser"},
+	"cli":                {"ingest", "admin", "e2e/stack"},
+	"e2e/stack":          {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli", "ui", "neo4jbrowser"},
+	"ui":                 {"ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
+	"neo4jbrowser":       {"events", "plan", "graph", "process", "ingest", "admin", "config", "cli", "ui", "e2e/stack"},
+	"retention":          {"process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go"},
+	"plan/hostile":       {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"openlineage":        {"graph", "process", "ingest", "openlineage/intake", "openlineage/emit", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"openlineage/intake": {"ingest", "openlineage/emit", "admin", "config", "cli", "e2e/stack"},
+	"openlineage/emit":   {"graph", "process", "ingest", "openlineage/intake", "admin", "config", "cli", "e2e/stack", "github.com/neo4j/neo4j-go-driver"},
+	"analyze":            {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"impact":             {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 }
 
 func TestPackageImports(t *testing.T) {
@@ -50,38 +58,59 @@ func TestPackageImports(t *testing.T) {
 				return d == b || strings.HasPrefix(d, strings.TrimSuffix(b, "/")+"/")
 			})
 			if i >= 0 {
-				t.Errorf("%s imports %s (directly or not); docs/development.md says it must not", pkg, deps[i])
+				t.Errorf("%s imports %s (directly or not); docs/architecture.md says it must not", pkg, deps[i])
 			}
 		}
 	}
 }
 
-// TestPackageGraph fails when the package graph of docs/development.md (Packages) is not the one
-// `go list` gives (Mermaid): the module's packages and their imports, tests left out. Refresh it with: go test . -run TestPackageGraph -update
+// TestPackageGraph fails when the package map of docs/architecture.md is not the one `go list`
+// gives (Mermaid): the module's packages and their imports, tests left out. Refresh it with:
+// go test . -run TestPackageGraph -update
 func TestPackageGraph(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	body := Mermaid(string(out))
-	const path = "docs/development.md"
-	doc, err := os.ReadFile(path)
+	generated(t, "packages", Mermaid(string(out)))
+}
+
+// TestPackageRules fails when the import rules of docs/architecture.md are not mustNot. Refresh
+// them with: go test . -run TestPackageRules -update
+func TestPackageRules(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("| package | must not import (directly or through another package) |\n|---|---|\n")
+	for _, pkg := range slices.Sorted(maps.Keys(mustNot)) {
+		names := make([]string, len(mustNot[pkg]))
+		for i, n := range mustNot[pkg] {
+			names[i] = "`" + strings.TrimSuffix(n, "/") + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s |\n", pkg, strings.Join(names, ", "))
+	}
+	generated(t, "rules", b.String())
+}
+
+// generated fails when the section name of docs/architecture.md (between its BEGIN and END
+// GENERATED markers) is not body; with -update it writes body there.
+func generated(t *testing.T, name, body string) {
+	t.Helper()
+	doc, err := os.ReadFile(architecture)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := string(doc)
-	begin, end := "<!-- BEGIN GENERATED packages -->\n", "<!-- END GENERATED packages -->"
+	begin, end := "<!-- BEGIN GENERATED "+name+" -->\n", "<!-- END GENERATED "+name+" -->"
 	i, j := strings.Index(got, begin), strings.Index(got, end)
 	if i < 0 || j < i {
-		t.Fatalf("%s lacks the markers %q and %q", path, strings.TrimSpace(begin), end)
+		t.Fatalf("%s lacks the markers %q and %q", architecture, strings.TrimSpace(begin), end)
 	}
 	if got[i+len(begin):j] == body {
 		return
 	}
 	if !*update {
-		t.Fatalf("the package graph of %s is out of date; run: go test . -run TestPackageGraph -update\nwant:\n%s", path, body)
+		t.Fatalf("the %s section of %s is out of date; run: go test . -run %s -update\nwant:\n%s", name, architecture, t.Name(), body)
 	}
-	if err := os.WriteFile(path, []byte(got[:i+len(begin)]+body+got[j:]), 0o644); err != nil {
+	if err := os.WriteFile(architecture, []byte(got[:i+len(begin)]+body+got[j:]), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

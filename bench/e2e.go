@@ -14,9 +14,9 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/e2e/stack"
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // message is one Kafka message to replay, with what the consumer should make of it.
@@ -51,10 +51,10 @@ type tap struct {
 		FetchMessage(ctx context.Context) (kafka.Message, error)
 	}
 	writer interface {
-		Write(ctx context.Context, items []graph.Item) error
+		Write(ctx context.Context, items []record.Item) error
 	}
-	onFetch func(kafka.Message, time.Time)        // optional
-	onWrite func(items []graph.Item, t time.Time) // optional, after a successful write
+	onFetch func(kafka.Message, time.Time)         // optional
+	onWrite func(items []record.Item, t time.Time) // optional, after a successful write
 
 	mu         sync.Mutex
 	firstFetch time.Time
@@ -87,7 +87,7 @@ func (t *tap) FetchMessage(ctx context.Context) (kafka.Message, error) {
 	return m, err
 }
 
-func (t *tap) Write(ctx context.Context, items []graph.Item) error {
+func (t *tap) Write(ctx context.Context, items []record.Item) error {
 	start := time.Now()
 	if err := t.writer.Write(ctx, items); err != nil {
 		return err
@@ -155,7 +155,7 @@ var (
 // newConsumer builds the loop as cmd/consumer does, with its defaults, except for the writer
 // (wrapped in a tap) and exitWhenIdle.
 func newConsumer(env *benchEnv, topic, dlqTopic string, w interface {
-	Write(ctx context.Context, items []graph.Item) error
+	Write(ctx context.Context, items []record.Item) error
 }, exitWhenIdle time.Duration) (*consumer, error) {
 	group := topic + ".group"
 	reader := ingest.NewReader(ingest.ReaderOptions{Brokers: env.brokers, Topics: []string{topic}, Group: group}, nil)
@@ -234,7 +234,7 @@ func produce(ctx context.Context, env *benchEnv, topic string, msgs []message) e
 // replay produces msgs to a fresh topic, then consumes them with the loop and writer w until the
 // backlog is done. It returns the tap with the counts and times.
 func replay(ctx context.Context, env *benchEnv, phase string, msgs []message, w interface {
-	Write(ctx context.Context, items []graph.Item) error
+	Write(ctx context.Context, items []record.Item) error
 }) (*tap, *consumer, error) {
 	topic, dlqTopic, drop, err := loaded(ctx, env, phase, msgs)
 	if err != nil {
@@ -257,7 +257,7 @@ func replay(ctx context.Context, env *benchEnv, phase string, msgs []message, w 
 // and stop once every event is written. It returns the taps of all of them as one, and the dead
 // letters they sent.
 func replayGroup(ctx context.Context, env *benchEnv, phase string, msgs []message, w interface {
-	Write(ctx context.Context, items []graph.Item) error
+	Write(ctx context.Context, items []record.Item) error
 }, n int) (*tap, float64, error) {
 	topic, dlqTopic, drop, err := loaded(ctx, env, phase, msgs)
 	if err != nil {
@@ -325,10 +325,10 @@ func loaded(ctx context.Context, env *benchEnv, phase string, msgs []message) (t
 // the comparison favours it.
 type naiveWriter struct{ driver neo4j.DriverWithContext }
 
-func (w naiveWriter) Write(ctx context.Context, items []graph.Item) error {
+func (w naiveWriter) Write(ctx context.Context, items []record.Item) error {
 	for _, it := range items {
-		job := graph.JobKey(it.Event.App)
-		ts, _ := graph.EventTime(it.Event)
+		job := record.JobKey(it.Event.App)
+		ts, _ := record.EventTime(it.Event)
 		for _, e := range it.Lineage.Edges {
 			sum := e.Summary()
 			var roles []string
@@ -368,7 +368,7 @@ func benchE2E(ctx context.Context, r *report, env *benchEnv, evs []event, copies
 	}
 
 	run := func(name string, msgs []message, w interface {
-		Write(ctx context.Context, items []graph.Item) error
+		Write(ctx context.Context, items []record.Item) error
 	}) (edgesPerSec, eventsPerSec float64, err error) {
 		d, err := stack.WipeGraph(ctx, env.driver)
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/e2e/stack"
-	"github.com/colline/colline/graph"
+	"github.com/colline/colline/record"
 )
 
 const idHeader = "colline-bench-id"
@@ -51,7 +51,7 @@ func benchFresh(ctx context.Context, r *report, env *benchEnv, evs []event, rate
 			}
 		}
 	}
-	c.tap.onWrite = func(items []graph.Item, t time.Time) {
+	c.tap.onWrite = func(items []record.Item, t time.Time) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, it := range items {

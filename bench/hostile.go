@@ -16,6 +16,7 @@ import (
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/plan/hostile"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // hostileSizes are the two sizes of each hostile shape (plan/hostile): twice as large, a linear
@@ -200,7 +201,7 @@ func hostileWriteChild(arg, uri string, edges, neo4jPID int) error {
 	var took, cpu [2]float64
 	for k := range took {
 		start, cpu0 := time.Now(), cpuSeconds(neo4jPID)
-		if err := w.Write(context.Background(), []graph.Item{it}); err != nil {
+		if err := w.Write(context.Background(), []record.Item{it}); err != nil {
 			return err
 		}
 		took[k], cpu[k] = time.Since(start).Seconds(), cpuSeconds(neo4jPID)-cpu0

@@ -8,6 +8,7 @@ import (
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 // benchModel counts, per Spark line of the corpus and from one extraction, the lineage
@@ -17,7 +18,7 @@ import (
 // writer's own row building) keeps one FEEDS per column pair with every role and one DECIDES_ROWS
 // per (column, written dataset, job).
 func benchModel(r *report, evs []event) error {
-	byLine := map[string][]graph.Item{}
+	byLine := map[string][]record.Item{}
 	for _, e := range evs {
 		env, err := events.Decode(e.data)
 		if err != nil {
@@ -28,7 +29,7 @@ func benchModel(r *report, evs []event) error {
 			return fmt.Errorf("%s: %w", e.name, err)
 		}
 		line, _, _ := strings.Cut(e.name, "/")
-		byLine[line] = append(byLine[line], graph.Item{Event: env, Lineage: lin})
+		byLine[line] = append(byLine[line], record.Item{Event: env, Lineage: lin})
 	}
 	lines := make([]string, 0, len(byLine))
 	for l := range byLine {
@@ -40,7 +41,7 @@ func benchModel(r *report, evs []event) error {
 		model1 := map[[3]string]bool{}
 		roles, rowRoles := 0, 0
 		for _, it := range items {
-			job := graph.JobKey(it.Event.App)
+			job := record.JobKey(it.Event.App)
 			for _, e := range it.Lineage.Edges {
 				model1[[3]string{e.Source, e.Target, job}] = true
 				roles += len(e.Transformations)

@@ -10,9 +10,9 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"github.com/colline/colline/browser"
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/neo4jbrowser"
 )
 
 // The generated graph is layered like an estate of ETL jobs: layer 0 holds source tables, and
@@ -375,10 +375,10 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 	return nil
 }
 
-// shippedQuery is the shipped Browser query name (package browser), with its $column parameter
+// shippedQuery is the shipped Browser query name (package neo4jbrowser), with its $column parameter
 // renamed $key.
 func shippedQuery(name string) (string, error) {
-	for _, q := range browser.Queries() {
+	for _, q := range neo4jbrowser.Queries() {
 		if q.Name == name {
 			return strings.ReplaceAll(q.Text, "$column", "$key"), nil
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -13,20 +14,20 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
 
-	"github.com/colline/colline/browser"
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/neo4jbrowser"
 	"github.com/colline/colline/plan"
 )
 
-// The Neo4j Browser queries shipped in browser/queries (package browser), run against a real Neo4j
+// The Neo4j Browser queries shipped in neo4jbrowser/queries (package neo4jbrowser), run against a real Neo4j
 // loaded with the captured skeleton run through the real pipeline (events.Decode, plan.Extract,
 // graph.Writer). Every key is prefixed so that the test shares the database with other tests.
 
 func browserQueries(t *testing.T) map[string]string {
 	t.Helper()
 	qs := map[string]string{}
-	for _, q := range browser.Queries() {
+	for _, q := range neo4jbrowser.Queries() {
 		qs[q.Name] = q.Text
 	}
 	if len(qs) == 0 {
@@ -208,7 +209,7 @@ func TestBrowserQueries(t *testing.T) {
 						keys[strings.TrimPrefix(n.Props["key"].(string), prefix)] = true
 					}
 				}
-				if got := sortedKeys(keys); !slices.Equal(got, tc.paths) {
+				if got := slices.Sorted(maps.Keys(keys)); !slices.Equal(got, tc.paths) {
 					t.Errorf("columns on the paths:\n got %q\nwant %q", got, tc.paths)
 				}
 				return
@@ -372,7 +373,7 @@ WITH d UNWIND $cols AS c CREATE (d)-[:HAS_COLUMN]->(:Column {key: $ds + '#' + c,
 					keys[strings.TrimPrefix(n.Props["key"].(string), p)] = true
 				}
 			}
-			if got := sortedKeys(keys); !slices.Equal(got, tc.paths) {
+			if got := slices.Sorted(maps.Keys(keys)); !slices.Equal(got, tc.paths) {
 				t.Errorf("query 5 nodes on the paths:\n got %q\nwant %q", got, tc.paths)
 			}
 

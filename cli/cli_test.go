@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/colline/colline/events"
-	"github.com/colline/colline/graph"
 
 	"github.com/colline/colline/openlineage"
+	"github.com/colline/colline/record"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -84,7 +84,7 @@ func TestExplainAllFixtures(t *testing.T) {
 	edges := 0
 	for _, ev := range evs {
 		edges += len(ev.Lineage.Edges)
-		if err := graph.Check(graph.Item{Event: ev.Env, Lineage: ev.Lineage}); err != nil {
+		if err := record.Check(&record.Item{Event: ev.Env, Lineage: ev.Lineage}); err != nil {
 			t.Errorf("%s: %v", ev.Source, err)
 		}
 	}
@@ -228,12 +228,12 @@ func TestParseInterspersed(t *testing.T) {
 // fakeStore records what Replay writes.
 type fakeStore struct {
 	bootstrapped bool
-	batches      [][]graph.Item
+	batches      [][]record.Item
 	err          error
 }
 
 func (s *fakeStore) Bootstrap(context.Context) error { s.bootstrapped = true; return nil }
-func (s *fakeStore) Write(_ context.Context, items []graph.Item) error {
+func (s *fakeStore) Write(_ context.Context, items []record.Item) error {
 	s.batches = append(s.batches, items)
 	return s.err
 }
@@ -261,7 +261,7 @@ func TestReplayBatches(t *testing.T) {
 	bad.Env = &env
 	s = &fakeStore{}
 	err = Replay(context.Background(), s, []Event{evs[1], bad}, 10)
-	if !errors.Is(err, graph.ErrInvalidItem) || !strings.Contains(err.Error(), "0001-3") || len(s.batches) != 0 {
+	if !errors.Is(err, record.ErrInvalidItem) || !strings.Contains(err.Error(), "0001-3") || len(s.batches) != 0 {
 		t.Errorf("invalid item: error %v, %d batches written", err, len(s.batches))
 	}
 }

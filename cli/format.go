@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,9 +15,9 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 // Formats are the output formats of explain.
@@ -52,7 +53,7 @@ func writeTable(w io.Writer, evs []Event) error {
 		if env.Markers.Analyzed {
 			status = "analyzed, not run"
 		}
-		fmt.Fprintf(w, "job     %s  (app %s, query %d, %s, %s)\n", visible(graph.JobKey(env.App)), visible(env.App.ID),
+		fmt.Fprintf(w, "job     %s  (app %s, query %d, %s, %s)\n", visible(record.JobKey(env.App)), visible(env.App.ID),
 			env.Query.ExecutionID, visible(env.Query.FuncName), status)
 		fmt.Fprintf(w, "reads   %s\n", datasetList(lin.Reads))
 		writes := make([]string, 0, len(lin.Writes))
@@ -150,7 +151,7 @@ func datasetList(ds []plan.Dataset) string {
 
 func unknownList(m map[string]int) string {
 	var parts []string
-	for _, c := range sortedKeys(m) {
+	for _, c := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, visible(c)+"×"+strconv.Itoa(m[c]))
 	}
 	return strings.Join(parts, ", ")
@@ -262,7 +263,7 @@ func union(evs []Event) lineageGraph {
 			merge(rows, e)
 		}
 	}
-	g.datasets = sortedKeys(g.columns)
+	g.datasets = slices.Sorted(maps.Keys(g.columns))
 	for _, cols := range g.columns {
 		slices.Sort(cols)
 	}
@@ -477,7 +478,7 @@ func writeJSON(w io.Writer, evs []Event) error {
 	for _, ev := range evs {
 		env, lin := ev.Env, ev.Lineage
 		j := jsonEvent{
-			Source: ev.Source, EventID: env.EventID, Job: graph.JobKey(env.App), AppID: env.App.ID,
+			Source: ev.Source, EventID: env.EventID, Job: record.JobKey(env.App), AppID: env.App.ID,
 			ExecutionID: env.Query.ExecutionID, FuncName: env.Query.FuncName, Status: env.Query.Status,
 			Analyzed: env.Markers.Analyzed, EndedAt: env.Query.EndedAt, Unknown: lin.Unknown, Degraded: lin.Degraded,
 			Reads: []jsonDataset{}, Writes: []jsonDataset{},
@@ -579,13 +580,4 @@ func jsonVisible(data []byte) []byte {
 		i += size
 	}
 	return b.Bytes()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/colline/colline/graph"
+	"github.com/colline/colline/record"
 )
 
 // Store is what Replay writes to; *graph.Writer satisfies it.
 type Store interface {
 	Bootstrap(ctx context.Context) error
-	Write(ctx context.Context, items []graph.Item) error
+	Write(ctx context.Context, items []record.Item) error
 }
 
 // Replay writes evs to s in order, batch events per transaction, after creating the schema. It
@@ -21,11 +21,11 @@ func Replay(ctx context.Context, s Store, evs []Event, batch int) error {
 	if batch < 1 {
 		return fmt.Errorf("batch size %d: must be at least 1", batch)
 	}
-	items := make([]graph.Item, len(evs))
+	items := make([]record.Item, len(evs))
 	var errs []error
 	for i, ev := range evs {
-		items[i] = graph.Item{Event: ev.Env, Lineage: ev.Lineage}
-		if err := graph.Check(items[i]); err != nil {
+		items[i] = record.Item{Event: ev.Env, Lineage: ev.Lineage}
+		if err := record.Check(&items[i]); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", ev.Source, err))
 		}
 	}

@@ -34,7 +34,7 @@ func serveUI(ctx context.Context, version string, args []string, stdout, stderr 
 	if len(rest) > 0 {
 		return usageError(fmt.Sprintf("ui: unexpected argument %q", rest[0]))
 	}
-	c, err := config.LoadUI()
+	c, err := config.Load[config.UI]()
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func serveUI(ctx context.Context, version string, args []string, stdout, stderr 
 			ProxyUserHeader: c.UiProxyUserHeader},
 	}
 	for _, n := range c.UiProxyTrustedNets {
-		p.Auth.ProxyTrusted = append(p.Auth.ProxyTrusted, netip.MustParsePrefix(n)) // validated by LoadUI
+		p.Auth.ProxyTrusted = append(p.Auth.ProxyTrusted, netip.MustParsePrefix(n)) // validated by config.Load
 	}
 	if c.UiAnalyzerURL != "" {
 		p.Analyzer = ui.ServiceAnalyzer{Client: &analyze.Client{URL: c.UiAnalyzerURL, Token: c.UiAnalyzerToken.Reveal(), HTTP: &http.Client{Timeout: c.UiQueryTimeout}}}

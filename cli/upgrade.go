@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/tls"
 	"flag"
 	"fmt"
 	"io"
@@ -11,11 +10,12 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	"github.com/segmentio/kafka-go/sasl"
 
 	"github.com/colline/colline/config"
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/kafkaconn"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // upgrade moves a graph to graph.ModelVersion: lineage is re-derivable from the raw plans, so it
@@ -40,7 +40,11 @@ func upgrade(ctx context.Context, args []string, stdout io.Writer) error {
 	if *batch < 1 {
 		return usageError(fmt.Sprintf("--batch %d: must be at least 1", *batch))
 	}
-	sec, err := kafkaSecurity()
+	c, err := config.Load[config.Config]()
+	if err != nil {
+		return err
+	}
+	sec, err := c.KafkaSecurity() // as the consumers reach a secured cluster
 	if err != nil {
 		return err
 	}
@@ -52,37 +56,10 @@ func upgrade(ctx context.Context, args []string, stdout io.Writer) error {
 	return Upgrade(ctx, w, strings.Split(*brokers, ","), *topic, *batch, stdout, sec)
 }
 
-// KafkaSecurity is how upgrade connects to Kafka: TLS (nil: none) and SASL (nil: none), as the
-// consumer does.
-type KafkaSecurity struct {
-	TLS  *tls.Config
-	SASL sasl.Mechanism
-}
-
-func (s KafkaSecurity) dialer() *kafka.Dialer {
-	return &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, TLS: s.TLS, SASLMechanism: s.SASL}
-}
-
-// kafkaSecurity reads the consumer's Kafka TLS and SASL variables (COLLINE_KAFKA_TLS*,
-// COLLINE_KAFKA_SASL_*, the password from COLLINE_KAFKA_SASL_PASSWORD_FILE or the variable), so
-// that upgrade reaches a secured cluster with the consumers' own settings; errors name the variable.
-func kafkaSecurity() (KafkaSecurity, error) {
-	c, err := config.Load()
-	if err != nil {
-		return KafkaSecurity{}, err
-	}
-	var s KafkaSecurity
-	if s.TLS, err = c.KafkaTLSConfig(); err != nil {
-		return s, err
-	}
-	s.SASL, err = c.KafkaSASL()
-	return s, err
-}
-
 // Upgrade runs the upgrade of w from topic (see upgrade), reporting progress to out. sec, at most
 // one, secures the Kafka connections (Default: PLAINTEXT).
-func Upgrade(ctx context.Context, w *graph.Writer, brokers []string, topic string, batch int, out io.Writer, sec ...KafkaSecurity) error {
-	var security KafkaSecurity
+func Upgrade(ctx context.Context, w *graph.Writer, brokers []string, topic string, batch int, out io.Writer, sec ...kafkaconn.Security) error {
+	var security kafkaconn.Security
 	if len(sec) > 0 {
 		security = sec[0]
 	}
@@ -107,7 +84,7 @@ func Upgrade(ctx context.Context, w *graph.Writer, brokers []string, topic strin
 	}
 	slices.Sort(parts)
 	var read, written, skipped int64
-	var items []graph.Item
+	var items []record.Item
 	flush := func() error {
 		if len(items) == 0 {
 			return nil
@@ -122,7 +99,7 @@ func Upgrade(ctx context.Context, w *graph.Writer, brokers []string, topic strin
 	var step process.Step // the consumer's limits and checks
 	last := time.Now()
 	for _, p := range parts {
-		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p, MaxBytes: 64 << 20, MaxWait: 250 * time.Millisecond, Dialer: security.dialer()})
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p, MaxBytes: 64 << 20, MaxWait: 250 * time.Millisecond, Dialer: security.Dialer()})
 		if err := r.SetOffset(kafka.FirstOffset); err != nil {
 			r.Close()
 			return err
@@ -170,10 +147,9 @@ func Upgrade(ctx context.Context, w *graph.Writer, brokers []string, topic strin
 
 // endOffsets returns the end offset of every partition of topic as the upgrade starts; 0 for a
 // partition without messages.
-func endOffsets(ctx context.Context, brokers []string, topic string, sec KafkaSecurity) (map[int]int64, error) {
-	tr := &kafka.Transport{TLS: sec.TLS, SASL: sec.SASL, DialTimeout: 10 * time.Second}
-	defer tr.CloseIdleConnections()
-	c := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second, Transport: tr}
+func endOffsets(ctx context.Context, brokers []string, topic string, sec kafkaconn.Security) (map[int]int64, error) {
+	c, done := sec.Client(brokers, 10*time.Second)
+	defer done()
 	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
 		return nil, fmt.Errorf("metadata of %s: %w", topic, err)

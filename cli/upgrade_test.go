@@ -17,6 +17,7 @@ import (
 
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/record"
 )
 
 // colline upgrade against a real Kafka and Neo4j: a graph of model 1 (FEEDS without roles, no
@@ -80,7 +81,7 @@ func TestUpgradeFromTopic(t *testing.T) {
 	for _, ev := range evs {
 		for _, e := range ev.Lineage.Edges {
 			s := e.Summary()
-			old = append(old, map[string]any{"s": e.Source, "t": e.Target, "job": graph.JobKey(ev.Env.App), "type": s.Type, "subtype": s.Subtype})
+			old = append(old, map[string]any{"s": e.Source, "t": e.Target, "job": record.JobKey(ev.Env.App), "type": s.Type, "subtype": s.Subtype})
 		}
 	}
 	if _, err := neo4j.ExecuteQuery(ctx, driver, `UNWIND $rows AS row
@@ -106,10 +107,10 @@ MERGE (s)-[f:FEEDS {job: row.job}]->(t) SET f.type = row.type, f.subtype = row.s
 	}
 
 	// the graph's lineage of these datasets is what the writer makes of the events
-	items := make([]graph.Item, len(evs))
+	items := make([]record.Item, len(evs))
 	datasets := map[string]bool{}
 	for i, ev := range evs {
-		items[i] = graph.Item{Event: ev.Env, Lineage: ev.Lineage}
+		items[i] = record.Item{Event: ev.Env, Lineage: ev.Lineage}
 		for _, w := range ev.Lineage.Writes {
 			datasets[w.Key] = true
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/colline/colline/kafkaconn"
 	"github.com/colline/colline/openlineage/alias"
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
@@ -96,26 +97,37 @@ type Config struct {
 	LogFormat string     `split_words:"true" default:"json" desc:"json or text"`
 }
 
-// Load reads the configuration from the environment and validates it.
-func Load() (Config, error) {
-	var c Config
-	if err := envconfig.Process(Prefix, &c); err != nil {
+// Load reads a configuration from the environment and validates it: Load[Config] the consumer's,
+// Load[UI] the explorer's. Secrets named by a _FILE variable are read from their files; every
+// error names its variable.
+func Load[T any, P interface {
+	*T
+	complete() error
+	Validate() error
+}]() (T, error) {
+	var c T
+	if err := envconfig.Process(Prefix, P(&c)); err != nil {
 		return c, fmt.Errorf("config: %w", err)
 	}
+	if err := P(&c).complete(); err != nil {
+		return c, err
+	}
+	return c, P(&c).Validate()
+}
+
+// complete sets what follows from other variables and reads the secrets of _FILE variables.
+func (c *Config) complete() error {
 	// The default largest event follows a smaller fetch size, so that setting
 	// COLLINE_KAFKA_MAX_BYTES alone (as before the default rose to 32 MiB) stays valid.
 	if _, set := os.LookupEnv(Prefix + "_MAX_EVENT_BYTES"); !set && c.KafkaMaxBytes >= 1<<20 {
 		c.MaxEventBytes = min(c.MaxEventBytes, c.KafkaMaxBytes)
 	}
-	if err := errors.Join(
+	return errors.Join(
 		readSecret(&c.KafkaSASLPassword, "KAFKA_SASL_PASSWORD", c.KafkaSASLPasswordFile),
 		readSecret(&c.Neo4jPassword, "NEO4J_PASSWORD", c.Neo4jPasswordFile),
 		readSecret(&c.OpenlineageHTTPApiKey, "OPENLINEAGE_HTTP_API_KEY", c.OpenlineageHTTPApiKeyFile),
 		readSecret(&c.OpenlineageEmitApiKey, "OPENLINEAGE_EMIT_API_KEY", c.OpenlineageEmitApiKeyFile),
-	); err != nil {
-		return c, err
-	}
-	return c, c.Validate()
+	)
 }
 
 // readSecret sets *s from file when file is not empty; name is the variable without prefix.
@@ -402,6 +414,17 @@ func (c Config) validateKafkaSecurity() []error {
 		bad("KAFKA_SASL_MECHANISM", "%q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512", c.KafkaSASLMechanism)
 	}
 	return errs
+}
+
+// KafkaSecurity returns the security of the Kafka connections: KafkaTLSConfig and KafkaSASL.
+func (c Config) KafkaSecurity() (kafkaconn.Security, error) {
+	var s kafkaconn.Security
+	var err error
+	if s.TLS, err = c.KafkaTLSConfig(); err != nil {
+		return s, err
+	}
+	s.SASL, err = c.KafkaSASL()
+	return s, err
 }
 
 // KafkaTLSConfig returns the TLS configuration of the Kafka connections, or nil for none.

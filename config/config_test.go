@@ -36,7 +36,7 @@ func clearEnv(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	clearEnv(t)
-	c, err := Load()
+	c, err := Load[Config]()
 	if err != nil {
 		t.Fatalf("Load with no variables = %v", err)
 	}
@@ -81,7 +81,7 @@ func TestVariables(t *testing.T) {
 	} {
 		t.Setenv(k, v)
 	}
-	c, err := Load()
+	c, err := Load[Config]()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestBadConfigs(t *testing.T) {
 		{"several at once", map[string]string{"COLLINE_BATCH_SIZE": "0", "COLLINE_LOG_FORMAT": "xml"}, []string{"COLLINE_BATCH_SIZE", "COLLINE_LOG_FORMAT"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			failsWith(t, func() error { _, err := Load(); return err }, tc.env, tc.want)
+			failsWith(t, func() error { _, err := Load[Config](); return err }, tc.env, tc.want)
 		})
 	}
 }
@@ -237,7 +237,7 @@ func TestSecretsNeverShow(t *testing.T) {
 	t.Setenv("COLLINE_KAFKA_SASL_MECHANISM", "SCRAM-SHA-256")
 	t.Setenv("COLLINE_KAFKA_SASL_USERNAME", "colline")
 	t.Setenv("COLLINE_KAFKA_SASL_PASSWORD", kafkaPw)
-	c, err := Load()
+	c, err := Load[Config]()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestKafkaSecurity(t *testing.T) {
 	}
 
 	clearEnv(t)
-	c, err := Load()
+	c, err := Load[Config]()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestKafkaSecurity(t *testing.T) {
 			t.Setenv("COLLINE_KAFKA_SASL_MECHANISM", mech)
 			t.Setenv("COLLINE_KAFKA_SASL_USERNAME", "u")
 			t.Setenv("COLLINE_KAFKA_SASL_PASSWORD", "p")
-			c, err := Load()
+			c, err := Load[Config]()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -317,7 +317,7 @@ func TestKafkaSecurity(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("COLLINE_NEO4J_URI", "neo4j+s://db.example:7687")
 	t.Setenv("COLLINE_NEO4J_TLS_CA_FILE", caFile)
-	c, err = Load()
+	c, err = Load[Config]()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func TestKafkaSecurity(t *testing.T) {
 		t.Errorf("Neo4j TLS = %v, %v", tc, err)
 	}
 	t.Setenv("COLLINE_NEO4J_URI", "bolt://db.example:7687")
-	if _, err := Load(); err == nil || !strings.Contains(err.Error(), "COLLINE_NEO4J_TLS_CA_FILE: is set but COLLINE_NEO4J_URI does not use TLS") {
+	if _, err := Load[Config](); err == nil || !strings.Contains(err.Error(), "COLLINE_NEO4J_TLS_CA_FILE: is set but COLLINE_NEO4J_URI does not use TLS") {
 		t.Errorf("Load with a CA and bolt:// = %v", err)
 	}
 }
@@ -351,7 +351,7 @@ func TestPasswordFiles(t *testing.T) {
 	base()
 	t.Setenv("COLLINE_KAFKA_SASL_PASSWORD_FILE", kafkaFile)
 	t.Setenv("COLLINE_NEO4J_PASSWORD_FILE", neo4jFile)
-	c, err := Load()
+	c, err := Load[Config]()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestPasswordFiles(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			_, err := Load()
+			_, err := Load[Config]()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Load = %v, want an error with %q", err, tc.want)
 			}

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colline/colline/emit"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
-	"github.com/colline/colline/intake"
+	"github.com/colline/colline/openlineage/emit"
+	"github.com/colline/colline/openlineage/intake"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
 	"github.com/colline/colline/retention"

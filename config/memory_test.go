@@ -56,10 +56,10 @@ func TestMemoryLimitRatioIsValidated(t *testing.T) {
 		}
 	}
 	t.Setenv("COLLINE_MEMORY_LIMIT_RATIO", "2")
-	if _, err := Load(); err == nil || !strings.Contains(err.Error(), "COLLINE_MEMORY_LIMIT_RATIO: 2 is outside 0..1") {
+	if _, err := Load[Config](); err == nil || !strings.Contains(err.Error(), "COLLINE_MEMORY_LIMIT_RATIO: 2 is outside 0..1") {
 		t.Errorf("Load with ratio 2: %v", err)
 	}
-	if _, err := LoadUI(); err == nil || !strings.Contains(err.Error(), "COLLINE_MEMORY_LIMIT_RATIO: 2 is outside 0..1") {
-		t.Errorf("LoadUI with ratio 2: %v", err)
+	if _, err := Load[UI](); err == nil || !strings.Contains(err.Error(), "COLLINE_MEMORY_LIMIT_RATIO: 2 is outside 0..1") {
+		t.Errorf("Load[UI] with ratio 2: %v", err)
 	}
 }

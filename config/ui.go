@@ -63,21 +63,14 @@ type UiServer struct {
 	UiAnalyzerTokenFile string `split_words:"true" desc:"file holding COLLINE_UI_ANALYZER_TOKEN (a mounted secret)"`
 }
 
-// LoadUI reads the explorer's configuration from the environment and validates it.
-func LoadUI() (UI, error) {
-	var c UI
-	if err := envconfig.Process(Prefix, &c); err != nil {
-		return c, fmt.Errorf("config: %w", err)
-	}
-	if err := errors.Join(
+// complete reads the secrets of _FILE variables (Load[UI]).
+func (c *UI) complete() error {
+	return errors.Join(
 		readSecret(&c.Neo4jPassword, "NEO4J_PASSWORD", c.Neo4jPasswordFile),
 		readSecret(&c.UiBasicPassword, "UI_BASIC_PASSWORD", c.UiBasicPasswordFile),
 		readSecret(&c.UiToken, "UI_TOKEN", c.UiTokenFile),
 		readSecret(&c.UiAnalyzerToken, "UI_ANALYZER_TOKEN", c.UiAnalyzerTokenFile),
-	); err != nil {
-		return c, err
-	}
-	return c, c.Validate()
+	)
 }
 
 // Validate checks every field and returns all problems, each naming its variable.

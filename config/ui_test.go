@@ -15,9 +15,9 @@ import (
 
 func TestUIDefaults(t *testing.T) {
 	clearEnv(t)
-	c, err := LoadUI()
+	c, err := Load[UI]()
 	if err != nil {
-		t.Fatalf("LoadUI with no variables = %v", err)
+		t.Fatalf("Load[UI] with no variables = %v", err)
 	}
 	want := UI{
 		Neo4jURI: "bolt://127.0.0.1:17687", Neo4jDatabase: "neo4j", LogLevel: slog.LevelInfo, LogFormat: "json", MemoryLimitRatio: DefaultMemoryLimitRatio,
@@ -88,7 +88,7 @@ func TestUIVariables(t *testing.T) {
 	} {
 		t.Setenv(k, v)
 	}
-	c, err := LoadUI()
+	c, err := Load[UI]()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestBadUIConfigs(t *testing.T) {
 		{"log format", map[string]string{"COLLINE_LOG_FORMAT": "xml"}, []string{`COLLINE_LOG_FORMAT: "xml" is neither json nor text`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			failsWith(t, func() error { _, err := LoadUI(); return err }, tc.env, tc.want)
+			failsWith(t, func() error { _, err := Load[UI](); return err }, tc.env, tc.want)
 		})
 	}
 }

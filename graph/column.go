@@ -1,11 +1,19 @@
 package graph
 
-import "time"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
+)
 
 // Column: a column of a dataset, or a struct field of a column (plan's Column.Parent), keyed by
 // plan's Column.Key. A column hangs off its dataset, a field off its parent column or field;
 // table is its dataset's name (shop.orders), so that a caption "{table}.{name}" (Neo4j Browser's
-// style, browser/) says which table it is. An alter that dropped a column marks its newest drop
+// style, neo4jbrowser/) says which table it is. An alter that dropped a column marks its newest drop
 // (a column exists while droppedAt is absent or older than lastSeen).
 //
 //	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, table, datasetKey, dataType, position, firstSeen, lastSeen, droppedAt})
@@ -69,17 +77,13 @@ RETURN count(*) AS n`,
 
 // columnRows are the rows of the columns (fields false) or of the struct fields (true).
 func columnRows(r *rows, fields bool) []map[string]any {
-	out := make([]map[string]any, 0, len(r.columns))
-	for _, c := range r.columns {
-		if (c.parent != "") != fields {
-			continue
-		}
-		out = append(out, map[string]any{
+	of := slices.DeleteFunc(slices.Clone(r.columns), func(c columnRow) bool { return (c.parent != "") != fields })
+	return params(of, func(c columnRow) map[string]any {
+		return map[string]any{
 			"key": c.key, "dataset": c.datasetKey, "name": c.name, "table": c.table, "dataType": c.dataType, "parent": c.parent, "position": int64(c.position),
 			"firstSeen": c.first, "lastSeen": c.last,
-		})
-	}
-	return out
+		}
+	})
 }
 
 // columnMarkRow records the newest drop of a column by an alter (plan.ChangeAlter).
@@ -95,10 +99,37 @@ MATCH (c:Column {key: row.column})
 SET c.droppedAt = CASE WHEN c.droppedAt IS NULL OR c.droppedAt < row.droppedAt THEN row.droppedAt ELSE c.droppedAt END
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.colMarks))
-		for _, m := range r.colMarks {
-			out = append(out, map[string]any{"column": m.column, "droppedAt": m.droppedAt})
-		}
-		return out
+		return params(r.colMarks, func(m columnMarkRow) map[string]any {
+			return map[string]any{"column": m.column, "droppedAt": m.droppedAt}
+		})
 	},
 }
+
+// column merges column c of dataset d observed at ts, at place pos among d's own columns (a
+// struct field has none). A column listed under two datasets is an error.
+func (b *batch) column(d *plan.Dataset, c plan.Column, pos int, ts time.Time) error {
+	r := b.columns.get(c.Key, func() *columnRow { return &columnRow{key: c.Key, datasetKey: d.Key, position: -1} })
+	if r.datasetKey != d.Key {
+		return fmt.Errorf("%w: column %q is listed under datasets %q and %q", record.ErrInvalidItem, c.Key, r.datasetKey, d.Key)
+	}
+	win := r.observe(ts)
+	r.name = newer(win, r.name, c.Name)
+	r.table = newer(win, r.table, d.Name)
+	r.dataType = newer(win, r.dataType, c.Type)
+	r.parent = newer(win, r.parent, c.Parent)
+	if c.Parent == "" && (win || r.position < 0) {
+		r.position = pos
+	}
+	return nil
+}
+
+// columnDrop merges the drop of a column by an alter at ts.
+func (b *batch) columnDrop(column string, ts time.Time) {
+	m := b.colMarks.get(column, func() *columnMarkRow { return &columnMarkRow{column: column} })
+	if ts.After(m.droppedAt) {
+		m.droppedAt = ts
+	}
+}
+
+func (a *columnRow) compare(b *columnRow) int         { return cmp.Compare(a.key, b.key) }
+func (a *columnMarkRow) compare(b *columnMarkRow) int { return cmp.Compare(a.column, b.column) }

@@ -1,6 +1,11 @@
 package graph
 
-import "time"
+import (
+	"cmp"
+	"time"
+
+	"github.com/colline/colline/plan"
+)
 
 // Dataset: a source or target, keyed by plan's Dataset.Key; DDL marks its newest drop and
 // truncation, and a rename links the old identity to the new one.
@@ -26,14 +31,12 @@ SET d.namespace = CASE WHEN row.namespace <> '' AND (d.namespace IS NULL OR d.la
     d.lastSeen = CASE WHEN d.lastSeen IS NULL OR d.lastSeen <= row.lastSeen THEN row.lastSeen ELSE d.lastSeen END
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.datasets))
-		for _, d := range r.datasets {
-			out = append(out, map[string]any{
+		return params(r.datasets, func(d datasetRow) map[string]any {
+			return map[string]any{
 				"key": d.key, "namespace": d.namespace, "name": d.name, "kind": d.kind, "location": d.location,
 				"firstSeen": d.first, "lastSeen": d.last,
-			})
-		}
-		return out
+			}
+		})
 	},
 }
 
@@ -53,13 +56,9 @@ SET d.droppedAt = CASE WHEN row.droppedAt IS NOT NULL AND (d.droppedAt IS NULL O
     d.truncatedAt = CASE WHEN row.truncatedAt IS NOT NULL AND (d.truncatedAt IS NULL OR d.truncatedAt < row.truncatedAt) THEN row.truncatedAt ELSE d.truncatedAt END
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.marks))
-		for _, m := range r.marks {
-			out = append(out, map[string]any{
-				"dataset": m.dataset, "droppedAt": zeroNil(m.droppedAt), "truncatedAt": zeroNil(m.truncated),
-			})
-		}
-		return out
+		return params(r.marks, func(m markRow) map[string]any {
+			return map[string]any{"dataset": m.dataset, "droppedAt": zeroNil(m.droppedAt), "truncatedAt": zeroNil(m.truncated)}
+		})
 	},
 }
 
@@ -80,12 +79,81 @@ SET x.lastRun = CASE WHEN x.lastSeen IS NULL OR x.lastSeen <= row.lastSeen THEN 
     x.lastSeen = CASE WHEN x.lastSeen IS NULL OR x.lastSeen <= row.lastSeen THEN row.lastSeen ELSE x.lastSeen END
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.renames))
-		for _, x := range r.renames {
-			out = append(out, map[string]any{
-				"from": x.from, "to": x.to, "lastRun": x.lastRun, "firstSeen": x.first, "lastSeen": x.last,
-			})
-		}
-		return out
+		return params(r.renames, func(x renameRow) map[string]any {
+			return map[string]any{"from": x.from, "to": x.to, "lastRun": x.lastRun, "firstSeen": x.first, "lastSeen": x.last}
+		})
 	},
+}
+
+// dataset merges a dataset observed at ts, with its columns.
+func (b *batch) dataset(d *plan.Dataset, ts time.Time) error {
+	r := b.datasets.get(d.Key, func() *datasetRow { return &datasetRow{key: d.Key} })
+	win := r.observe(ts)
+	r.namespace = newer(win, r.namespace, d.Namespace)
+	r.name = newer(win, r.name, d.Name)
+	r.kind = newer(win, r.kind, d.Kind)
+	r.location = newer(win, r.location, d.Location)
+	pos := 0 // the place among the dataset's own columns; a struct field has none
+	for _, c := range d.Columns {
+		if err := b.column(d, c, pos, ts); err != nil {
+			return err
+		}
+		if c.Parent == "" {
+			pos++
+		}
+	}
+	return nil
+}
+
+// change merges a DDL change of run observed at ts: the datasets it names, the run's CHANGED, and
+// the newest drop or truncation, the columns an alter dropped, or the rename.
+func (b *batch) change(c plan.Change, run string, ts time.Time) error {
+	for _, d := range []*plan.Dataset{&c.Dataset, c.To, c.From} {
+		if d == nil {
+			continue
+		}
+		if err := b.dataset(d, ts); err != nil {
+			return err
+		}
+	}
+	if run != "" {
+		k := changedRow{run: run, dataset: c.Dataset.Key, action: c.Action}
+		b.changed[k] = &k
+	}
+	m := b.marks.get(c.Dataset.Key, func() *markRow { return &markRow{dataset: c.Dataset.Key} })
+	switch c.Action {
+	case plan.ChangeDrop:
+		if ts.After(m.droppedAt) {
+			m.droppedAt = ts
+		}
+	case plan.ChangeTruncate:
+		if ts.After(m.truncated) {
+			m.truncated = ts
+		}
+	case plan.ChangeAlter:
+		// the dataset's columns came with it; the dropped ones exist until then
+		for _, col := range c.Dropped {
+			d := plan.Dataset{Key: c.Dataset.Key, Columns: []plan.Column{col}}
+			if err := b.dataset(&d, ts); err != nil {
+				return err
+			}
+			b.columnDrop(col.Key, ts)
+		}
+	case plan.ChangeRename:
+		x := b.renames.get([2]string{c.Dataset.Key, c.To.Key}, func() *renameRow { return &renameRow{from: c.Dataset.Key, to: c.To.Key} })
+		if x.observe(ts) {
+			x.lastRun = run
+		}
+	}
+	return nil
+}
+
+func (a *datasetRow) compare(b *datasetRow) int { return cmp.Compare(a.key, b.key) }
+func (a *markRow) compare(b *markRow) int       { return cmp.Compare(a.dataset, b.dataset) }
+
+// none reports a mark of neither a drop nor a truncation (a rename, an alter, a load): no row.
+func (m markRow) none() bool { return m.droppedAt.IsZero() && m.truncated.IsZero() }
+
+func (a *renameRow) compare(b *renameRow) int {
+	return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.to, b.to))
 }

@@ -1,6 +1,8 @@
 package graph
 
-import "testing"
+import (
+	"testing"
+)
 
 func TestCompare(t *testing.T) {
 	e := func(s, t string) EdgeRow {

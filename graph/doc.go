@@ -20,8 +20,8 @@
 // (Run WROTE) from the path it read (Run READ).
 //
 // Keys: Dataset and Column keys are the ones plan built (never rebuilt here); a Job key is
-// app.namespace + "/" + app.name, so every run of the same Spark application name is one job; a
-// Run key is the event id. An OpenLineage item (Item.OpenLineage) has the job namespace/name and
+// app.namespace + "/" + app.name (record.JobKey), so every run of the same Spark application name is one job; a
+// Run key is the event id. An OpenLineage item (record.Item.OpenLineage) has the job namespace/name and
 // the runId: the events of one run merge into one Run (run.go). There is one FEEDS relationship per (source column, target column,
 // job) with every role (plan.Transformation) as parallel lists, and one DECIDES_ROWS per (source
 // column, written dataset, job) for the row-level dependencies. This is graph model 2

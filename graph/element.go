@@ -1,7 +1,9 @@
 package graph
 
 import (
+	"cmp"
 	"strings"
+	"time"
 
 	"github.com/colline/colline/plan"
 )
@@ -60,6 +62,37 @@ func newEdgeRow(kind, source, target, job string, ts []plan.Transformation) Edge
 		e.Roles = append(e.Roles, t.String())
 	}
 	return e
+}
+
+// lineageRow is a lineage relationship in a batch: a FEEDS (feeds.go), or a DECIDES_ROWS
+// (decides.go) whose target is a dataset key; one per (source, target, job), with the roles and
+// run of its newest observation.
+type lineageRow struct {
+	seen
+	source, target, job, lastRun string
+	ts                           []plan.Transformation
+}
+
+// lineage merges edge e of job, in run, observed at ts, into rows (the batch's feeds or decides):
+// the newest observation's roles win.
+func (b *batch) lineage(rows set[[3]string, lineageRow], e plan.Edge, job, run string, ts time.Time) {
+	x := rows.get([3]string{e.Source, e.Target, job}, func() *lineageRow { return &lineageRow{source: e.Source, target: e.Target, job: job} })
+	if x.observe(ts) {
+		x.ts, x.lastRun = e.Transformations, run
+	}
+}
+
+func (a *lineageRow) compare(b *lineageRow) int {
+	return cmp.Or(cmp.Compare(a.source, b.source), cmp.Compare(a.target, b.target), cmp.Compare(a.job, b.job))
+}
+
+// edgeRows are the lineage relationships of kind (Feeds, DecidesRows) that rows make.
+func edgeRows(kind string, rows []lineageRow) []EdgeRow {
+	out := make([]EdgeRow, len(rows))
+	for i, x := range rows {
+		out[i] = newEdgeRow(kind, x.source, x.target, x.job, x.ts)
+	}
+	return out
 }
 
 // String renders an edge row on one line, for test failures and tools.

@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/colline/colline/record"
 )
 
 // IsTransient reports whether err is a failure that a later attempt of the same write may not
@@ -42,14 +44,14 @@ func IsTransient(err error) bool {
 }
 
 // IsRejected reports whether err means that the data of the batch, not the state of Neo4j, made
-// the write fail, so that retrying the same batch cannot succeed: an invalid item (ErrInvalidItem)
+// the write fail, so that retrying the same batch cannot succeed: an invalid item (record.ErrInvalidItem)
 // or a statement error that depends on parameter values. A caller can then write the items one
 // by one to find the culprit.
 //
 // Errors that are neither transient nor rejected (authentication, a missing database, ...) need
 // an operator; the consumer keeps retrying them rather than losing data.
 func IsRejected(err error) bool {
-	if errors.Is(err, ErrInvalidItem) {
+	if errors.Is(err, record.ErrInvalidItem) {
 		return true
 	}
 	var dbErr *neo4j.Neo4jError

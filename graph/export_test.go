@@ -1,10 +1,12 @@
 package graph
 
+import "github.com/colline/colline/record"
+
 // Statement is a write statement with its rows, for the external tests (tpcds_test.go).
 type Statement = statement
 
 // Statements returns the statements Write runs for items, in order.
-func Statements(items []Item) ([]Statement, error) {
+func Statements(items []record.Item) ([]Statement, error) {
 	r, err := buildRows(items)
 	if err != nil {
 		return nil, err

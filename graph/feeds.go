@@ -8,12 +8,8 @@ import "github.com/colline/colline/plan"
 // (plan.Strongest), derived for display and simple filters. One per (source, target, job).
 //
 //	(:Column)-[:FEEDS {job, roles, exprs, masked, type, subtype, lastRun, firstSeen, lastSeen}]->(:Column)
-
-type feedRow struct {
-	seen
-	source, target, job, lastRun string
-	ts                           []plan.Transformation
-}
+//
+// Its rows are lineageRows (element.go), as DECIDES_ROWS' are.
 
 var feeds = element{
 	name:          "feeds",
@@ -33,25 +29,17 @@ SET f.roles = CASE WHEN f.lastSeen IS NULL OR f.lastSeen <= row.lastSeen THEN ro
     f.lastSeen = CASE WHEN f.lastSeen IS NULL OR f.lastSeen <= row.lastSeen THEN row.lastSeen ELSE f.lastSeen END
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.feeds))
-		for _, f := range r.feeds {
+		return params(r.feeds, func(f lineageRow) map[string]any {
 			roles, exprs, masked := roleLists(f.ts)
 			sum := plan.Strongest(f.ts)
-			out = append(out, map[string]any{
+			return map[string]any{
 				"source": f.source, "target": f.target, "job": f.job,
 				"roles": roles, "exprs": exprs, "masked": masked, "type": sum.Type, "subtype": sum.Subtype,
 				"lastRun": f.lastRun, "firstSeen": f.first, "lastSeen": f.last,
-			})
-		}
-		return out
+			}
+		})
 	},
-	edges: func(r *rows) []EdgeRow {
-		out := make([]EdgeRow, len(r.feeds))
-		for i, f := range r.feeds {
-			out[i] = newEdgeRow(Feeds, f.source, f.target, f.job, f.ts)
-		}
-		return out
-	},
+	edges: func(r *rows) []EdgeRow { return edgeRows(Feeds, r.feeds) },
 }
 
 // roleLists splits transformations into the parallel lists stored on a relationship (Neo4j

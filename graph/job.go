@@ -1,5 +1,10 @@
 package graph
 
+import (
+	"cmp"
+	"time"
+)
+
 // Job: one per Spark application name and namespace (JobKey).
 //
 //	(:Job {key, namespace, name, firstSeen, lastSeen})
@@ -20,13 +25,18 @@ SET j.namespace = CASE WHEN row.namespace <> '' AND (j.namespace IS NULL OR j.la
     j.lastSeen = CASE WHEN j.lastSeen IS NULL OR j.lastSeen <= row.lastSeen THEN row.lastSeen ELSE j.lastSeen END
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.jobs))
-		for _, j := range r.jobs {
-			out = append(out, map[string]any{
-				"key": j.key, "namespace": j.namespace, "name": j.name,
-				"firstSeen": j.first, "lastSeen": j.last,
-			})
-		}
-		return out
+		return params(r.jobs, func(j jobRow) map[string]any {
+			return map[string]any{"key": j.key, "namespace": j.namespace, "name": j.name, "firstSeen": j.first, "lastSeen": j.last}
+		})
 	},
 }
+
+// job merges a job observed at ts.
+func (b *batch) job(key, namespace, name string, ts time.Time) {
+	j := b.jobs.get(key, func() *jobRow { return &jobRow{key: key} })
+	win := j.observe(ts)
+	j.namespace = newer(win, j.namespace, namespace)
+	j.name = newer(win, j.name, name)
+}
+
+func (a *jobRow) compare(b *jobRow) int { return cmp.Compare(a.key, b.key) }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
@@ -320,7 +321,7 @@ func TestWriteChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := t0.Add(time.Hour)
-	if err := w.Write(ctx, []Item{ddl(p, later, "")}); err != nil {
+	if err := w.Write(ctx, []record.Item{ddl(p, later, "")}); err != nil {
 		t.Fatal(err)
 	}
 	first := snapshot(t, d, p)
@@ -539,7 +540,7 @@ func TestWriteDegraded(t *testing.T) {
 	degraded[0].Lineage.Degraded = true
 	degraded[0].Lineage.Edges, degraded[0].Lineage.RowDeps = nil, nil
 	whole := fixture(p, t0.Add(time.Hour), "-2")[:1]
-	for _, batch := range [][]Item{degraded, whole} {
+	for _, batch := range [][]record.Item{degraded, whole} {
 		if err := w.Write(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
@@ -625,7 +626,7 @@ func TestWriteOpenLineageRuns(t *testing.T) {
 	var want []string
 	for i, order := range [][]string{{"START", "RUNNING", "COMPLETE"}, {"COMPLETE", "START", "RUNNING"}} {
 		p := testPrefix(t)
-		var items []Item
+		var items []record.Item
 		for k, typ := range order {
 			at := map[string]time.Time{"START": t0, "RUNNING": t0.Add(time.Second), "COMPLETE": t0.Add(2 * time.Second)}[typ]
 			items = append(items, olRun(p, at, typ))
@@ -675,7 +676,7 @@ func TestWriteFields(t *testing.T) {
 	w, r := NewWriter(d, ""), NewReader(d, "")
 	ctx := context.Background()
 	p := testPrefix(t)
-	if err := w.Write(ctx, []Item{nested(p, t0)}); err != nil {
+	if err := w.Write(ctx, []record.Item{nested(p, t0)}); err != nil {
 		t.Fatal(err)
 	}
 	var got []string

@@ -3,14 +3,16 @@ package graph
 import (
 	"cmp"
 	"slices"
+
+	"github.com/colline/colline/record"
 )
 
 // Preview returns what writing items, in order, to an empty graph leaves in it: the node counts
 // per label, the relationship counts per type and the lineage relationships (FEEDS and
 // DECIDES_ROWS), sorted like Reader.Edges. It runs the Writer's own row building (the same
 // validation, deduplication and newest-wins rule), without Neo4j, so tests and tools can compare
-// a graph with the events that built it. Errors wrap ErrInvalidItem.
-func Preview(items []Item) (Counts, []EdgeRow, error) {
+// a graph with the events that built it. Errors wrap record.ErrInvalidItem.
+func Preview(items []record.Item) (Counts, []EdgeRow, error) {
 	c := Counts{Nodes: map[string]int64{}, Relationships: map[string]int64{}}
 	r, err := buildRows(items)
 	if err != nil {

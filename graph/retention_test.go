@@ -190,7 +190,7 @@ func TestRetention(t *testing.T) {
 	}
 }
 
-// previewRows runs browser/queries/11-retention-preview.cypher with ages that put the
+// previewRows runs neo4jbrowser/queries/11-retention-preview.cypher with ages that put the
 // cut-off at before, and returns its rows for prefix as job|runs|feeds|decidesRows.
 func previewRows(t *testing.T, d neo4j.DriverWithContext, prefix string, before time.Time) []string {
 	t.Helper()
@@ -220,7 +220,7 @@ func previewStale(t *testing.T, d neo4j.DriverWithContext, prefix string, before
 
 func preview(t *testing.T, d neo4j.DriverWithContext, before time.Time) []*neo4j.Record {
 	t.Helper()
-	q, err := os.ReadFile(filepath.Join("..", "browser", "queries", "11-retention-preview.cypher"))
+	q, err := os.ReadFile(filepath.Join("..", "neo4jbrowser", "queries", "11-retention-preview.cypher"))
 	if err != nil {
 		t.Fatal(err)
 	}

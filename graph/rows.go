@@ -1,12 +1,12 @@
 package graph
 
 import (
-	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
-	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 // rows is one batch turned into deduplicated, key-sorted rows, one slice per statement.
@@ -17,8 +17,8 @@ type rows struct {
 	runs     []runRow
 	reads    []readRow
 	wrote    []wroteRow
-	feeds    []feedRow
-	decides  []decideRow
+	feeds    []lineageRow
+	decides  []lineageRow
 	marks    []markRow
 	colMarks []columnMarkRow
 	renames  []renameRow
@@ -52,255 +52,140 @@ func newer(win bool, old, v string) string {
 	return old
 }
 
-// buildRows validates the items and merges them into rows. Items are applied in order; for equal
-// times the later item wins, exactly as if they were written one after the other.
-func buildRows(items []Item) (*rows, error) {
-	jobs := map[string]*jobRow{}
-	datasets := map[string]*datasetRow{}
-	columns := map[string]*columnRow{}
-	runs := map[string]*runRow{}
-	reads := map[readRow]bool{}
-	wrote := map[[2]string]*wroteRow{}
-	feeds := map[[3]string]*feedRow{}
-	decides := map[[3]string]*decideRow{}
-	marks := map[string]*markRow{}
-	colMarks := map[string]*columnMarkRow{}
-	renames := map[[2]string]*renameRow{}
-	changed := map[changedRow]bool{}
-	parents := map[[2]string]bool{} // (run, parent run)
-
-	for i, it := range items {
-		if err := Check(it); err != nil {
-			return nil, fmt.Errorf("item %d: %w", i, err)
-		}
-		lin := it.Lineage
-		ts, _ := it.Time() // checked above
-		jk, jns, jname := it.Job()
-		run := it.Run() // "" for an OpenLineage JobEvent or DatasetEvent
-
-		j := jobs[jk]
-		if j == nil {
-			j = &jobRow{key: jk}
-			jobs[jk] = j
-		}
-		win := j.observe(ts)
-		j.namespace = newer(win, j.namespace, jns)
-		j.name = newer(win, j.name, jname)
-
-		if run != "" {
-			r := newRunRow(it, jk, ts)
-			if old := runs[run]; old != nil {
-				r = old.merge(r)
-			}
-			runs[run] = r
-		}
-		if p := parentOf(it); p != nil {
-			pk := p.JobNamespace + "/" + p.JobName
-			pj := jobs[pk]
-			if pj == nil {
-				pj = &jobRow{key: pk}
-				jobs[pk] = pj
-			}
-			win := pj.observe(ts)
-			pj.namespace = newer(win, pj.namespace, p.JobNamespace)
-			pj.name = newer(win, pj.name, p.JobName)
-			if runs[p.RunID] == nil {
-				runs[p.RunID] = &runRow{key: p.RunID, jobKey: pk}
-			}
-			parents[[2]string{run, p.RunID}] = true
-		}
-
-		addDataset := func(d *plan.Dataset) error {
-			r := datasets[d.Key]
-			if r == nil {
-				r = &datasetRow{key: d.Key}
-				datasets[d.Key] = r
-			}
-			win := r.observe(ts)
-			r.namespace = newer(win, r.namespace, d.Namespace)
-			r.name = newer(win, r.name, d.Name)
-			r.kind = newer(win, r.kind, d.Kind)
-			r.location = newer(win, r.location, d.Location)
-			pos := 0 // the place among the dataset's own columns; a struct field has none
-			for _, c := range d.Columns {
-				cr := columns[c.Key]
-				if cr == nil {
-					cr = &columnRow{key: c.Key, datasetKey: d.Key, position: -1}
-					columns[c.Key] = cr
-				}
-				if cr.datasetKey != d.Key {
-					return fmt.Errorf("%w: column %q is listed under datasets %q and %q", ErrInvalidItem, c.Key, cr.datasetKey, d.Key)
-				}
-				win := cr.observe(ts)
-				cr.name = newer(win, cr.name, c.Name)
-				cr.table = newer(win, cr.table, d.Name)
-				cr.dataType = newer(win, cr.dataType, c.Type)
-				cr.parent = newer(win, cr.parent, c.Parent)
-				if c.Parent == "" {
-					if win || cr.position < 0 {
-						cr.position = pos
-					}
-					pos++
-				}
-			}
-			return nil
-		}
-		for k := range lin.Reads {
-			if err := addDataset(&lin.Reads[k]); err != nil {
-				return nil, fmt.Errorf("item %d: %w", i, err)
-			}
-			if run != "" {
-				reads[readRow{run: run, dataset: lin.Reads[k].Key}] = true
-			}
-		}
-		for k := range lin.Writes {
-			w := &lin.Writes[k]
-			if err := addDataset(&w.Dataset); err != nil {
-				return nil, fmt.Errorf("item %d: %w", i, err)
-			}
-			if run != "" {
-				wr := &wroteRow{run: run, dataset: w.Key, mode: w.Mode}
-				if lin.Degraded {
-					wr.columnLineage = ColumnLineageMissing
-				}
-				wrote[[2]string{run, w.Key}] = wr
-			}
-		}
-
-		for _, c := range lin.Changes {
-			for _, d := range []*plan.Dataset{&c.Dataset, c.To, c.From} {
-				if d == nil {
-					continue
-				}
-				if err := addDataset(d); err != nil {
-					return nil, fmt.Errorf("item %d: %w", i, err)
-				}
-			}
-			if run != "" {
-				changed[changedRow{run: run, dataset: c.Dataset.Key, action: c.Action}] = true
-			}
-			m := marks[c.Dataset.Key]
-			if m == nil {
-				m = &markRow{dataset: c.Dataset.Key}
-				marks[c.Dataset.Key] = m
-			}
-			switch c.Action {
-			case plan.ChangeDrop:
-				if ts.After(m.droppedAt) {
-					m.droppedAt = ts
-				}
-			case plan.ChangeTruncate:
-				if ts.After(m.truncated) {
-					m.truncated = ts
-				}
-			case plan.ChangeAlter:
-				// the dataset's columns came with it (addDataset); the dropped ones exist until then
-				for _, col := range c.Dropped {
-					d := plan.Dataset{Key: c.Dataset.Key, Columns: []plan.Column{col}}
-					if err := addDataset(&d); err != nil {
-						return nil, fmt.Errorf("item %d: %w", i, err)
-					}
-					cm := colMarks[col.Key]
-					if cm == nil {
-						cm = &columnMarkRow{column: col.Key}
-						colMarks[col.Key] = cm
-					}
-					if ts.After(cm.droppedAt) {
-						cm.droppedAt = ts
-					}
-				}
-			case plan.ChangeRename:
-				rk := [2]string{c.Dataset.Key, c.To.Key}
-				rn := renames[rk]
-				if rn == nil {
-					rn = &renameRow{from: c.Dataset.Key, to: c.To.Key}
-					renames[rk] = rn
-				}
-				if rn.observe(ts) {
-					rn.lastRun = run
-				}
-			}
-		}
-
-		for _, e := range lin.Edges {
-			fk := [3]string{e.Source, e.Target, jk}
-			f := feeds[fk]
-			if f == nil {
-				f = &feedRow{source: e.Source, target: e.Target, job: jk}
-				feeds[fk] = f
-			}
-			if f.observe(ts) {
-				f.ts, f.lastRun = e.Transformations, run
-			}
-		}
-		for _, e := range lin.RowDeps {
-			fk := [3]string{e.Source, e.Target, jk}
-			x := decides[fk]
-			if x == nil {
-				x = &decideRow{source: e.Source, dataset: e.Target, job: jk}
-				decides[fk] = x
-			}
-			if x.observe(ts) {
-				x.ts, x.lastRun = e.Transformations, run
-			}
-		}
-	}
-
-	r := &rows{
-		jobs:     sortedValues(jobs, func(a, b *jobRow) int { return cmp.Compare(a.key, b.key) }),
-		datasets: sortedValues(datasets, func(a, b *datasetRow) int { return cmp.Compare(a.key, b.key) }),
-		columns:  sortedValues(columns, func(a, b *columnRow) int { return cmp.Compare(a.key, b.key) }),
-		runs:     sortedValues(runs, func(a, b *runRow) int { return cmp.Compare(a.key, b.key) }),
-		wrote: sortedValues(wrote, func(a, b *wroteRow) int {
-			return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.dataset, b.dataset))
-		}),
-		feeds: sortedValues(feeds, func(a, b *feedRow) int {
-			return cmp.Or(cmp.Compare(a.source, b.source), cmp.Compare(a.target, b.target), cmp.Compare(a.job, b.job))
-		}),
-		decides: sortedValues(decides, func(a, b *decideRow) int {
-			return cmp.Or(cmp.Compare(a.source, b.source), cmp.Compare(a.dataset, b.dataset), cmp.Compare(a.job, b.job))
-		}),
-	}
-	for _, m := range marks {
-		if !m.droppedAt.IsZero() || !m.truncated.IsZero() {
-			r.marks = append(r.marks, *m)
-		}
-	}
-	slices.SortFunc(r.marks, func(a, b markRow) int { return cmp.Compare(a.dataset, b.dataset) })
-	r.colMarks = sortedValues(colMarks, func(a, b *columnMarkRow) int { return cmp.Compare(a.column, b.column) })
-	r.renames = sortedValues(renames, func(a, b *renameRow) int {
-		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.to, b.to))
-	})
-	for k := range changed {
-		r.changed = append(r.changed, k)
-	}
-	slices.SortFunc(r.changed, func(a, b changedRow) int {
-		return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.dataset, b.dataset), cmp.Compare(a.action, b.action))
-	})
-	for k := range parents {
-		r.parents = append(r.parents, parentRow{run: k[0], parent: k[1]})
-	}
-	slices.SortFunc(r.parents, func(a, b parentRow) int {
-		return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.parent, b.parent))
-	})
-	for k := range reads {
-		r.reads = append(r.reads, k)
-	}
-	slices.SortFunc(r.reads, func(a, b readRow) int {
-		return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.dataset, b.dataset))
-	})
-	return r, nil
+// batch is a batch of items being merged into rows: for each kind of element, its rows by the key
+// its statement merges on, so that an element met twice is one row. Each element's file holds its
+// merge step (job, dataset, column, change, run, parent, read, write; lineage for FEEDS and
+// DECIDES_ROWS).
+type batch struct {
+	jobs     set[string, jobRow]
+	datasets set[string, datasetRow]
+	columns  set[string, columnRow]
+	runs     set[string, runRow]
+	parents  set[parentRow, parentRow]
+	reads    set[readRow, readRow]
+	wrote    set[[2]string, wroteRow]   // (run, dataset)
+	feeds    set[[3]string, lineageRow] // (source, target column, job)
+	decides  set[[3]string, lineageRow] // (source, target dataset, job)
+	marks    set[string, markRow]
+	colMarks set[string, columnMarkRow]
+	renames  set[[2]string, renameRow] // (from, to)
+	changed  set[changedRow, changedRow]
 }
 
-func sortedValues[K comparable, V any](m map[K]*V, less func(a, b *V) int) []V {
-	ptrs := make([]*V, 0, len(m))
-	for _, v := range m {
-		ptrs = append(ptrs, v)
+// set holds the rows of one kind of element in a batch.
+type set[K comparable, R any] map[K]*R
+
+// get returns the row of key k, adding fresh() when there is none.
+func (s set[K, R]) get(k K, fresh func() *R) *R {
+	r, ok := s[k]
+	if !ok {
+		r = fresh()
+		s[k] = r
 	}
-	slices.SortFunc(ptrs, less)
-	out := make([]V, len(ptrs))
+	return r
+}
+
+// sorted returns the rows in the order of compare.
+func (s set[K, R]) sorted(compare func(a, b *R) int) []R {
+	ptrs := slices.SortedFunc(maps.Values(s), compare)
+	out := make([]R, len(ptrs))
 	for i, p := range ptrs {
 		out[i] = *p
+	}
+	return out
+}
+
+// buildRows checks the items (record.Check: a no-op for those a processing step checked) and
+// merges them into rows. Items are applied in order; for equal times the later item wins, exactly
+// as if they were written one after the other.
+func buildRows(items []record.Item) (*rows, error) {
+	b := &batch{
+		jobs: set[string, jobRow]{}, datasets: set[string, datasetRow]{}, columns: set[string, columnRow]{},
+		runs: set[string, runRow]{}, parents: set[parentRow, parentRow]{}, reads: set[readRow, readRow]{},
+		wrote: set[[2]string, wroteRow]{}, feeds: set[[3]string, lineageRow]{}, decides: set[[3]string, lineageRow]{},
+		marks: set[string, markRow]{}, colMarks: set[string, columnMarkRow]{}, renames: set[[2]string, renameRow]{},
+		changed: set[changedRow, changedRow]{},
+	}
+	for i, it := range items {
+		if err := b.add(it); err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+	}
+	return b.rows(), nil
+}
+
+// add merges one item: its job and run (with the run's parent), the datasets it read, wrote and
+// changed with their columns, and its column edges and row-level dependencies.
+func (b *batch) add(it record.Item) error {
+	if err := record.Check(&it); err != nil {
+		return err
+	}
+	lin := it.Lineage
+	ts, _ := it.Time() // checked above
+	jk, jns, jname := it.Job()
+	run := it.Run() // "" for an OpenLineage JobEvent or DatasetEvent
+	b.job(jk, jns, jname, ts)
+	if run != "" {
+		b.run(it, jk, ts)
+	}
+	if p := it.Parent(); p != nil {
+		b.parent(run, p, ts)
+	}
+	for k := range lin.Reads {
+		if err := b.dataset(&lin.Reads[k], ts); err != nil {
+			return err
+		}
+		if run != "" {
+			b.read(run, lin.Reads[k].Key)
+		}
+	}
+	for k := range lin.Writes {
+		w := &lin.Writes[k]
+		if err := b.dataset(&w.Dataset, ts); err != nil {
+			return err
+		}
+		if run != "" {
+			b.write(run, w, lin.Degraded)
+		}
+	}
+	for _, c := range lin.Changes {
+		if err := b.change(c, run, ts); err != nil {
+			return err
+		}
+	}
+	for _, e := range lin.Edges {
+		b.lineage(b.feeds, e, jk, run, ts)
+	}
+	for _, e := range lin.RowDeps {
+		b.lineage(b.decides, e, jk, run, ts)
+	}
+	return nil
+}
+
+// rows sorts each kind of element by its key.
+func (b *batch) rows() *rows {
+	return &rows{
+		jobs:     b.jobs.sorted((*jobRow).compare),
+		datasets: b.datasets.sorted((*datasetRow).compare),
+		columns:  b.columns.sorted((*columnRow).compare),
+		runs:     b.runs.sorted((*runRow).compare),
+		parents:  b.parents.sorted((*parentRow).compare),
+		reads:    b.reads.sorted((*readRow).compare),
+		wrote:    b.wrote.sorted((*wroteRow).compare),
+		feeds:    b.feeds.sorted((*lineageRow).compare),
+		decides:  b.decides.sorted((*lineageRow).compare),
+		marks:    slices.DeleteFunc(b.marks.sorted((*markRow).compare), markRow.none),
+		colMarks: b.colMarks.sorted((*columnMarkRow).compare),
+		renames:  b.renames.sorted((*renameRow).compare),
+		changed:  b.changed.sorted((*changedRow).compare),
+	}
+}
+
+// params are the parameters of a statement: one map of scalars and lists per row.
+func params[R any](rows []R, row func(R) map[string]any) []map[string]any {
+	out := make([]map[string]any, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, row(r))
 	}
 	return out
 }

@@ -10,11 +10,12 @@ import (
 
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 // fixture is a hand-built batch (a unit-test input, not what Spark emits): job "etl/load" copies
 // file a into table b, job "etl/report" aggregates b into table c, so lineage crosses jobs.
-func fixture(prefix string, at time.Time, runSuffix string) []Item {
+func fixture(prefix string, at time.Time, runSuffix string) []record.Item {
 	ds := func(name, kind string, cols ...string) plan.Dataset {
 		d := plan.Dataset{Key: prefix + name, Namespace: prefix + "ns", Name: name, Kind: kind}
 		for _, c := range cols {
@@ -36,7 +37,7 @@ func fixture(prefix string, at time.Time, runSuffix string) []Item {
 			Query:         events.Query{ExecutionID: 3, FuncName: "command", Status: "success", EndedAt: at.Format(time.RFC3339Nano)},
 		}
 	}
-	return []Item{
+	return []record.Item{
 		{
 			Event: env("run-load", "load"),
 			Lineage: &plan.Lineage{
@@ -70,7 +71,7 @@ func tf(typ, subtype, expr string) []plan.Transformation {
 
 // ddl is a hand-built DDL event of job "etl/admin": rename c to c2, truncate b, drop a, and an
 // alter of b that keeps its columns, adds b.extra and drops b.gone.
-func ddl(prefix string, at time.Time, runSuffix string) Item {
+func ddl(prefix string, at time.Time, runSuffix string) record.Item {
 	it := fixture(prefix, at, runSuffix)[0]
 	it.Event.EventID = prefix + "run-admin" + runSuffix
 	it.Event.App.Name = "admin"
@@ -129,7 +130,7 @@ func TestBuildRows(t *testing.T) {
 		}},
 		{"decides", keys(len(r.decides), func(i int) string {
 			x := r.decides[i]
-			return x.source + ">" + x.dataset + " " + x.job + " " + fmt.Sprint(x.ts)
+			return x.source + ">" + x.target + " " + x.job + " " + fmt.Sprint(x.ts)
 		}), []string{
 			"a#amount>b etl/load [INDIRECT/FILTER]",
 			"b#id>c etl/report [INDIRECT/GROUP_BY]",
@@ -155,7 +156,7 @@ func TestBuildRowsMergesObservations(t *testing.T) {
 	newer[0].Lineage.Writes[0].Columns[0].Type = "bigint"
 	newer[0].Lineage.Edges[0].Transformations = tf(plan.Direct, plan.Identity, "cast(id as bigint)")
 
-	for _, order := range [][]Item{append(append([]Item{}, old...), newer...), append(append([]Item{}, newer...), old...)} {
+	for _, order := range [][]record.Item{append(append([]record.Item{}, old...), newer...), append(append([]record.Item{}, newer...), old...)} {
 		r, err := buildRows(order)
 		if err != nil {
 			t.Fatal(err)
@@ -183,54 +184,13 @@ func TestBuildRowsMergesObservations(t *testing.T) {
 	}
 }
 
-func TestCheck(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		mutate func(*Item)
-		want   string
-	}{
-		{"ok", func(*Item) {}, ""},
-		{"no lineage", func(it *Item) { it.Lineage = nil }, "without event or lineage"},
-		{"no event id", func(it *Item) { it.Event.EventID = "" }, "empty event id"},
-		{"no app name", func(it *Item) { it.Event.App.Name = "" }, "empty app name"},
-		{"no time", func(it *Item) { it.Event.Query.EndedAt = ""; it.Event.EmittedAt = "yesterday" }, "neither a valid query.endedAt nor emittedAt"},
-		{"empty dataset key", func(it *Item) { it.Lineage.Writes[0].Key = "" }, "writes[0] has an empty key"},
-		{"empty column key", func(it *Item) { it.Lineage.Reads[0].Columns[1].Key = "" }, "reads[0] (a) column 1 has an empty key"},
-		{"edge end not a column", func(it *Item) { it.Lineage.Edges[1].Target = "b#nope" }, `edge 1 (a#amount -> b#nope): column "b#nope" is not a column`},
-		{"row dependency to a dataset not written", func(it *Item) { it.Lineage.RowDeps[0].Target = "a" }, `row-level dependency 0 (a#amount => a): not from a column to a written dataset`},
-		{"edge without transformations", func(it *Item) { it.Lineage.Edges[0].Transformations = nil }, `edge 0 (a#id -> b#id) has no transformation`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			it := fixture("", t0, "")[0]
-			tc.mutate(&it)
-			err := Check(it)
-			if tc.want == "" {
-				if err != nil {
-					t.Fatalf("Check = %v", err)
-				}
-				return
-			}
-			if !errors.Is(err, ErrInvalidItem) || !IsRejected(err) {
-				t.Errorf("Check = %v, want ErrInvalidItem", err)
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("Check = %v, want it to contain %q", err, tc.want)
-			}
-			if _, err := buildRows([]Item{fixture("", t0, "")[1], it}); !errors.Is(err, ErrInvalidItem) || !strings.Contains(err.Error(), "item 1") {
-				t.Errorf("buildRows = %v, want item 1 invalid", err)
-			}
-		})
-	}
-}
-
-func TestEventTime(t *testing.T) {
-	env := &events.Envelope{EmittedAt: "2026-11-30T10:15:03Z", Query: events.Query{EndedAt: "2026-11-30T11:15:02.1+01:00"}}
-	if got, _ := EventTime(env); !got.Equal(t0) || got.Location() != time.UTC {
-		t.Errorf("EventTime = %v, want the query end time %v in UTC", got, t0)
-	}
-	env.Query.EndedAt = ""
-	if got, _ := EventTime(env); !got.Equal(t0.Add(900 * time.Millisecond)) {
-		t.Errorf("EventTime without endedAt = %v, want emittedAt", got)
+// An item record.Check refuses is one the writer refuses, naming it, when it was not checked
+// before (record's tests hold the cases), and a write the graph rejects for good.
+func TestInvalidItemIsRejected(t *testing.T) {
+	bad := fixture("", t0, "")[0]
+	bad.Lineage.Edges[0].Transformations = nil
+	if _, err := buildRows([]record.Item{fixture("", t0, "")[1], bad}); !errors.Is(err, record.ErrInvalidItem) || !IsRejected(err) || !strings.Contains(err.Error(), "item 1") {
+		t.Errorf("buildRows = %v, want item 1 invalid, an ErrInvalidItem that IsRejected", err)
 	}
 }
 
@@ -266,7 +226,7 @@ func TestBuildRowsChanges(t *testing.T) {
 	}
 	bad := ddl("", t0, "")
 	bad.Lineage.Changes[0].To = nil
-	if err := Check(bad); !errors.Is(err, ErrInvalidItem) || !strings.Contains(err.Error(), "renames c to nothing") {
+	if err := record.Check(&bad); !errors.Is(err, record.ErrInvalidItem) || !strings.Contains(err.Error(), "renames c to nothing") {
 		t.Errorf("Check(rename without target) = %v", err)
 	}
 }
@@ -295,15 +255,15 @@ func TestStatementsAreFlat(t *testing.T) {
 
 // olRun is a hand-built OpenLineage run (a unit-test input): job "ol/model" (child of run
 // "parent" of job "ol/dag") copies b.amount into d, reported by one event of type eventType at.
-func olRun(prefix string, at time.Time, eventType string) Item {
+func olRun(prefix string, at time.Time, eventType string) record.Item {
 	b := plan.Dataset{Key: prefix + "b", Namespace: prefix + "ns", Name: "b", Kind: "table",
 		Columns: []plan.Column{{Key: prefix + "b#amount", Name: "amount"}}}
 	d := plan.Dataset{Key: prefix + "d", Namespace: prefix + "ns", Name: "d", Kind: "table",
 		Columns: []plan.Column{{Key: prefix + "d#amount", Name: "amount", Type: "DOUBLE"}}}
-	return Item{
-		OpenLineage: &OpenLineage{Kind: "RunEvent", EventType: eventType, EventTime: at, Producer: "https://example/dbt",
+	return record.Item{
+		OpenLineage: &record.OpenLineage{Kind: "RunEvent", EventType: eventType, EventTime: at, Producer: "https://example/dbt",
 			JobNamespace: prefix + "ol", JobName: "model", RunID: prefix + "run-ol",
-			Parent: &ParentRun{RunID: prefix + "parent", JobNamespace: prefix + "ol", JobName: "dag"}},
+			Parent: &record.ParentRun{RunID: prefix + "parent", JobNamespace: prefix + "ol", JobName: "dag"}},
 		Lineage: &plan.Lineage{
 			Reads:  []plan.Dataset{b},
 			Writes: []plan.Write{{Dataset: d}},
@@ -317,7 +277,7 @@ func olRun(prefix string, at time.Time, eventType string) Item {
 // event's time. The parent facet adds the parent's job and run.
 func TestOpenLineageRunMerge(t *testing.T) {
 	start, running, complete := olRun("", t0, "START"), olRun("", t0.Add(time.Second), "RUNNING"), olRun("", t0.Add(2*time.Second), "COMPLETE")
-	for _, order := range [][]Item{{start, running, complete}, {complete, running, start}, {running, complete, start, complete}} {
+	for _, order := range [][]record.Item{{start, running, complete}, {complete, running, start}, {running, complete, start, complete}} {
 		r, err := buildRows(order)
 		if err != nil {
 			t.Fatal(err)
@@ -341,7 +301,7 @@ func TestOpenLineageRunMerge(t *testing.T) {
 		}
 	}
 	fail := olRun("", t0.Add(3*time.Second), "FAIL")
-	r, _ := buildRows([]Item{fail, complete, olRun("", t0.Add(4*time.Second), "RUNNING")})
+	r, _ := buildRows([]record.Item{fail, complete, olRun("", t0.Add(4*time.Second), "RUNNING")})
 	if x := r.runs[1]; x.status != StatusFailure || !x.endedAt.Equal(t0.Add(3*time.Second)) {
 		t.Errorf("a later FAIL after COMPLETE, then RUNNING: %s at %v, want failure at %v", x.status, x.endedAt, t0.Add(3*time.Second))
 	}
@@ -349,7 +309,7 @@ func TestOpenLineageRunMerge(t *testing.T) {
 
 // nested is a hand-built event of job "etl/nested" that writes struct field c#total.eur of table c
 // from field a#amount.eur of path a: columns with their fields (plan.Column.Parent).
-func nested(prefix string, at time.Time) Item {
+func nested(prefix string, at time.Time) record.Item {
 	it := fixture(prefix, at, "")[1]
 	it.Event.EventID = prefix + "run-nested"
 	it.Event.App.Name = "nested"
@@ -365,7 +325,7 @@ func nested(prefix string, at time.Time) Item {
 }
 
 func TestFieldsHangOffTheirParents(t *testing.T) {
-	r, err := buildRows([]Item{nested("", t0)})
+	r, err := buildRows([]record.Item{nested("", t0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +339,7 @@ func TestFieldsHangOffTheirParents(t *testing.T) {
 	}
 	bad := nested("", t0)
 	bad.Lineage.Reads[0].Columns[2].Parent = "b#nothing"
-	if err := Check(bad); !errors.Is(err, ErrInvalidItem) || !strings.Contains(err.Error(), `has parent "b#nothing"`) {
+	if err := record.Check(&bad); !errors.Is(err, record.ErrInvalidItem) || !strings.Contains(err.Error(), `has parent "b#nothing"`) {
 		t.Errorf("Check(field without its parent) = %v", err)
 	}
 }

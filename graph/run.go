@@ -1,6 +1,12 @@
 package graph
 
-import "time"
+import (
+	"cmp"
+	"time"
+
+	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
+)
 
 // Run: a listener event (its key is the event id), or an OpenLineage run (its key is the runId),
 // with what it read, wrote and changed by DDL, and the run it was spawned from.
@@ -68,7 +74,7 @@ type runRow struct {
 const ColumnLineageMissing = "missing"
 
 // newRunRow is the run of one item observed at ts.
-func newRunRow(it Item, jobKey string, ts time.Time) *runRow {
+func newRunRow(it record.Item, jobKey string, ts time.Time) *runRow {
 	if env := it.Event; env != nil {
 		x, degraded := env.Query.ExecutionID, it.Lineage.Degraded
 		return &runRow{
@@ -159,20 +165,18 @@ SET r.appId = coalesce(row.appId, r.appId),
 MERGE (j)-[:HAS_RUN]->(r)
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.runs))
-		for _, x := range r.runs {
+		return params(r.runs, func(x runRow) map[string]any {
 			var exec any
 			if x.executionID != nil {
 				exec = *x.executionID
 			}
-			out = append(out, map[string]any{
+			return map[string]any{
 				"key": x.key, "jobKey": x.jobKey, "appId": stringOrNil(x.appID), "executionId": exec,
 				"funcName": stringOrNil(x.funcName), "status": stringOrNil(x.status), "sparkVersion": stringOrNil(x.sparkVersion),
 				"producer": stringOrNil(x.producer), "startedAt": timeOrNil(x.startedAt),
 				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": boolOrNil(x.degraded), "analyzed": x.analyzed,
-			})
-		}
-		return out
+			}
+		})
 	},
 }
 
@@ -188,11 +192,7 @@ MATCH (p:Run {key: row.parent})
 MERGE (r)-[:CHILD_OF]->(p)
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.parents))
-		for _, x := range r.parents {
-			out = append(out, map[string]any{"run": x.run, "parent": x.parent})
-		}
-		return out
+		return params(r.parents, func(x parentRow) map[string]any { return map[string]any{"run": x.run, "parent": x.parent} })
 	},
 }
 
@@ -207,11 +207,7 @@ MATCH (d:Dataset {key: row.dataset})
 MERGE (r)-[:READ]->(d)
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.reads))
-		for _, x := range r.reads {
-			out = append(out, map[string]any{"run": x.run, "dataset": x.dataset})
-		}
-		return out
+		return params(r.reads, func(x readRow) map[string]any { return map[string]any{"run": x.run, "dataset": x.dataset} })
 	},
 }
 
@@ -229,11 +225,9 @@ SET w.mode = coalesce(row.mode, w.mode),
     w.columnLineage = row.columnLineage
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.wrote))
-		for _, x := range r.wrote {
-			out = append(out, map[string]any{"run": x.run, "dataset": x.dataset, "mode": stringOrNil(x.mode), "columnLineage": stringOrNil(x.columnLineage)})
-		}
-		return out
+		return params(r.wrote, func(x wroteRow) map[string]any {
+			return map[string]any{"run": x.run, "dataset": x.dataset, "mode": stringOrNil(x.mode), "columnLineage": stringOrNil(x.columnLineage)}
+		})
 	},
 }
 
@@ -249,10 +243,55 @@ MATCH (d:Dataset {key: row.dataset})
 MERGE (r)-[:CHANGED {action: row.action}]->(d)
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, 0, len(r.changed))
-		for _, x := range r.changed {
-			out = append(out, map[string]any{"run": x.run, "dataset": x.dataset, "action": x.action})
-		}
-		return out
+		return params(r.changed, func(x changedRow) map[string]any {
+			return map[string]any{"run": x.run, "dataset": x.dataset, "action": x.action}
+		})
 	},
+}
+
+// run merges the run of an item observed at ts.
+func (b *batch) run(it record.Item, jobKey string, ts time.Time) {
+	r := newRunRow(it, jobKey, ts)
+	if old := b.runs[r.key]; old != nil {
+		r = old.merge(r)
+	}
+	b.runs[r.key] = r
+}
+
+// parent merges the link of run to its parent run p, p's job, and p's run when the batch has none.
+func (b *batch) parent(run string, p *record.ParentRun, ts time.Time) {
+	job := p.JobNamespace + "/" + p.JobName
+	b.job(job, p.JobNamespace, p.JobName, ts)
+	b.runs.get(p.RunID, func() *runRow { return &runRow{key: p.RunID, jobKey: job} })
+	k := parentRow{run: run, parent: p.RunID}
+	b.parents[k] = &k
+}
+
+// read merges the READ of a dataset by run.
+func (b *batch) read(run, dataset string) {
+	k := readRow{run: run, dataset: dataset}
+	b.reads[k] = &k
+}
+
+// write merges the WROTE of w by run (the newest item's mode wins).
+func (b *batch) write(run string, w *plan.Write, degraded bool) {
+	x := &wroteRow{run: run, dataset: w.Key, mode: w.Mode}
+	if degraded {
+		x.columnLineage = ColumnLineageMissing
+	}
+	b.wrote[[2]string{run, w.Key}] = x
+}
+
+func (a *runRow) compare(b *runRow) int { return cmp.Compare(a.key, b.key) }
+func (a *parentRow) compare(b *parentRow) int {
+	return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.parent, b.parent))
+}
+func (a *readRow) compare(b *readRow) int {
+	return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.dataset, b.dataset))
+}
+func (a *wroteRow) compare(b *wroteRow) int {
+	return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.dataset, b.dataset))
+}
+func (a *changedRow) compare(b *changedRow) int {
+	return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.dataset, b.dataset), cmp.Compare(a.action, b.action))
 }

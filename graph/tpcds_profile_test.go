@@ -19,6 +19,7 @@ import (
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // tpcdsRaw returns the events of the TPC-DS corpus, in name order.
@@ -54,13 +55,13 @@ func tpcdsRaw(t *testing.T) [][]byte {
 }
 
 // tpcdsItems returns the items of the TPC-DS corpus, in name order.
-func tpcdsItems(t *testing.T) []graph.Item { return tpcdsCopy(t, tpcdsRaw(t), 0) }
+func tpcdsItems(t *testing.T) []record.Item { return tpcdsCopy(t, tpcdsRaw(t), 0) }
 
 // tpcdsCopy returns the items of raw with every tpcds_out renamed tpcds_out_<c> and the event
 // ids made unique, as the bench's copies (c 0: as they are).
-func tpcdsCopy(t *testing.T, raws [][]byte, c int) []graph.Item {
+func tpcdsCopy(t *testing.T, raws [][]byte, c int) []record.Item {
 	t.Helper()
-	var items []graph.Item
+	var items []record.Item
 	for _, b := range raws {
 		if c > 0 {
 			b = bytes.ReplaceAll(b, []byte("tpcds_out"), []byte(fmt.Sprintf("tpcds_out_%d", c)))
@@ -95,7 +96,7 @@ func TestProfileTPCDS(t *testing.T) {
 	d := aidDriver(ctx, t, "COLLINE_PROFILE")
 	w := graph.NewWriter(d, "")
 	raws := tpcdsRaw(t)
-	var all [][]graph.Item // the corpus, then copies with their own targets (as bench -e2e-copies)
+	var all [][]record.Item // the corpus, then copies with their own targets (as bench -e2e-copies)
 	for c := 0; c <= copies; c++ {
 		items := tpcdsCopy(t, raws, c)
 		for b := 0; b*100 < len(items); b++ {
@@ -212,7 +213,7 @@ func (q query) Query() string          { return q.text }
 func (q query) Params() map[string]any { return q.params }
 
 // queries returns the statements of batch.
-func queries(batch []graph.Item) ([]query, error) {
+func queries(batch []record.Item) ([]query, error) {
 	sts, err := graph.Statements(batch)
 	if err != nil {
 		return nil, err

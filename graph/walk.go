@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -43,63 +42,6 @@ type Walk struct {
 	// and Stale says whether a later application run of the edge's job wrote its target without
 	// confirming it, as of then. Zero: now.
 	AsOf time.Time
-}
-
-// Subgraph is the part of the graph a walk met.
-type Subgraph struct {
-	Datasets  []DatasetInfo // sorted by key
-	Columns   []ColumnInfo  // sorted by distance, then key
-	Edges     []Edge        // sorted by kind, source, target, job
-	Steps     int           // the steps that found something
-	Truncated bool          // a bound stopped the walk before Steps or before the graph ended
-	Complete  bool          // the walk ended because nothing more was reachable
-}
-
-// DatasetInfo describes a dataset.
-type DatasetInfo struct {
-	Key       string     `json:"key"`
-	Namespace string     `json:"namespace"`
-	Name      string     `json:"name"`
-	Kind      string     `json:"kind"`
-	Location  string     `json:"location,omitempty"`
-	FirstSeen *time.Time `json:"firstSeen,omitempty"`
-	LastSeen  *time.Time `json:"lastSeen,omitempty"`
-	DroppedAt *time.Time `json:"droppedAt,omitempty"`
-}
-
-// ColumnInfo describes a column; Distance is in lineage steps from the walk's start.
-type ColumnInfo struct {
-	Key       string     `json:"key"`
-	Name      string     `json:"name"`
-	Dataset   string     `json:"dataset"`
-	DataType  string     `json:"dataType,omitempty"`
-	FirstSeen *time.Time `json:"firstSeen,omitempty"`
-	LastSeen  *time.Time `json:"lastSeen,omitempty"`
-	Distance  int        `json:"distance"`
-}
-
-// Role is one way a source takes part in a target (plan.Transformation as stored).
-type Role struct {
-	Type    string `json:"type"`
-	Subtype string `json:"subtype"`
-	Expr    string `json:"expr,omitempty"`
-	Masked  bool   `json:"masked,omitempty"`
-}
-
-// Edge is one lineage relationship as stored: a FEEDS from a column to a column, or a
-// DECIDES_ROWS from a column to a dataset (Target is then a dataset key).
-type Edge struct {
-	Kind      string     `json:"kind"` // Feeds or DecidesRows
-	Source    string     `json:"source"`
-	Target    string     `json:"target"`
-	Job       string     `json:"job"`
-	Roles     []Role     `json:"roles"`
-	Type      string     `json:"type,omitempty"` // FEEDS: the strongest role
-	Subtype   string     `json:"subtype,omitempty"`
-	FirstSeen *time.Time `json:"firstSeen,omitempty"`
-	LastSeen  *time.Time `json:"lastSeen,omitempty"`
-	LastRun   string     `json:"lastRun,omitempty"`
-	Stale     bool       `json:"stale,omitempty"`
 }
 
 // ErrWalk is the error of a walk that was asked for something out of bounds.
@@ -301,13 +243,6 @@ func (g *walker) fill(sg *Subgraph) {
 	SortEdges(sg.Edges)
 }
 
-// SortEdges sorts by kind, source, target and job.
-func SortEdges(es []Edge) {
-	slices.SortFunc(es, func(a, b Edge) int {
-		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Source, b.Source), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Job, b.Job))
-	})
-}
-
 // Whether an edge is stale: a later application run of its job (another app id than its last
 // run's) wrote its target dataset, as of $asOf, without confirming it. Runs of the same
 // application (several queries writing one table) do not make each other's flows stale.
@@ -364,57 +299,4 @@ func (r *Reader) markStale(ctx context.Context, g *walker, asOf any) error {
 		}
 	}
 	return nil
-}
-
-// props reads typed properties of nodes and relationships.
-func str(p map[string]any, k string) string {
-	s, _ := p[k].(string)
-	return s
-}
-
-func timeProp(p map[string]any, k string) *time.Time {
-	t, ok := p[k].(time.Time)
-	if !ok {
-		return nil
-	}
-	t = t.UTC()
-	return &t
-}
-
-func columnInfo(n dbtype.Node, d int) ColumnInfo {
-	return ColumnInfo{Key: str(n.Props, "key"), Name: str(n.Props, "name"), DataType: str(n.Props, "dataType"),
-		FirstSeen: timeProp(n.Props, "firstSeen"), LastSeen: timeProp(n.Props, "lastSeen"), Distance: d}
-}
-
-func datasetInfo(n dbtype.Node) DatasetInfo {
-	return DatasetInfo{Key: str(n.Props, "key"), Namespace: str(n.Props, "namespace"), Name: str(n.Props, "name"),
-		Kind: str(n.Props, "kind"), Location: str(n.Props, "location"), FirstSeen: timeProp(n.Props, "firstSeen"),
-		LastSeen: timeProp(n.Props, "lastSeen"), DroppedAt: timeProp(n.Props, "droppedAt")}
-}
-
-// edgeOf reads a record of kind, source, target and rel.
-func edgeOf(rec *neo4j.Record) *Edge {
-	kind, _ := get[string](rec, "kind")
-	source, _ := get[string](rec, "source")
-	target, _ := get[string](rec, "target")
-	rel, _ := get[dbtype.Relationship](rec, "rel")
-	p := rel.Props
-	e := &Edge{Kind: kind, Source: source, Target: target, Job: str(p, "job"), Type: str(p, "type"), Subtype: str(p, "subtype"),
-		FirstSeen: timeProp(p, "firstSeen"), LastSeen: timeProp(p, "lastSeen"), LastRun: str(p, "lastRun")}
-	roles, _ := p["roles"].([]any)
-	exprs, _ := p["exprs"].([]any)
-	masked, _ := p["masked"].([]any)
-	for k, x := range roles {
-		s, _ := x.(string)
-		ro := Role{}
-		ro.Type, ro.Subtype, _ = strings.Cut(s, "/")
-		if k < len(exprs) {
-			ro.Expr, _ = exprs[k].(string)
-		}
-		if k < len(masked) {
-			ro.Masked, _ = masked[k].(bool)
-		}
-		e.Roles = append(e.Roles, ro)
-	}
-	return e
 }

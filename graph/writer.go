@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/colline/colline/record"
 )
 
 // maxRows caps the rows of one UNWIND; longer row lists are sent in chunks inside the same
@@ -46,14 +48,15 @@ func (w *Writer) timeout() time.Duration {
 }
 
 // Write stores items in one managed write transaction: either the whole batch is in the graph
-// afterwards or none of it. Items are validated first (errors wrap ErrInvalidItem and nothing is
-// written). Writing the same items again changes nothing; see the package comment for how
-// repeated and out-of-order events merge.
+// afterwards or none of it. Items are checked first (record.Check, which does not run again on an
+// item a processing step checked; errors wrap record.ErrInvalidItem and nothing is written).
+// Writing the same items again changes nothing; see the package comment for how repeated and
+// out-of-order events merge.
 //
 // The driver retries transient failures (deadlocks, leader changes, lost connections) for up to
 // its MaxTransactionRetryTime; what is left is returned, and IsTransient tells whether a later
 // attempt may succeed. Write has no other side effects, so the caller may retry it freely.
-func (w *Writer) Write(ctx context.Context, items []Item) error {
+func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 	if len(items) == 0 {
 		return nil
 	}

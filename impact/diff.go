@@ -1,6 +1,7 @@
 package impact
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -54,7 +55,7 @@ func Diff(old, new []*plan.Lineage) []Change {
 	for k := range n.writes {
 		keys[k] = true
 	}
-	for _, ds := range sortedKeys(keys) {
+	for _, ds := range slices.Sorted(maps.Keys(keys)) {
 		ow, inOld := o.writes[ds]
 		nw, inNew := n.writes[ds]
 		switch {
@@ -236,14 +237,5 @@ func columnKeys(d plan.Dataset) []string {
 	for i, c := range d.Columns {
 		out[i] = c.Key
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

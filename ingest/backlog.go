@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/colline/colline/kafkaconn"
 )
 
 // Backlog reads, from Kafka, how far a group must consume its topics to have caught up with what
@@ -15,7 +17,7 @@ type Backlog struct {
 	Brokers  []string
 	Topics   []string // the topics the group reads (the plan topic, and the OpenLineage topic when enabled)
 	Group    string
-	Security Security
+	Security kafkaconn.Security
 }
 
 // Partition is one partition of one topic.
@@ -66,7 +68,7 @@ func (b Backlog) Lag(ctx context.Context) (map[Partition]int64, error) {
 }
 
 func (b Backlog) positions(ctx context.Context) (map[Partition]position, error) {
-	c, done := client(b.Brokers, b.Security, 10*time.Second)
+	c, done := b.Security.Client(b.Brokers, 10*time.Second)
 	defer done()
 	out := map[Partition]position{}
 	for _, topic := range b.Topics {

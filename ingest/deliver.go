@@ -13,6 +13,7 @@ import (
 
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // deliver writes, emits, dead-letters and commits one processed batch, in this order, each step
@@ -33,7 +34,7 @@ func (l *Loop) deliver(ctx context.Context, b *batch) error {
 	l.log.Debug("batch written", "messages", len(msgs), "written", len(written), "rejected", len(rejected),
 		"seconds", time.Since(start).Seconds())
 	if l.p.Emitter != nil && len(written) > 0 {
-		out := make([]graph.Item, len(written))
+		out := make([]record.Item, len(written))
 		for i, p := range written {
 			out[i] = p.item
 		}
@@ -105,7 +106,7 @@ func (l *Loop) write(ctx context.Context, items []pending) (written []pending, r
 	if len(items) == 0 {
 		return nil, nil, nil
 	}
-	batch := make([]graph.Item, len(items))
+	batch := make([]record.Item, len(items))
 	for i, p := range items {
 		batch[i] = p.item
 	}
@@ -120,7 +121,7 @@ func (l *Loop) write(ctx context.Context, items []pending) (written []pending, r
 		return nil, nil, err
 	case len(items) == 1:
 		r := process.ReasonWriteRejected
-		if errors.Is(err, graph.ErrInvalidItem) {
+		if errors.Is(err, record.ErrInvalidItem) {
 			r = process.ReasonInvalidLineage
 		}
 		return nil, []deadLetter{{msg: items[0].msg, reason: r, err: err}}, nil
@@ -144,7 +145,7 @@ func (l *Loop) publish(ctx context.Context, dead []deadLetter) error {
 		err := l.retry(ctx, opDeadLetter, func(ctx context.Context) error {
 			err := l.p.DeadLetters.WriteMessages(ctx, msg)
 			if err != nil && tooLarge(err) && msg.Value != nil {
-				l.log.Warn("dead letter too large; sending it without its value", msgAttrs(d.msg, graph.Item{}, "bytes", len(msg.Value), "err", err)...)
+				l.log.Warn("dead letter too large; sending it without its value", msgAttrs(d.msg, record.Item{}, "bytes", len(msg.Value), "err", err)...)
 				msg = withoutValue(msg)
 				err = l.p.DeadLetters.WriteMessages(ctx, msg)
 			}
@@ -153,7 +154,7 @@ func (l *Loop) publish(ctx context.Context, dead []deadLetter) error {
 		if err != nil {
 			return fmt.Errorf("dead letter for %s/%d@%d: %w", d.msg.Topic, d.msg.Partition, d.msg.Offset, err)
 		}
-		l.log.Warn("message sent to the dead-letter topic", msgAttrs(d.msg, graph.Item{}, "reason", d.reason, "err", d.err)...)
+		l.log.Warn("message sent to the dead-letter topic", msgAttrs(d.msg, record.Item{}, "reason", d.reason, "err", d.err)...)
 	}
 	return nil
 }
@@ -179,7 +180,7 @@ func permanentCommit(err error) bool {
 }
 
 // msgAttrs returns the stable log keys of a message, plus extra.
-func msgAttrs(m kafka.Message, it graph.Item, extra ...any) []any {
+func msgAttrs(m kafka.Message, it record.Item, extra ...any) []any {
 	a := []any{"topic", m.Topic, "partition", m.Partition, "offset", m.Offset}
 	switch {
 	case it.Event != nil:

@@ -8,8 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 func TestPermanentErrorsGoToDeadLetterTopic(t *testing.T) {
@@ -75,8 +75,8 @@ func TestRejectedBatchIsSplit(t *testing.T) {
 
 func TestInvalidItemFromWriterIsDeadLettered(t *testing.T) {
 	h := newHarness(t, nil)
-	h.writer.fail = func(_ int, items []graph.Item) error {
-		return errors.Join(errors.New("item 0"), graph.ErrInvalidItem)
+	h.writer.fail = func(_ int, items []record.Item) error {
+		return errors.Join(errors.New("item 0"), record.ErrInvalidItem)
 	}
 	h.reader.send(0, "ok")
 	stop := h.start(t)

@@ -1,5 +1,6 @@
-// Package ingest is the consumer loop: it fetches plan events from Kafka, turns each into a graph
-// item (Processor; by default process.Step), writes batches to the graph and commits the offsets.
+// Package ingest is the consumer loop: it fetches plan events from Kafka, turns each into an item
+// (record.Item; Processor, by default process.Step), writes batches to the graph and commits the
+// offsets.
 //
 // Delivery is at least once and keeps the order within a partition; the argument is written once,
 // at the top of loop.go. The files are the layers of the loop:

@@ -14,8 +14,8 @@ import (
 
 	"github.com/colline/colline/admin"
 	"github.com/colline/colline/config"
-	"github.com/colline/colline/emit"
-	"github.com/colline/colline/intake"
+	"github.com/colline/colline/openlineage/emit"
+	"github.com/colline/colline/openlineage/intake"
 	"github.com/colline/colline/retention"
 )
 
@@ -30,7 +30,7 @@ func registry() *prometheus.Registry {
 	intake.NewMetrics(reg)
 	emit.NewMetrics(reg)
 	m.countUnknown(map[string]int{"com.example.Node": 1})
-	m.countIgnored("DatasourceDatasetFacet")
+	m.CountIgnored("DatasourceDatasetFacet")
 	m.setLag(map[Partition]int64{{Topic: "colline.plans", ID: 0}: 0})
 	m.batch.Observe(1)
 	m.eventAge.Observe(1)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/graph"
+	"github.com/colline/colline/record"
 )
 
 // journal records what the fakes did, in order, across all of them.
@@ -127,11 +127,11 @@ type fakeWriter struct {
 	j       *journal
 	mu      sync.Mutex
 	calls   int
-	batches [][]graph.Item
-	fail    func(call int, items []graph.Item) error
+	batches [][]record.Item
+	fail    func(call int, items []record.Item) error
 }
 
-func (w *fakeWriter) Write(ctx context.Context, items []graph.Item) error {
+func (w *fakeWriter) Write(ctx context.Context, items []record.Item) error {
 	w.mu.Lock()
 	w.calls++
 	call := w.calls
@@ -162,7 +162,7 @@ func (w *fakeWriter) written() []string {
 	return out
 }
 
-func itemIDs(items []graph.Item) string {
+func itemIDs(items []record.Item) string {
 	s := make([]string, len(items))
 	for i, it := range items {
 		s[i] = it.Event.EventID

@@ -9,8 +9,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // pending is a message that became an item to write. It keeps the message with its original
@@ -19,7 +19,7 @@ import (
 // event's fields outside the plan.
 type pending struct {
 	msg  kafka.Message
-	item graph.Item
+	item record.Item
 }
 
 // batch is a fetched batch once processed: msgs to commit, items to write, dead letters to publish.
@@ -122,7 +122,7 @@ func (l *Loop) process(msgs []kafka.Message) *batch {
 	edges := 0
 	for i, m := range msgs {
 		bytes := len(m.Value)
-		var it graph.Item
+		var it record.Item
 		var err error
 		if i == 0 && l.restItem != nil {
 			it, l.restItem = *l.restItem, nil
@@ -152,7 +152,7 @@ func (l *Loop) process(msgs []kafka.Message) *batch {
 // withoutPlan is it without the decoded plan: a listener event keeps its identity, application,
 // query, producer and markers, and drops its nodes and Hive body, which only extraction reads.
 // What the graph writer, the emitter and the logs read of an item is left.
-func withoutPlan(it graph.Item) graph.Item {
+func withoutPlan(it record.Item) record.Item {
 	if it.Event == nil || (it.Event.Nodes == nil && it.Event.Hive == nil) {
 		return it
 	}

@@ -13,38 +13,38 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/events"
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 // fakeProcessor understands tiny message values instead of events (a unit-test stand-in for
 // Extractor): "ok" and "poison" become items whose event id is partition@offset ("poison" ones
 // are refused by rejectPoison), "json", "version", "event", "plan" fail like Decode and Extract.
-var fakeProcessor = ProcessorFunc(func(m kafka.Message) (graph.Item, error) {
+var fakeProcessor = ProcessorFunc(func(m kafka.Message) (record.Item, error) {
 	id := strconv.Itoa(m.Partition) + "@" + strconv.FormatInt(m.Offset, 10)
 	switch v := string(m.Value); v {
 	case "ok", "poison":
 		if v == "poison" {
 			id += "!"
 		}
-		return graph.Item{
+		return record.Item{
 			Event:   &events.Envelope{EventID: id, EmittedAt: "2026-11-30T10:15:02Z", App: events.App{ID: "app-1", Name: "job"}},
 			Lineage: &plan.Lineage{Edges: make([]plan.Edge, 2)},
 		}, nil
 	case "json":
-		return graph.Item{}, fmt.Errorf("%w: at byte 1", events.ErrInvalidJSON)
+		return record.Item{}, fmt.Errorf("%w: at byte 1", events.ErrInvalidJSON)
 	case "version":
-		return graph.Item{}, fmt.Errorf("%w: 2.0", events.ErrUnsupportedVersion)
+		return record.Item{}, fmt.Errorf("%w: 2.0", events.ErrUnsupportedVersion)
 	case "event":
-		return graph.Item{}, fmt.Errorf("%w: eventId is missing", events.ErrInvalid)
+		return record.Item{}, fmt.Errorf("%w: eventId is missing", events.ErrInvalid)
 	case "plan":
-		return graph.Item{}, fmt.Errorf("%w: boom", plan.ErrUnsupported)
+		return record.Item{}, fmt.Errorf("%w: boom", plan.ErrUnsupported)
 	}
-	return graph.Item{}, fmt.Errorf("fake processor: unexpected value %q", m.Value)
+	return record.Item{}, fmt.Errorf("fake processor: unexpected value %q", m.Value)
 })
 
 // rejectPoison fails, as Neo4j would for bad data, every batch holding a poison item.
-func rejectPoison(_ int, items []graph.Item) error {
+func rejectPoison(_ int, items []record.Item) error {
 	for _, it := range items {
 		if strings.HasSuffix(it.Event.EventID, "!") {
 			return &neo4j.Neo4jError{Code: "Neo.ClientError.Statement.TypeError", Msg: "bad value"}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/graph"
+	"github.com/colline/colline/record"
 )
 
 // fakeBacklog is the backlog of the fake reader's topic, by partition.
@@ -62,7 +62,7 @@ func TestExitWhenIdle(t *testing.T) {
 		h := newHarness(t, func(p *Params) {
 			idle(fakeBacklog{})(p)
 			p.ShutdownTimeout = 100 * time.Millisecond
-			p.Writer = writerFunc(func(ctx context.Context, _ []graph.Item) error {
+			p.Writer = writerFunc(func(ctx context.Context, _ []record.Item) error {
 				select {
 				case <-time.After(400 * time.Millisecond):
 					return nil
@@ -133,6 +133,6 @@ func TestExitWhenIdle(t *testing.T) {
 	})
 }
 
-type writerFunc func(ctx context.Context, items []graph.Item) error
+type writerFunc func(ctx context.Context, items []record.Item) error
 
-func (f writerFunc) Write(ctx context.Context, items []graph.Item) error { return f(ctx, items) }
+func (f writerFunc) Write(ctx context.Context, items []record.Item) error { return f(ctx, items) }

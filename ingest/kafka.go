@@ -2,31 +2,15 @@ package ingest
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	"github.com/segmentio/kafka-go/sasl"
+
+	"github.com/colline/colline/kafkaconn"
 )
-
-// Security is how connections to Kafka are encrypted and authenticated. The zero value is
-// PLAINTEXT; TLS alone is SSL; SASL alone is SASL_PLAINTEXT; both are SASL_SSL. It applies to the
-// reader, the dead-letter writer and the admin requests (backlog, lag, ping) alike.
-type Security struct {
-	TLS  *tls.Config    // nil: no TLS
-	SASL sasl.Mechanism // nil: no SASL; plain.Mechanism or a scram mechanism
-}
-
-func (s Security) dialer() *kafka.Dialer {
-	return &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, TLS: s.TLS, SASLMechanism: s.SASL}
-}
-
-func (s Security) transport() *kafka.Transport {
-	return &kafka.Transport{TLS: s.TLS, SASL: s.SASL, DialTimeout: 10 * time.Second}
-}
 
 // DefaultKafkaMaxBytes is the default largest fetch of the reader and largest message of the
 // dead-letter writer: 32 MiB, room for the largest message of a topic with max.message.bytes of
@@ -53,7 +37,7 @@ type ReaderOptions struct {
 	// in time and the reader looped on "i/o timeout". Default: 5s.
 	MaxWait time.Duration
 	// Security of the connections. Default: PLAINTEXT.
-	Security Security
+	Security kafkaconn.Security
 	// SessionTimeout is how long the group coordinator waits for a heartbeat of this consumer
 	// before it takes its partitions away: after a kill -9 or a lost pod, those partitions stall
 	// this long. The broker bounds it (group.min/max.session.timeout.ms: 6s to 30m by default).
@@ -99,7 +83,7 @@ func NewReader(o ReaderOptions, logger *slog.Logger) *kafka.Reader {
 		// a heartbeat every tenth of the session: a third (Kafka's advice) risks an eviction when
 		// one heartbeat is late on a loaded machine
 		HeartbeatInterval: max(o.SessionTimeout/10, 500*time.Millisecond),
-		Dialer:            o.Security.dialer(),
+		Dialer:            o.Security.Dialer(),
 		Logger:            kafkaLogger(logger, slog.LevelDebug),
 		ErrorLogger:       kafkaLogger(logger, slog.LevelWarn),
 	})
@@ -123,18 +107,18 @@ func (w *Producer) Close() error {
 // replicas, and messages are spread by key. maxBytes is the largest message it sends (Default: DefaultKafkaMaxBytes); the topic's
 // max.message.bytes should match the source topic's, or large dead letters lose their value.
 // sec, at most one, secures its connections (Default: PLAINTEXT).
-func NewProducer(brokers []string, topic string, maxBytes int, logger *slog.Logger, sec ...Security) *Producer {
+func NewProducer(brokers []string, topic string, maxBytes int, logger *slog.Logger, sec ...kafkaconn.Security) *Producer {
 	if maxBytes <= 0 {
 		maxBytes = DefaultKafkaMaxBytes
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	var security Security
+	var security kafkaconn.Security
 	if len(sec) > 0 {
 		security = sec[0]
 	}
-	t := security.transport()
+	t := security.Transport()
 	return &Producer{transport: t, Writer: &kafka.Writer{
 		Addr:         kafka.TCP(brokers...),
 		Topic:        topic,
@@ -157,13 +141,6 @@ func kafkaLogger(l *slog.Logger, level slog.Level) kafka.Logger {
 	})
 }
 
-// client returns a Kafka client with its own connections, closed by done: a client on kafka-go's
-// shared default transport would keep connections and goroutines after every call.
-func client(brokers []string, sec Security, timeout time.Duration) (c *kafka.Client, done func()) {
-	t := sec.transport()
-	return &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: timeout, Transport: t}, t.CloseIdleConnections
-}
-
 func topicError(meta *kafka.MetadataResponse) error {
 	if len(meta.Topics) == 0 {
 		return fmt.Errorf("no such topic")
@@ -178,12 +155,12 @@ func topicError(meta *kafka.MetadataResponse) error {
 
 // Ping checks that a Kafka broker answers a metadata request for topic. sec, at most one, secures
 // the connection (Default: PLAINTEXT).
-func Ping(ctx context.Context, brokers []string, topic string, sec ...Security) error {
-	var security Security
+func Ping(ctx context.Context, brokers []string, topic string, sec ...kafkaconn.Security) error {
+	var security kafkaconn.Security
 	if len(sec) > 0 {
 		security = sec[0]
 	}
-	c, done := client(brokers, security, 5*time.Second)
+	c, done := security.Client(brokers, 5*time.Second)
 	defer done()
 	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {

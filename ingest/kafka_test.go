@@ -17,6 +17,7 @@ import (
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // TestLoopAgainstRealKafkaAndNeo4j runs the loop against the services of dev/services: a fresh
@@ -93,7 +94,7 @@ type blockingWriter struct {
 	calls   chan struct{}
 }
 
-func (w *blockingWriter) Write(ctx context.Context, items []graph.Item) error {
+func (w *blockingWriter) Write(ctx context.Context, items []record.Item) error {
 	w.mu.Lock()
 	if w.allow > 0 {
 		w.allow--
@@ -192,7 +193,7 @@ type rejectingWriter struct {
 	withPlan int
 }
 
-func (w *rejectingWriter) Write(_ context.Context, items []graph.Item) error {
+func (w *rejectingWriter) Write(_ context.Context, items []record.Item) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, it := range items {
@@ -200,7 +201,7 @@ func (w *rejectingWriter) Write(_ context.Context, items []graph.Item) error {
 			w.withPlan++
 		}
 		if it.ID() == w.reject {
-			return fmt.Errorf("%w: event %s rejected by the test", graph.ErrInvalidItem, w.reject)
+			return fmt.Errorf("%w: event %s rejected by the test", record.ErrInvalidItem, w.reject)
 		}
 	}
 	for _, it := range items {

@@ -36,6 +36,7 @@ import (
 
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 // The seams of the loop, each satisfied by the real thing and by test fakes.
@@ -52,12 +53,12 @@ type (
 	}
 	// writer is satisfied by *graph.Writer: all items or none, idempotent, retryable.
 	writer interface {
-		Write(ctx context.Context, items []graph.Item) error
+		Write(ctx context.Context, items []record.Item) error
 	}
 	// emitter is satisfied by *emit.Emitter: it publishes the OpenLineage events of written items,
 	// and returns an error only for what a later attempt may fix (it drops what its sink refuses).
 	emitter interface {
-		Emit(ctx context.Context, items []graph.Item) error
+		Emit(ctx context.Context, items []record.Item) error
 	}
 	// producer is satisfied by *kafka.Writer with its Topic set to the dead-letter topic.
 	producer interface {
@@ -150,7 +151,7 @@ type Loop struct {
 	// restItem is the item of rest[0], already made. collect returns rest before fetching more.
 	// Only the Run goroutine touches them.
 	rest     []kafka.Message
-	restItem *graph.Item
+	restItem *record.Item
 	// pace tightens the garbage collector while a large message is in hand (memory.go). Only the
 	// Run goroutine touches it.
 	pace *pacer

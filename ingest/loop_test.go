@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 func TestCommitAfterWrite(t *testing.T) {
@@ -91,7 +91,7 @@ func TestBatchWaitBoundsLatency(t *testing.T) {
 func TestBatchesFollowTheWriter(t *testing.T) {
 	entered, release := make(chan struct{}, 1), make(chan struct{})
 	h := newHarness(t, func(p *Params) { p.BatchWait = time.Minute })
-	h.writer.fail = func(call int, _ []graph.Item) error {
+	h.writer.fail = func(call int, _ []record.Item) error {
 		if call == 1 {
 			entered <- struct{}{}
 			<-release
@@ -127,7 +127,7 @@ func TestBatchMaxEdgesSplitsBatches(t *testing.T) {
 	h := newHarness(t, func(p *Params) {
 		p.BatchMaxEdges = 5
 		p.BatchWait = 200 * time.Millisecond
-		p.Processor = ProcessorFunc(func(m kafka.Message) (graph.Item, error) {
+		p.Processor = ProcessorFunc(func(m kafka.Message) (record.Item, error) {
 			mu.Lock()
 			processed[strconv.FormatInt(m.Offset, 10)]++
 			mu.Unlock()
@@ -164,7 +164,7 @@ func TestShutdownFinishesTheBatchInHand(t *testing.T) {
 	release := make(chan struct{})
 	writing := make(chan struct{})
 	h := newHarness(t, nil)
-	h.writer.fail = func(call int, _ []graph.Item) error {
+	h.writer.fail = func(call int, _ []record.Item) error {
 		close(writing)
 		<-release
 		return nil
@@ -187,7 +187,7 @@ func TestShutdownFinishesTheBatchInHand(t *testing.T) {
 
 func TestShutdownTimeoutLeavesTheBatchUncommitted(t *testing.T) {
 	h := newHarness(t, func(p *Params) { p.ShutdownTimeout = 30 * time.Millisecond })
-	h.writer.fail = func(int, []graph.Item) error { return &neo4j.ConnectivityError{Inner: io.EOF} }
+	h.writer.fail = func(int, []record.Item) error { return &neo4j.ConnectivityError{Inner: io.EOF} }
 	h.reader.send(0, "ok")
 	stop := h.start(t)
 	eventually(t, "a retry", func() bool { return testutil.ToFloat64(h.metrics.retries.WithLabelValues(opWrite)) > 0 })

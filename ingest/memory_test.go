@@ -10,7 +10,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/graph"
+	"github.com/colline/colline/record"
 )
 
 // limitWriter records the soft memory limit in force during each write, by batch.
@@ -19,7 +19,7 @@ type limitWriter struct {
 	limits []int64
 }
 
-func (w *limitWriter) Write(_ context.Context, _ []graph.Item) error {
+func (w *limitWriter) Write(_ context.Context, _ []record.Item) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.limits = append(w.limits, debug.SetMemoryLimit(-1))
@@ -42,7 +42,7 @@ func TestLargeMessageTightensTheGCOnlyWhileInHand(t *testing.T) {
 	}
 	const large = 4096
 	big := strings.Repeat("x", large)
-	processor := ProcessorFunc(func(m kafka.Message) (graph.Item, error) {
+	processor := ProcessorFunc(func(m kafka.Message) (record.Item, error) {
 		if len(m.Value) >= large {
 			m.Value = []byte("ok")
 		}

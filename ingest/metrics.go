@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // Label values. All labels have small fixed value sets, except class, which is capped.
@@ -193,8 +193,15 @@ func (d define) histograms(o prometheus.HistogramOpts, label string, values ...s
 	return v
 }
 
-// countIgnored counts one ignored facet problem (schema names come from the embedded spec: bounded).
-func (m *Metrics) countIgnored(schema string) { m.ignored.WithLabelValues(schema).Inc() }
+// ObserveStage records the time one stage of one message took (process.StageDecode or
+// process.StageExtract): a processing step's Observe.
+func (m *Metrics) ObserveStage(stage string, d time.Duration) {
+	m.stage.WithLabelValues(stage).Observe(d.Seconds())
+}
+
+// CountIgnored counts one problem of an OpenLineage event taken all the same, in a facet colline
+// does not read, by the schema it breaks (schema names come from the embedded spec: bounded).
+func (m *Metrics) CountIgnored(schema string) { m.ignored.WithLabelValues(schema).Inc() }
 
 // countUnknown adds the unknown node classes of one event.
 func (m *Metrics) countUnknown(unknown map[string]int) {
@@ -259,7 +266,7 @@ func (m *Metrics) setLag(lag map[Partition]int64) {
 
 // countNodes adds the nodes one written event carries: its datasets and their columns, its job
 // and its run.
-func (m *Metrics) countNodes(it graph.Item) {
+func (m *Metrics) countNodes(it record.Item) {
 	if it.Lineage == nil {
 		return
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/openlineage"
+	"github.com/colline/colline/openlineage/intake"
 	"github.com/colline/colline/process"
 )
 
@@ -110,7 +111,7 @@ func TestOpenLineageTopic(t *testing.T) {
 		m := NewMetrics(nil)
 		loop, err := New(Params{
 			Fetcher: reader, Committer: reader, Writer: store, DeadLetters: dlq, Metrics: m,
-			Processor: Topics{plans: Extractor{Metrics: m}, olTopic: OpenLineage{Step: process.OpenLineage{Validator: v}, Metrics: m}},
+			Processor: Topics{plans: Extractor{Metrics: m}, olTopic: intake.Topic{Step: intake.Step{Validator: v}, Metrics: m}},
 			Setup:     store.Bootstrap, ExitWhenIdle: 2 * time.Second,
 			Backlog: Backlog{Brokers: k.Brokers, Topics: []string{plans, olTopic}, Group: group},
 		})

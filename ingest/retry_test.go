@@ -14,12 +14,13 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/record"
 )
 
 func TestTransientWriteErrorIsRetriedInPlace(t *testing.T) {
 	var readyDuringRetry error
 	h := newHarness(t, nil)
-	h.writer.fail = func(call int, _ []graph.Item) error {
+	h.writer.fail = func(call int, _ []record.Item) error {
 		switch call {
 		case 1, 2:
 			return &neo4j.ConnectivityError{Inner: io.EOF}
@@ -53,7 +54,7 @@ func TestTransientWriteErrorIsRetriedInPlace(t *testing.T) {
 
 func TestUnclassifiedWriteErrorIsNeverSkipped(t *testing.T) {
 	h := newHarness(t, func(p *Params) { p.ShutdownTimeout = 10 * time.Millisecond })
-	h.writer.fail = func(call int, _ []graph.Item) error {
+	h.writer.fail = func(call int, _ []record.Item) error {
 		return &neo4j.Neo4jError{Code: "Neo.ClientError.Security.Unauthorized", Msg: "bad credentials"}
 	}
 	h.reader.send(0, "ok")
@@ -154,7 +155,7 @@ func TestSetupIsRetriedBeforeFetching(t *testing.T) {
 func TestSlowWriteIsNotReady(t *testing.T) {
 	release := make(chan struct{})
 	h := newHarness(t, func(p *Params) { p.SlowWrite = 100 * time.Millisecond })
-	h.writer.fail = func(call int, _ []graph.Item) error {
+	h.writer.fail = func(call int, _ []record.Item) error {
 		if call == 1 {
 			<-release
 		}

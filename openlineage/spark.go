@@ -12,6 +12,7 @@ import (
 
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 // ProducerURI names colline as the producer of the events it emits.
@@ -51,13 +52,9 @@ func FromSpark(env *events.Envelope, lin *plan.Lineage) ([]byte, error) {
 		fields["_schemaURL"] = urls[file]
 		return fields
 	}
-	at := env.Query.EndedAt
-	if _, err := time.Parse(time.RFC3339Nano, at); err != nil {
-		at = env.EmittedAt
-	}
-	t, err := time.Parse(time.RFC3339Nano, at)
+	t, err := record.EventTime(env)
 	if err != nil {
-		return nil, fmt.Errorf("openlineage: event %s has neither a valid query.endedAt nor emittedAt", env.EventID)
+		return nil, fmt.Errorf("openlineage: %w", err)
 	}
 	eventType := Complete
 	if env.Query.Status != "success" {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/colline/colline/events"
@@ -32,7 +33,7 @@ func command(n *events.Node, i int, s *sink) {
 // feedCommand adds the edges of a row-level command: per target column, the values that a clause
 // may give it and the column itself where no clause changes it; per written dataset, the merge
 // condition (JOIN), the source's own filters and joins, and a DELETE's condition (FILTER).
-func (r *resolver) feedCommand(s sink, target *Dataset, edges, rows map[[2]string]dep) {
+func (r *resolver) feedCommand(s sink, target *Dataset) {
 	n := &r.nodes[s.command]
 	table := r.nodes[n.Plans["table"]].Output
 	current := r.outputs(n.Plans["table"])
@@ -56,8 +57,8 @@ func (r *resolver) feedCommand(s sink, target *Dataset, edges, rows map[[2]strin
 	switch op {
 	case "MERGE":
 		for _, list := range []string{"matched", "notMatched", "notMatchedBySource"} {
-			for k := 0; n.Arg(list+"."+itoa(k)+".action") != ""; k++ {
-				key := list + "." + itoa(k)
+			for k := 0; n.Arg(list+"."+strconv.Itoa(k)+".action") != ""; k++ {
+				key := list + "." + strconv.Itoa(k)
 				keys, vals := n.Exprs[key+".keys"], n.Exprs[key+".values"]
 				for j := range keys {
 					if j < len(vals) {
@@ -70,11 +71,11 @@ func (r *resolver) feedCommand(s sink, target *Dataset, edges, rows map[[2]strin
 		}
 		cond := n.Exprs["mergeCondition"]
 		for src, d := range r.exprDeps(s.command, cond, ectx{kind: kindTransformation, indirect: JoinSub, expr: roleSQL(cond)}) {
-			r.addEdge(rows, src, target.Key, d)
+			r.addEdge(r.rows, src, target.Key, d)
 		}
 		if src, ok := n.Plans["source"]; ok {
-			for col, d := range r.indirect(src) {
-				r.addEdge(rows, col, target.Key, d)
+			for col, d := range r.decides(src) {
+				r.addEdge(r.rows, col, target.Key, d)
 			}
 		}
 	case "UPDATE":
@@ -95,7 +96,7 @@ func (r *resolver) feedCommand(s sink, target *Dataset, edges, rows map[[2]strin
 	case "DELETE":
 		cond := n.Exprs["condition"]
 		for src, d := range r.exprDeps(s.command, cond, ectx{kind: kindTransformation, indirect: FilterSub, expr: roleSQL(cond)}) {
-			r.addEdge(rows, src, target.Key, d)
+			r.addEdge(r.rows, src, target.Key, d)
 		}
 	}
 	for _, name := range s.names {
@@ -108,11 +109,11 @@ func (r *resolver) feedCommand(s sink, target *Dataset, edges, rows map[[2]strin
 		v, assigned := values[a.ExprID]
 		if !assigned || op != "UPDATE" {
 			// rows that no clause changes keep the column's value
-			r.feedColumn(edges, target, name, col, current[a.ExprID])
+			r.feedColumn(target, name, col, current[a.ExprID])
 		}
-		r.feedColumn(edges, target, name, col, v)
+		r.feedColumn(target, name, col, v)
 		for src, d := range all {
-			r.addEdge(edges, src, col, d)
+			r.addEdge(r.edges, src, col, d)
 		}
 	}
 }

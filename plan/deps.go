@@ -1,6 +1,8 @@
 package plan
 
-import "sort"
+import (
+	"sort"
+)
 
 // tr is one way a source column reaches an attribute: directly (with a strength) or indirectly
 // (with a subtype). Every way is kept: a column can be a value and a CASE condition at once.
@@ -150,4 +152,15 @@ func (d dep) transformations() []Transformation {
 		out[k] = x
 	}
 	return out
+}
+
+// joinPath joins two dotted paths, either of which may be empty.
+func joinPath(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "." + b
 }

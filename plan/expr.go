@@ -1,6 +1,10 @@
 package plan
 
-import "github.com/colline/colline/events"
+import (
+	"strings"
+
+	"github.com/colline/colline/events"
+)
 
 // transparent expression classes keep a column's value as it is (type coercion, nullability
 // hints): a column read through them alone is still an IDENTITY.
@@ -10,8 +14,8 @@ var transparent = map[string]bool{
 	"CheckOverflow": true, "CheckOverflowInTableInsert": true, "OuterReference": true, "SortOrder": true,
 }
 
-// masking expression classes hide the value they read: hashes, counts, masks.
-var masking = map[string]bool{
+// masks are expression classes that hide the value they read: hashes, counts, masks.
+var masks = map[string]bool{
 	"Md5": true, "Sha1": true, "Sha2": true, "Crc32": true, "Murmur3Hash": true, "XxHash64": true,
 	"HiveHash": true, "Mask": true, "Count": true, "HyperLogLogPlusPlus": true, "CountIf": true,
 	"AesEncrypt": true,
@@ -26,10 +30,27 @@ var subqueries = map[string]bool{
 	"InSubquery": true,
 }
 
+// structural expression classes keep their value's structure: a field read of their result is a
+// field read of their input, and the fields built below them are the fields of their result.
+var structural = map[string]bool{
+	"JsonToStructs": true, "StructsToJson": true, "If": true, "CaseWhen": true, "Coalesce": true,
+}
+
+// keepsStructure reports whether class keeps a value's structure (see structural).
+func keepsStructure(class string) bool { return transparent[class] || structural[class] }
+
 // expr returns the source columns expression x of node i reads, seen through context c.
 func (r *resolver) expr(i int, x *events.Expr, c ectx) deps {
 	out := newAcc()
 	r.walk(i, x, c, out)
+	return out.d
+}
+
+func (r *resolver) exprDeps(i int, list []events.Expr, c ectx) deps {
+	out := newAcc()
+	for k := range list {
+		r.walk(i, &list[k], c, out)
+	}
 	return out.d
 }
 
@@ -95,7 +116,7 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out *acc) {
 		// enclosing built field (if any) as a whole
 		c.field, c.sealed = "", true
 	}
-	if masking[x.Class] {
+	if masks[x.Class] {
 		c.masking = true
 	}
 	if x.Plan != nil {
@@ -121,10 +142,71 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out *acc) {
 	}
 }
 
+// nested handles the expressions that read or build struct fields; false: not one, or without
+// the names to resolve it (the caller then walks x as any other expression).
+func (r *resolver) nested(i int, x *events.Expr, c ectx, out *acc) bool {
+	switch x.Class {
+	case "GetStructField", "GetArrayStructFields":
+		if x.Name == "" || len(x.Children) != 1 {
+			return false
+		}
+		cc := c
+		cc.field = joinPath(quoteField(x.Name), c.field)
+		r.walk(i, &x.Children[0], cc, out)
+		return true
+	case "CreateNamedStruct":
+		if len(x.Fields) == 0 || len(x.Fields)*2 != len(x.Children) {
+			return false
+		}
+		if c.field != "" {
+			head, rest := splitPath(c.field)
+			for k, f := range x.Fields {
+				if strings.EqualFold(quoteField(f), head) {
+					cc := c
+					cc.field = rest
+					r.walk(i, &x.Children[2*k+1], cc, out)
+					return true
+				}
+			}
+			return false
+		}
+		if c.indirect != "" || c.sealed {
+			return false // a condition reads the whole struct; below a new value, fields are its parts
+		}
+		for k, f := range x.Fields {
+			cc := c
+			cc.build = joinPath(c.build, quoteField(f))
+			r.walk(i, &x.Children[2*k+1], cc, out)
+		}
+		return true
+	case "If":
+		// IF(x IS NULL, NULL, named_struct(…x's fields…)): how the analyzer casts a struct to a
+		// table's struct type (by field); null stays null, every field keeps its value
+		if len(x.Children) != 3 || x.Children[0].Class != "IsNull" || x.Children[1].Class != "Literal" ||
+			x.Children[2].Class != "CreateNamedStruct" || len(x.Children[2].Fields) == 0 {
+			return false
+		}
+		r.walk(i, &x.Children[2], c, out)
+		return true
+	case "GetArrayItem":
+		// items[0].sku: a field of one element is the array's field, picked: TRANSFORMATION
+		if c.field == "" || len(x.Children) != 2 {
+			return false
+		}
+		cc := c
+		cc.kind = max(cc.kind, kindTransformation)
+		r.walk(i, &x.Children[0], cc, out)
+		cc.field, cc.sealed = "", true // the index picks the element: part of the field's value
+		r.walk(i, &x.Children[1], cc, out)
+		return true
+	}
+	return false
+}
+
 // subquery adds what a subquery expression reads. Its value (the plan's outputs) feeds the
 // expression. What decides the subquery's rows (its filters, joins, grouping) decides the value
 // too, but only of this expression: a scalar subquery in a SELECT list filters no outer row.
-// Row-level uses (WHERE EXISTS ...) are indirect anyway (c.indirect), and indirect() adds them
+// Row-level uses (WHERE EXISTS ...) are indirect anyway (c.indirect), and decides() adds them
 // once per write. The expression's children are the outer columns the plan refers to: such a
 // column is a correlation key (JOIN) where the plan's rows depend on it, and only a value where
 // they do not (SELECT (SELECT a + b) FROM t: a and b are the value, there is nothing to join).
@@ -142,7 +224,7 @@ func (r *resolver) subquery(i int, x *events.Expr, c ectx, out *acc) {
 	for k := range x.Children {
 		r.walk(i, &x.Children[k], key, outer)
 	}
-	for col, d := range r.indirect(p) {
+	for col, d := range r.decides(p) {
 		if o, ok := outer.d[col]; ok {
 			out.d.add(col, o) // the correlation: the outer column decides the subquery's rows
 			continue
@@ -197,6 +279,24 @@ func conditionRole(x *events.Expr, k int) string {
 		return WindowSub
 	case "ScalarSubquery", "Exists", "ListQuery", "LateralSubquery":
 		return JoinSub // children are the outer references the subquery is correlated on
+	}
+	return ""
+}
+
+// roleSQL is the expression text of a role: its expressions' text, comma-separated.
+func roleSQL(list []events.Expr) string {
+	var parts []string
+	for k := range list {
+		if list[k].SQL != "" {
+			parts = append(parts, list[k].SQL)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func topSQL(list []events.Expr) string {
+	if len(list) > 0 {
+		return list[0].SQL
 	}
 	return ""
 }

@@ -3,8 +3,10 @@ package plan
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -198,7 +200,7 @@ func render(env *events.Envelope, lin *Lineage) string {
 	for _, c := range lin.Changes {
 		b.WriteString("change " + c.String() + "\n")
 	}
-	for _, cls := range sortedKeys(lin.Unknown) {
+	for _, cls := range slices.Sorted(maps.Keys(lin.Unknown)) {
 		fmt.Fprintf(&b, "unknown %s %d\n", cls, lin.Unknown[cls])
 	}
 	lines := renderEdges("->", lin.Edges)

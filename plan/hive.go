@@ -34,11 +34,7 @@ func extractHive(env *events.Envelope, b Budget) (*Lineage, Budget) {
 	if n := len(h.Vertices); n > b.Nodes {
 		tooComplex(BudgetNodes, n, b.Nodes, true)
 	}
-	x := &hiveExtractor{
-		h: h, budget: b,
-		reads: map[string]*Dataset{}, writes: map[string]*Write{}, columns: map[*Dataset]map[string]bool{},
-		edges: map[[2]string]dep{}, rows: map[[2]string]dep{},
-	}
+	x := &hiveExtractor{h: h, collector: newCollector(b.Edges)}
 	x.outputs()
 	for _, d := range h.Inputs {
 		for _, ds := range Identify(&d) {
@@ -50,33 +46,16 @@ func extractHive(env *events.Envelope, b Budget) (*Lineage, Budget) {
 		x.edge(&h.Edges[i])
 	}
 	lin := &Lineage{Unknown: map[string]int{}}
-	for _, k := range x.order {
-		lin.Writes = append(lin.Writes, *x.writes[k])
-	}
-	for _, k := range sortedKeys(x.reads) {
-		if _, written := x.writes[k]; written && x.reads[k].Kind == "view" {
-			continue
-		}
-		lin.Reads = append(lin.Reads, *x.reads[k])
-	}
-	lin.Edges = sortedEdges(x.edges)
-	lin.RowDeps = sortedEdges(x.rows)
-	return lin, Budget{Nodes: len(h.Vertices), Edges: x.count, Depth: 1}
+	x.finish(lin)
+	return lin, Budget{Nodes: len(h.Vertices), Edges: x.charged, Depth: 1}
 }
 
 type hiveExtractor struct {
 	h       *events.Hive
-	budget  Budget
-	reads   map[string]*Dataset
-	writes  map[string]*Write
-	order   []string                     // write keys in output order
-	byTable map[string]*Write            // "db.table" (lower case) → write
-	dir     *Write                       // the one directory written, if exactly one
-	columns map[*Dataset]map[string]bool // column keys of each dataset
-	vertex  []hiveVertex                 // by vertex id
-	edges   map[[2]string]dep            // column → column
-	rows    map[[2]string]dep            // column → written dataset
-	count   int                          // pairs and roles, against budget.Edges
+	byTable map[string]*Write // "db.table" (lower case) → write
+	dir     *Write            // the one directory written, if exactly one
+	vertex  []hiveVertex      // by vertex id
+	collector
 }
 
 // hiveVertex is a vertex resolved: a column of a dataset (col set), a dataset (table), or nothing.
@@ -134,39 +113,6 @@ func (x *hiveExtractor) outputs() {
 			}
 		}
 	}
-}
-
-func (x *hiveExtractor) write(ds Dataset, mode string) *Write {
-	if w, ok := x.writes[ds.Key]; ok {
-		return w
-	}
-	w := &Write{Dataset: ds, Mode: mode}
-	x.writes[ds.Key] = w
-	x.order = append(x.order, ds.Key)
-	return w
-}
-
-func (x *hiveExtractor) read(ds Dataset) *Dataset {
-	if d, ok := x.reads[ds.Key]; ok {
-		return d
-	}
-	d := ds
-	x.reads[ds.Key] = &d
-	return &d
-}
-
-func (x *hiveExtractor) addColumn(d *Dataset, name, typ string) string {
-	key := ColumnKey(d.Key, name)
-	have := x.columns[d]
-	if have == nil {
-		have = map[string]bool{}
-		x.columns[d] = have
-	}
-	if !have[key] {
-		have[key] = true
-		d.Columns = append(d.Columns, Column{Key: key, Name: name, Type: typ})
-	}
-	return key
 }
 
 // resolveVertices maps every vertex to a column or dataset. A vertex is a target when some edge
@@ -234,7 +180,7 @@ func (x *hiveExtractor) edge(e *events.HiveEdge) {
 			}
 			for _, t := range e.Targets {
 				if dst := x.vertex[t]; dst.col != "" {
-					x.add(x.edges, src.col, dst.col, d)
+					x.addEdge(x.edges, src.col, dst.col, d)
 				}
 			}
 		}
@@ -262,7 +208,7 @@ func (x *hiveExtractor) edge(e *events.HiveEdge) {
 			}
 			for _, k := range x.order {
 				if w := x.writes[k]; written[w] {
-					x.add(x.rows, src.col, w.Key, dep{{indirect: sub, expr: expr}})
+					x.addEdge(x.rows, src.col, w.Key, dep{{indirect: sub, expr: expr}})
 				}
 			}
 		}
@@ -319,23 +265,6 @@ func projection(expr, label string) dep {
 		d = d.merge(tr{indirect: Conditional, expr: expr})
 	}
 	return d
-}
-
-func (x *hiveExtractor) add(m map[[2]string]dep, src, dst string, d dep) {
-	k := [2]string{src, dst}
-	old, had := m[k]
-	before := len(old)
-	for _, t := range d {
-		old = old.merge(t)
-	}
-	m[k] = old
-	x.count += len(old) - before
-	if !had {
-		x.count++
-	}
-	if x.count > x.budget.Edges {
-		tooComplex(BudgetEdges, x.count, x.budget.Edges, false)
-	}
 }
 
 // splitVertex splits Hive's "db.table.column" (database and table names hold no dots; a column

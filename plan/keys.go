@@ -194,3 +194,11 @@ func ResultDataset(app events.App, action string, columns []string) Dataset {
 	}
 	return Named(resultNamespace, app.Namespace+"/"+app.Name+"/"+action+"-"+hex.EncodeToString(sum[:6]))
 }
+
+// quoteField quotes a field name that contains a dot or a backquote, as Spark quotes identifiers.
+func quoteField(name string) string {
+	if !strings.ContainsAny(name, ".`") {
+		return name
+	}
+	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+}

@@ -1,6 +1,12 @@
 package plan
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
+
+// ErrUnsupported is returned for plans whose lineage cannot be extracted. It is permanent.
+var ErrUnsupported = errors.New("unsupported plan")
 
 // Lineage is what one event says about data flow, in the shape of OpenLineage's column lineage
 // facet: the datasets it read and wrote; per written column, its input columns, each with every
@@ -201,4 +207,20 @@ func (e Edge) Direct() bool {
 		}
 	}
 	return false
+}
+
+// maxExpr bounds the expression text kept on an edge.
+const maxExpr = 240
+
+// Truncate cuts an expression's text to the length kept on an edge (240 bytes), at a UTF-8
+// boundary, marking the cut with "…".
+func Truncate(s string) string {
+	if len(s) <= maxExpr {
+		return s
+	}
+	cut := maxExpr
+	for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+		cut--
+	}
+	return s[:cut] + "…"
 }

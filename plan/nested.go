@@ -1,10 +1,10 @@
 package plan
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
-
-	"github.com/colline/colline/events"
 )
 
 // Struct fields (event format 1.4). Where Spark's plan resolves a field, lineage is kept at the
@@ -26,76 +26,9 @@ import (
 //
 // A field's key is its column's key followed by the dotted path (ColumnKey, FieldKey); a name that
 // contains a dot or a backquote is quoted with backquotes, as Spark quotes identifiers.
-
-// structural expression classes keep their value's structure: a field read of their result is a
-// field read of their input, and the fields built below them are the fields of their result.
-var structural = map[string]bool{
-	"JsonToStructs": true, "StructsToJson": true, "If": true, "CaseWhen": true, "Coalesce": true,
-}
-
-// keepsStructure reports whether class keeps a value's structure (see structural).
-func keepsStructure(class string) bool { return transparent[class] || structural[class] }
-
-// nested handles the expressions that read or build struct fields; false: not one, or without
-// the names to resolve it (the caller then walks x as any other expression).
-func (r *resolver) nested(i int, x *events.Expr, c ectx, out *acc) bool {
-	switch x.Class {
-	case "GetStructField", "GetArrayStructFields":
-		if x.Name == "" || len(x.Children) != 1 {
-			return false
-		}
-		cc := c
-		cc.field = joinPath(quoteField(x.Name), c.field)
-		r.walk(i, &x.Children[0], cc, out)
-		return true
-	case "CreateNamedStruct":
-		if len(x.Fields) == 0 || len(x.Fields)*2 != len(x.Children) {
-			return false
-		}
-		if c.field != "" {
-			head, rest := splitPath(c.field)
-			for k, f := range x.Fields {
-				if strings.EqualFold(quoteField(f), head) {
-					cc := c
-					cc.field = rest
-					r.walk(i, &x.Children[2*k+1], cc, out)
-					return true
-				}
-			}
-			return false
-		}
-		if c.indirect != "" || c.sealed {
-			return false // a condition reads the whole struct; below a new value, fields are its parts
-		}
-		for k, f := range x.Fields {
-			cc := c
-			cc.build = joinPath(c.build, quoteField(f))
-			r.walk(i, &x.Children[2*k+1], cc, out)
-		}
-		return true
-	case "If":
-		// IF(x IS NULL, NULL, named_struct(…x's fields…)): how the analyzer casts a struct to a
-		// table's struct type (by field); null stays null, every field keeps its value
-		if len(x.Children) != 3 || x.Children[0].Class != "IsNull" || x.Children[1].Class != "Literal" ||
-			x.Children[2].Class != "CreateNamedStruct" || len(x.Children[2].Fields) == 0 {
-			return false
-		}
-		r.walk(i, &x.Children[2], c, out)
-		return true
-	case "GetArrayItem":
-		// items[0].sku: a field of one element is the array's field, picked: TRANSFORMATION
-		if c.field == "" || len(x.Children) != 2 {
-			return false
-		}
-		cc := c
-		cc.kind = max(cc.kind, kindTransformation)
-		r.walk(i, &x.Children[0], cc, out)
-		cc.field, cc.sealed = "", true // the index picks the element: part of the field's value
-		r.walk(i, &x.Children[1], cc, out)
-		return true
-	}
-	return false
-}
+//
+// The expressions that read or build fields are walked with the others (expr.go: nested); this
+// file narrows sources to a field, names fields, feeds them and lists them in their datasets.
 
 // narrow returns the sources of field path of a value whose sources are d (see the package
 // comment above): a source of the whole value becomes its field; a source of one field of the
@@ -104,7 +37,7 @@ func (r *resolver) nested(i int, x *events.Expr, c ectx, out *acc) bool {
 func (r *resolver) narrow(d deps, path string) deps {
 	r.charge(len(d))
 	out := make(deps, len(d))
-	for _, src := range sortedDepKeys(d) {
+	for _, src := range slices.Sorted(maps.Keys(d)) {
 		for _, t := range d[src] {
 			switch {
 			case t.indirect != "":
@@ -141,9 +74,6 @@ func (r *resolver) fieldKey(parent, path string) string {
 	}
 	return parent
 }
-
-// fieldOf is a struct field met during extraction: its parent's key and its own (quoted) name.
-type fieldOf struct{ parent, name string }
 
 // addFields adds the fields met during extraction to the datasets whose columns they are fields
 // of (a table both read and written has them in both), parents first, each with the key of its
@@ -183,8 +113,8 @@ func (r *resolver) addFields() {
 
 // feedColumn adds the edges of the sources d of the value written to column name of target: a
 // source that fed a field of a built struct feeds that field of the column.
-func (r *resolver) feedColumn(edges map[[2]string]dep, target *Dataset, name, col string, d deps) {
-	for _, src := range sortedDepKeys(d) {
+func (r *resolver) feedColumn(target *Dataset, name, col string, d deps) {
+	for _, src := range slices.Sorted(maps.Keys(d)) {
 		var whole dep
 		parts := map[string]dep{}
 		for _, t := range d[src] {
@@ -197,42 +127,14 @@ func (r *resolver) feedColumn(edges map[[2]string]dep, target *Dataset, name, co
 			parts[f] = parts[f].merge(t)
 		}
 		if whole != nil {
-			r.addEdge(edges, src, col, whole)
+			r.addEdge(r.edges, src, col, whole)
 		}
-		for _, f := range sortedKeys(parts) {
+		for _, f := range slices.Sorted(maps.Keys(parts)) {
 			key := r.fieldKey(col, f)
 			r.addColumn(target, name, "") // the parent is a column of the target (fed or not)
-			r.addEdge(edges, src, key, parts[f])
+			r.addEdge(r.edges, src, key, parts[f])
 		}
 	}
-}
-
-func sortedDepKeys(d deps) []string {
-	keys := make([]string, 0, len(d))
-	for k := range d {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// quoteField quotes a field name that contains a dot or a backquote, as Spark quotes identifiers.
-func quoteField(name string) string {
-	if !strings.ContainsAny(name, ".`") {
-		return name
-	}
-	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
-}
-
-// joinPath joins two dotted paths, either of which may be empty.
-func joinPath(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + "." + b
 }
 
 // splitPath splits a dotted path after its first (possibly quoted) name.

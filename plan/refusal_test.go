@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestMissingCTEDefinition(t *testing.T) {
 		t.Fatal("no CTERelationRef in the captured event")
 	}
 	_, err := Extract(env)
-	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "node "+itoa(ref)+" (CTERelationRef) reads CTE 987654") {
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "node "+strconv.Itoa(ref)+" (CTERelationRef) reads CTE 987654") {
 		t.Errorf("got %v, want ErrUnsupported naming node %d and CTE 987654", err, ref)
 	}
 }

@@ -2,128 +2,13 @@ package plan
 
 import (
 	"strings"
-
-	"github.com/colline/colline/events"
 )
 
-// scope maps the exprIds a node outputs to the source columns behind them.
-type scope map[int64]deps
-
-// resolver computes node scopes bottom-up, each node once.
-type resolver struct {
-	nodes   []events.Node
-	memo    []scope
-	state   []uint8 // 0 new, 1 in progress, 2 done
-	lastOut map[int64]int
-	cteDefs map[int64]int
-	loops   map[int64]int // UnionLoop nodes by loop id
-	reads   map[string]*Dataset
-	sinks   []sink
-	unknown map[string]int
-	changes []Change
-	rowDeps map[int]deps                 // memo of indirect
-	columns map[*Dataset]map[string]bool // column keys of each dataset, for addColumn
-	fields  map[string]fieldOf           // struct fields met, by key (nested.go)
-	budget  Budget
-	depth   int // nesting of outputs and indirect now
-	deepest int // the most depth reached
-	work    int // entries copied or merged so far (Budget.Work)
-	edges   int // edge pairs and roles so far (Budget.Edges)
-}
-
-// enter counts one more level of recursion into a node; leave undoes it.
-func (r *resolver) enter() {
-	r.depth++
-	r.deepest = max(r.deepest, r.depth)
-	if r.depth > r.budget.Depth {
-		tooComplex(BudgetDepth, r.depth, r.budget.Depth, false)
-	}
-}
-
-func (r *resolver) leave() { r.depth-- }
-
-// charge counts n entries of work.
-func (r *resolver) charge(n int) {
-	r.work += n
-	if r.work > r.budget.Work {
-		tooComplex(BudgetWork, r.work, r.budget.Work, false)
-	}
-}
-
-// addAll merges o into d, charged to the work budget.
-func (r *resolver) addAll(d, o deps) {
-	r.charge(len(o))
-	d.addAll(o)
-}
-
-// through is the package's through, charged to the work budget.
-func (r *resolver) through(src deps, step ectx) deps {
-	r.charge(len(src))
-	return through(src, step)
-}
-
-const (
-	stateNew = iota
-	stateBusy
-	stateDone
-)
-
-func newResolver(env *events.Envelope, b Budget) *resolver {
-	r := &resolver{
-		budget:  b,
-		nodes:   env.Nodes,
-		memo:    make([]scope, len(env.Nodes)),
-		state:   make([]uint8, len(env.Nodes)),
-		lastOut: map[int64]int{},
-		cteDefs: map[int64]int{},
-		loops:   map[int64]int{},
-		reads:   map[string]*Dataset{},
-		unknown: map[string]int{},
-		rowDeps: map[int]deps{},
-		columns: map[*Dataset]map[string]bool{},
-		fields:  map[string]fieldOf{},
-	}
-	for i := range env.Nodes {
-		n := &env.Nodes[i]
-		for _, a := range n.Output {
-			r.lastOut[a.ExprID] = i
-		}
-		switch shortClass(n.Class) {
-		case "CTERelationDef":
-			if id, ok := intArg(n, "cteId"); ok {
-				r.cteDefs[id] = i
-			}
-		case "UnionLoop":
-			if id, ok := intArg(n, "loopId"); ok {
-				r.loops[id] = i
-			}
-		}
-	}
-	return r
-}
-
-// shortClass strips the package and a Scala object's trailing "$".
-func shortClass(fqcn string) string {
-	s := fqcn[strings.LastIndexByte(fqcn, '.')+1:]
-	return strings.TrimSuffix(s, "$")
-}
-
-func intArg(n *events.Node, key string) (int64, bool) {
-	switch v := n.Args[key].(type) {
-	case float64:
-		return int64(v), true
-	case string:
-		var x int64
-		for _, c := range v {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			x = x*10 + int64(c-'0')
-		}
-		return x, v != ""
-	}
-	return 0, false
-}
+// Resolving a node: outputs(i) is what node i outputs, each attribute with the source columns
+// behind it (its scope); decides(i) the columns that decide which rows reach it. Both are
+// memoized per node and are where every recursion comes back: the rules per node class
+// (rules.go) resolve a node from its children's outputs, and expressions (expr.go) look their
+// attributes up in the nodes that output them.
 
 // passthroughs output their child's attributes unchanged (same exprIds); the generic rule
 // handles them exactly, so they are listed only to tell them from unknown classes.
@@ -267,141 +152,6 @@ func (r *resolver) compute(i int) scope {
 	return r.generic(i)
 }
 
-// leaf resolves a node that carries a dataset identity: its outputs are that dataset's columns.
-// A temporary view is collapsed into its plan; a persistent view is a dataset of its own whose
-// columns are fed by the view's plan.
-func (r *resolver) leaf(i int, cls string) (scope, bool) {
-	n := &r.nodes[i]
-	if n.Dataset.Kind == "view" && (n.Dataset.Temporary || len(n.Children) == 0) {
-		if len(n.Children) == 0 {
-			return scope{}, true
-		}
-		return nil, false // collapse: resolve through the child
-	}
-	sets := Identify(n.Dataset)
-	if len(sets) == 0 {
-		return scope{}, true
-	}
-	s := make(scope, len(n.Output))
-	for _, a := range n.Output {
-		d := deps{}
-		if a.MetadataCol {
-			s[a.ExprID] = d // _file, _pos, …: not a column of the dataset, feeds nothing
-			continue
-		}
-		for k := range sets {
-			ds := r.read(sets[k])
-			r.addColumn(ds, a.Name, a.Type)
-			d.add(ColumnKey(ds.Key, a.Name), dep{{kind: kindIdentity}})
-		}
-		s[a.ExprID] = d
-	}
-	if cls == "View" && len(n.Children) > 0 {
-		for k := range sets {
-			r.sinks = append(r.sinks, sink{target: sets[k], query: n.Children[0], view: true, names: names(n.Output)})
-		}
-	}
-	return s, true
-}
-
-// mergeRows resolves the MergeRows of a rewritten MERGE (event format 1.3): output k reads
-// expression k of every instruction's output (Keep, Split and its other output), whatever clause
-// it belongs to; every instruction's condition (`WHEN MATCHED AND …`) decides which instruction,
-// hence which value, a row gets: CONDITIONAL for every output (also a Discard's, a DELETE clause:
-// copy-on-write plans express it as Discard, merge-on-read ones as a delete row, so one rule keeps
-// both modes alike). Without the instruction roles (older events) the generic rule applies.
-func (r *resolver) mergeRows(i int) (scope, bool) {
-	n := &r.nodes[i]
-	var rows [][]*events.Expr
-	conds := deps{}
-	for _, list := range []string{"matched", "notMatched", "notMatchedBySource"} {
-		for k := 0; ; k++ {
-			key := list + "." + itoa(k)
-			if n.Arg(key+".instruction") == "" {
-				break
-			}
-			for _, role := range []string{".output", ".otherOutput"} {
-				if es, ok := n.Exprs[key+role]; ok {
-					row := make([]*events.Expr, len(es))
-					for j := range es {
-						row[j] = &es[j]
-					}
-					rows = append(rows, row)
-				}
-			}
-			cond := n.Exprs[key+".condition"]
-			r.addAll(conds, r.exprDeps(i, cond, ectx{kind: kindTransformation, indirect: Conditional, expr: roleSQL(cond)}))
-		}
-	}
-	if len(rows) == 0 {
-		return nil, false
-	}
-	s := r.positional(i, rows)
-	for _, a := range n.Output {
-		r.addAll(s[a.ExprID], conds)
-	}
-	return s, true
-}
-
-// generate resolves a Generate: the child's columns pass through (a peer bug was to give them
-// the generator's inputs); each generated column reads the generator's arguments. stack(n, a, b,
-// c, d) is positional: with two output columns, the first reads a and c, the second b and d.
-func (r *resolver) generate(i int) scope {
-	n := &r.nodes[i]
-	s := r.passthrough(i)
-	gens := n.Exprs["generator"]
-	c := ectx{kind: kindTransformation, expr: topSQL(gens)}
-	outs := n.Exprs["generatorOutput"]
-	if len(gens) == 1 && gens[0].Class == "Stack" && len(gens[0].Children) > 1 && len(outs) > 0 {
-		args := gens[0].Children[1:] // the first is the row count
-		for j, g := range outs {
-			d := deps{}
-			for k := j; k < len(args); k += len(outs) {
-				r.addAll(d, r.expr(i, &args[k], c))
-			}
-			if g.ExprID != nil {
-				s[*g.ExprID] = d
-			}
-		}
-		return s
-	}
-	gen := r.exprDeps(i, gens, c)
-	for _, g := range outs {
-		if g.ExprID != nil {
-			s[*g.ExprID] = gen
-		}
-	}
-	return s
-}
-
-func (r *resolver) read(d Dataset) *Dataset {
-	if ds, ok := r.reads[d.Key]; ok {
-		return ds
-	}
-	ds := d
-	r.reads[d.Key] = &ds
-	return &ds
-}
-
-// addColumn adds a column to d unless d has it, in constant time: the column keys of every
-// dataset are indexed (a linear scan made wide writes quadratic).
-func (r *resolver) addColumn(d *Dataset, name, typ string) {
-	key := ColumnKey(d.Key, name)
-	have := r.columns[d]
-	if have == nil {
-		have = make(map[string]bool, len(d.Columns))
-		for _, c := range d.Columns {
-			have[c.Key] = true
-		}
-		r.columns[d] = have
-	}
-	if have[key] {
-		return
-	}
-	have[key] = true
-	d.Columns = append(d.Columns, Column{Key: key, Name: name, Type: typ})
-}
-
 // lookup finds what exprId id means to node i: in its children's outputs first, else anywhere in
 // the event (outer references of correlated subqueries point outside their plan).
 func (r *resolver) lookup(i int, id int64) deps {
@@ -418,16 +168,6 @@ func (r *resolver) lookup(i int, id int64) deps {
 	return nil
 }
 
-func (r *resolver) passthrough(i int) scope {
-	s := scope{}
-	for _, a := range r.nodes[i].Output {
-		if d := r.childDeps(i, a.ExprID); d != nil {
-			s[a.ExprID] = d
-		}
-	}
-	return s
-}
-
 func (r *resolver) childDeps(i int, id int64) deps {
 	for _, c := range r.nodes[i].Children {
 		if d, ok := r.outputs(c)[id]; ok {
@@ -437,157 +177,84 @@ func (r *resolver) childDeps(i int, id int64) deps {
 	return nil
 }
 
-// named resolves a list of named expressions (a projection): each output is what its expression
-// reads.
-func (r *resolver) named(i int, list []events.Expr) scope {
-	s := make(scope, len(list))
-	for k := range list {
-		x := &list[k]
-		id := x.ExprID
-		if id == nil {
-			continue
-		}
-		if x.Class == "AttributeReference" {
-			s[*id] = r.lookup(i, *id)
-			continue
-		}
-		s[*id] = r.expr(i, x, ectx{expr: x.SQL})
+// decides collects the columns that decide which rows reach the root of the plan at q:
+// filter conditions, join conditions, grouping keys, sort keys, set operations' right sides, and
+// subqueries in those conditions (through walk). Subqueries in SELECT lists decide values, not
+// rows: walk handles them for their column only. A persistent view stops the walk: its rows are
+// its own sink's business. Results are memoized per node (subqueries are walked from many places).
+func (r *resolver) decides(q int) deps {
+	if d, ok := r.rowDeps[q]; ok {
+		return d
 	}
-	return s
-}
-
-// positional maps output k of node i to the union of rows[j][k] resolved in its child.
-func (r *resolver) positional(i int, rows [][]*events.Expr) scope {
-	n := &r.nodes[i]
-	s := make(scope, len(n.Output))
-	for k, a := range n.Output {
-		d := deps{}
-		for _, row := range rows {
-			if k < len(row) && row[k] != nil {
-				r.addAll(d, r.expr(i, row[k], ectx{expr: row[k].SQL}))
+	r.rowDeps[q] = deps{} // in progress: a cycle, impossible in a valid event, yields nothing
+	out := deps{}
+	seen := map[int]bool{}
+	var visit func(i int)
+	visit = func(i int) {
+		if seen[i] {
+			return
+		}
+		seen[i] = true
+		r.enter()
+		defer r.leave()
+		n := &r.nodes[i]
+		if n.Dataset != nil && n.Dataset.Kind == "view" && !n.Dataset.Temporary {
+			return
+		}
+		add := func(role, subtype string) {
+			c := ectx{kind: kindTransformation, indirect: subtype, expr: roleSQL(n.Exprs[role])}
+			r.addAll(out, r.exprDeps(i, n.Exprs[role], c))
+		}
+		switch cls := shortClass(n.Class); cls {
+		case "Filter":
+			add("condition", FilterSub)
+		case "Join":
+			add("condition", JoinSub)
+		case "LateralJoin":
+			// the lateral subquery's output is values (resolved like a join's right side); its
+			// correlation and the join condition decide rows
+			for k := range n.Exprs["expressions"] {
+				x := &n.Exprs["expressions"][k]
+				c := ectx{kind: kindTransformation, indirect: JoinSub, expr: x.SQL}
+				if x.Plan == nil {
+					r.addAll(out, r.expr(i, x, c))
+					continue
+				}
+				for col, d := range r.decides(*x.Plan) {
+					out.add(col, dep{{indirect: JoinSub, expr: d[0].expr}})
+				}
+				r.addAll(out, r.exprDeps(i, x.Children, c))
+			}
+		case "TypedFilter":
+			add("expressions", FilterSub) // a user function over the row decides which rows stay
+		case "Aggregate":
+			add("groupingExpressions", GroupBy)
+		case "Sort":
+			add("order", SortSub)
+		case "Intersect", "Except":
+			if len(n.Children) > 1 {
+				for _, d := range sortedScope(r.outputs(n.Children[1])) {
+					r.addAll(out, r.through(d, ectx{indirect: FilterSub, expr: strings.ToUpper(cls)}))
+				}
+			}
+		case "CTERelationRef":
+			// the rows of a CTE reference are the rows of its definition
+			if id, ok := intArg(n, "cteId"); ok {
+				if def, ok := r.cteDefs[id]; ok {
+					visit(def)
+				}
 			}
 		}
-		s[a.ExprID] = d
-	}
-	return s
-}
-
-// positionalFromChildren maps output k of node i to output k of each child (Union and friends).
-func (r *resolver) positionalFromChildren(i int, rows [][]int64) scope {
-	n := &r.nodes[i]
-	s := make(scope, len(n.Output))
-	for k, a := range n.Output {
-		d := deps{}
-		for j, row := range rows {
-			if k < len(row) && j < len(n.Children) {
-				r.addAll(d, r.outputs(n.Children[j])[row[k]])
-			}
+		children := n.Children
+		if shortClass(n.Class) == "WithCTE" && len(children) > 0 {
+			// only the plan: a definition's rows matter where a reference reads it
+			children = children[len(children)-1:]
 		}
-		s[a.ExprID] = d
-	}
-	return s
-}
-
-func (r *resolver) byPosition(out, in []events.Attribute, src scope) scope {
-	s := make(scope, len(out))
-	for k, a := range out {
-		if k < len(in) {
-			s[a.ExprID] = src[in[k].ExprID]
+		for _, c := range children {
+			visit(c)
 		}
 	}
-	return s
-}
-
-// generic handles classes without a rule: an output that a child outputs passes through; one
-// defined by a named expression of the node reads what that expression reads; anything else
-// reads every attribute the node's expressions reference, or failing that every child column.
-func (r *resolver) generic(i int) scope {
-	n := &r.nodes[i]
-	defs := map[int64]*events.Expr{}
-	for _, role := range sortedRoles(n.Exprs) {
-		for k := range n.Exprs[role] {
-			if x := &n.Exprs[role][k]; x.ExprID != nil && x.Class != "AttributeReference" {
-				defs[*x.ExprID] = x
-			}
-		}
-	}
-	s := make(scope, len(n.Output))
-	var all deps
-	for _, a := range n.Output {
-		if d := r.childDeps(i, a.ExprID); d != nil {
-			s[a.ExprID] = d
-			continue
-		}
-		if x, ok := defs[a.ExprID]; ok {
-			s[a.ExprID] = r.expr(i, x, ectx{expr: x.SQL})
-			continue
-		}
-		if all == nil {
-			all = r.allRefs(i)
-		}
-		s[a.ExprID] = all
-	}
-	return s
-}
-
-func (r *resolver) allRefs(i int) deps {
-	n := &r.nodes[i]
-	d := deps{}
-	for _, role := range sortedRoles(n.Exprs) {
-		r.addAll(d, r.exprDeps(i, n.Exprs[role], ectx{kind: kindTransformation}))
-	}
-	if len(d) == 0 {
-		for _, c := range n.Children {
-			for _, cd := range sortedScope(r.outputs(c)) {
-				r.addAll(d, r.through(cd, ectx{kind: kindTransformation}))
-			}
-		}
-	}
-	return d
-}
-
-func (r *resolver) exprDeps(i int, list []events.Expr, c ectx) deps {
-	out := newAcc()
-	for k := range list {
-		r.walk(i, &list[k], c, out)
-	}
-	return out.d
-}
-
-func expandRows(n *events.Node) [][]*events.Expr {
-	var rows [][]*events.Expr
-	for k := 0; ; k++ {
-		list, ok := n.Exprs["projections."+itoa(k)]
-		if !ok {
-			return rows
-		}
-		row := make([]*events.Expr, len(list))
-		for j := range list {
-			row[j] = &list[j]
-		}
-		rows = append(rows, row)
-	}
-}
-
-func exprIDs(attrs []events.Attribute) []int64 {
-	ids := make([]int64, len(attrs))
-	for k, a := range attrs {
-		ids[k] = a.ExprID
-	}
-	return ids
-}
-
-func names(attrs []events.Attribute) []string {
-	out := make([]string, len(attrs))
-	for k, a := range attrs {
-		out[k] = a.Name
-	}
+	visit(q)
+	r.rowDeps[q] = out
 	return out
-}
-
-func topSQL(list []events.Expr) string {
-	if len(list) > 0 {
-		return list[0].SQL
-	}
-	return ""
 }

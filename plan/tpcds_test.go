@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -202,9 +203,9 @@ func tpcdsQueries() []string {
 	for i := 1; i <= 99; i++ {
 		switch i {
 		case 14, 23, 24, 39:
-			out = append(out, "q"+itoa(i)+"a", "q"+itoa(i)+"b")
+			out = append(out, "q"+strconv.Itoa(i)+"a", "q"+strconv.Itoa(i)+"b")
 		default:
-			out = append(out, "q"+itoa(i))
+			out = append(out, "q"+strconv.Itoa(i))
 		}
 	}
 	return out

@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,7 +32,7 @@ func TestUnknownClassesFallBackToTheGenericRule(t *testing.T) {
 		case "Project", "Aggregate", "Join", "Filter", "SubqueryAlias":
 			n.Class = "com.example.Vendor" + cls
 			var all []events.Expr
-			for _, role := range sortedRoles(n.Exprs) {
+			for _, role := range slices.Sorted(maps.Keys(n.Exprs)) {
 				all = append(all, n.Exprs[role]...)
 			}
 			n.Exprs = map[string][]events.Expr{"expressions": all}

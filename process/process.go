@@ -1,6 +1,6 @@
 // Package process turns one message value (one event as the listener sent it, or a record of
-// Hive's LineageLogger) into a graph item:
-// the size and nesting limits, events.Decode, plan.Extract and graph.Check. It is the one
+// Hive's LineageLogger) into an item (record.Item):
+// the size and nesting limits, events.Decode, plan.Extract and record.Check. It is the one
 // processing step of colline: the consumer, the CLI, the benchmarks and the fault harness all call
 // it, so a value is judged the same way everywhere. It is pure: no I/O, no Kafka.
 //
@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/colline/colline/events"
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 // DefaultMaxBytes is the default of Step.MaxBytes: 32 MiB, so that plans of 20 MB and more are
@@ -37,7 +37,7 @@ var (
 // Stages timed by Step.Observe.
 const (
 	StageDecode  = "decode"  // the limits and events.Decode
-	StageExtract = "extract" // plan.Extract and graph.Check
+	StageExtract = "extract" // plan.Extract and record.Check
 )
 
 // Step is the processing step. The zero value applies the default limits and times nothing.
@@ -56,11 +56,11 @@ type Step struct {
 	LineageLog events.LineageLogOptions
 }
 
-// Item turns value into a graph item. On an error after decoding, the item still holds the event
+// Item turns value into an item. On an error after decoding, the item still holds the event
 // (for logs and dead letters) but no lineage.
-func (s Step) Item(value []byte) (graph.Item, error) {
-	if err := limits(value, s.MaxBytes); err != nil {
-		return graph.Item{}, err
+func (s Step) Item(value []byte) (record.Item, error) {
+	if err := Limits(value, s.MaxBytes); err != nil {
+		return record.Item{}, err
 	}
 	start := time.Now()
 	var env *events.Envelope
@@ -74,13 +74,13 @@ func (s Step) Item(value []byte) (graph.Item, error) {
 		// The decoders refuse a value nested deeper than MaxNesting (jsontext's own limit, the
 		// same: TestDecodersRefuseTooDeep), so only a value that failed can be too deep: the
 		// nesting is scanned then, to name that reason, not on every event.
-		if derr := depth(value); derr != nil {
+		if derr := Depth(value); derr != nil {
 			err = derr
 		}
 	}
 	s.observe(StageDecode, start)
 	if err != nil {
-		return graph.Item{}, err
+		return record.Item{}, err
 	}
 	start = time.Now()
 	it, err := lineage(env, s.Budget)
@@ -89,20 +89,20 @@ func (s Step) Item(value []byte) (graph.Item, error) {
 }
 
 // lineage extracts the lineage of env and checks that the graph can store it.
-func lineage(env *events.Envelope, b plan.Budget) (graph.Item, error) {
+func lineage(env *events.Envelope, b plan.Budget) (record.Item, error) {
 	lin, err := plan.ExtractWithin(env, b)
 	if err != nil {
-		return graph.Item{Event: env}, err
+		return record.Item{Event: env}, err
 	}
-	it := graph.Item{Event: env, Lineage: lin}
-	if err := graph.Check(it); err != nil {
-		return graph.Item{Event: env}, err
+	it := record.Item{Event: env, Lineage: lin}
+	if err := record.Check(&it); err != nil {
+		return record.Item{Event: env}, err
 	}
 	return it, nil
 }
 
-// limits checks the size of a value against max (0: DefaultMaxBytes), before any parsing.
-func limits(value []byte, max int) error {
+// Limits checks the size of a value against max (0: DefaultMaxBytes), before any parsing.
+func Limits(value []byte, max int) error {
 	if max <= 0 {
 		max = DefaultMaxBytes
 	}
@@ -112,8 +112,8 @@ func limits(value []byte, max int) error {
 	return nil
 }
 
-// depth checks the nesting of a value against MaxNesting.
-func depth(value []byte) error {
+// Depth checks the nesting of a value against MaxNesting.
+func Depth(value []byte) error {
 	if nesting(value, MaxNesting) > MaxNesting {
 		return fmt.Errorf("%w: more than %d levels of arrays and objects", ErrTooDeep, MaxNesting)
 	}

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/colline/colline/events"
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/plan/hostile"
+	"github.com/colline/colline/record"
 )
 
 // captured is an event Spark 3.5 emitted through the listener (plan/testdata).
@@ -34,7 +34,8 @@ func TestItem(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Item = %v", err)
 	}
-	if err := graph.Check(it); err != nil || len(it.Lineage.Edges) == 0 {
+	fresh := record.Item{Event: it.Event, Lineage: it.Lineage} // checked anew, not by the mark Step left
+	if err := record.Check(&fresh); err != nil || len(it.Lineage.Edges) == 0 {
 		t.Errorf("item: check %v, %d edges; want a checked item with edges", err, len(it.Lineage.Edges))
 	}
 	if stages[StageDecode] != 1 || stages[StageExtract] != 1 {
@@ -201,7 +202,7 @@ func TestReason(t *testing.T) {
 		{fmt.Errorf("x: %w", &openlineage.InvalidError{}), ReasonInvalidOpenLineage},
 		{fmt.Errorf("x: %w", plan.ErrUnsupported), ReasonUnsupportedPlan},
 		{fmt.Errorf("x: %w", &plan.TooComplexError{Budget: plan.BudgetDepth, Figure: 9, Limit: 8}), ReasonTooComplex},
-		{fmt.Errorf("x: %w", graph.ErrInvalidItem), ReasonInvalidLineage},
+		{fmt.Errorf("x: %w", record.ErrInvalidItem), ReasonInvalidLineage},
 		{errors.New("x"), ReasonOther},
 	} {
 		if got := Reason(tc.err); got != tc.want {

@@ -4,9 +4,9 @@ import (
 	"errors"
 
 	"github.com/colline/colline/events"
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 // Dead-letter reasons: the value of the consumer's colline.reason header and of its reason label.
@@ -19,7 +19,7 @@ const (
 	ReasonInvalidOpenLineage = "invalid_openlineage" // JSON, but not an OpenLineage event that conforms to the spec
 	ReasonTooComplex         = "too_complex"         // the plan is over a budget of Step.Budget (COLLINE_MAX_PLAN_*)
 	ReasonUnsupportedPlan    = "unsupported_plan"    // plan.Extract failed
-	ReasonInvalidLineage     = "invalid_lineage"     // the lineage cannot be stored as it is (graph.ErrInvalidItem)
+	ReasonInvalidLineage     = "invalid_lineage"     // the lineage cannot be stored as it is (record.ErrInvalidItem)
 	ReasonWriteRejected      = "write_rejected"      // Neo4j rejected the event's data (found by the consumer, at write time)
 	ReasonOther              = "other"               // an error of no known kind
 )
@@ -49,8 +49,14 @@ func Reason(err error) string {
 		return ReasonTooComplex
 	case errors.Is(err, plan.ErrUnsupported):
 		return ReasonUnsupportedPlan
-	case errors.Is(err, graph.ErrInvalidItem):
+	case errors.Is(err, record.ErrInvalidItem):
 		return ReasonInvalidLineage
 	}
 	return ReasonOther
+}
+
+// isInvalidOpenLineage reports an event the spec's schemas reject.
+func isInvalidOpenLineage(err error) bool {
+	var inv *openlineage.InvalidError
+	return errors.As(err, &inv)
 }

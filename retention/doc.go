@@ -12,5 +12,5 @@
 // same work twice, harmlessly.
 //
 // docs/operations.md ("Retention") has the variables, the metrics and the Cypher that previews
-// what a pass would remove (browser/queries/11-retention-preview.cypher).
+// what a pass would remove (neo4jbrowser/queries/11-retention-preview.cypher).
 package retention

@@ -21,6 +21,7 @@ import (
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -205,7 +206,7 @@ func testDriver(t *testing.T) neo4j.DriverWithContext {
 
 // item is a hand-built event (a unit-test input): job <prefix>ns/<job> reads src and writes dst,
 // column to column, with a row-level filter; run id is its event id.
-func item(prefix, job, id string, src, dst string, at time.Time) graph.Item {
+func item(prefix, job, id string, src, dst string, at time.Time) record.Item {
 	ds := func(name string) plan.Dataset {
 		d := plan.Dataset{Key: prefix + name, Namespace: prefix + "ns", Name: name, Kind: "table"}
 		for _, c := range []string{"id", "amount"} {
@@ -215,7 +216,7 @@ func item(prefix, job, id string, src, dst string, at time.Time) graph.Item {
 	}
 	a, b := ds(src), ds(dst)
 	tf := func(typ, sub string) []plan.Transformation { return []plan.Transformation{{Type: typ, Subtype: sub}} }
-	return graph.Item{
+	return record.Item{
 		Event: &events.Envelope{SchemaVersion: "1.0", EventID: prefix + id, EmittedAt: at.Add(time.Second).Format(time.RFC3339Nano),
 			Producer: events.Producer{Spark: "3.5.9"}, App: events.App{ID: "local-1", Name: job, Namespace: prefix + "ns"},
 			Query: events.Query{ExecutionID: 1, FuncName: "command", Status: "success", EndedAt: at.Format(time.RFC3339Nano)}},
@@ -297,7 +298,7 @@ func TestPruneWhileIngesting(t *testing.T) {
 	ctx := context.Background()
 	const jobs, oldRuns = 30, 600
 	job := func(i int) string { return fmt.Sprintf("job%02d", i%jobs) }
-	var batch []graph.Item
+	var batch []record.Item
 	for i := range oldRuns {
 		batch = append(batch, item(p, job(i), fmt.Sprintf("old-%04d", i), "src"+job(i), "dst"+job(i), old.Add(time.Duration(i)*time.Second)))
 		if len(batch) == 100 {
@@ -309,7 +310,7 @@ func TestPruneWhileIngesting(t *testing.T) {
 	}
 
 	// The even jobs run again before the pass: their edges are confirmed, the odd jobs' are not.
-	var confirm []graph.Item
+	var confirm []record.Item
 	for j := 0; j < jobs; j += 2 {
 		confirm = append(confirm, item(p, job(j), fmt.Sprintf("pre-%02d", j), "src"+job(j), "dst"+job(j), fresh))
 	}
@@ -350,7 +351,7 @@ func TestPruneWhileIngesting(t *testing.T) {
 			}
 			j := 2 * (i % (jobs / 2))
 			start := time.Now()
-			err := w.Write(ctx, []graph.Item{item(p, job(j), fmt.Sprintf("new-%04d", i), "src"+job(j), "dst"+job(j), fresh.Add(time.Duration(i)*time.Second))})
+			err := w.Write(ctx, []record.Item{item(p, job(j), fmt.Sprintf("new-%04d", i), "src"+job(j), "dst"+job(j), fresh.Add(time.Duration(i)*time.Second))})
 			slowest = max(slowest, time.Since(start))
 			if err != nil {
 				writeErrs = append(writeErrs, err)

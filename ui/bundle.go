@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/colline/colline/browser"
+	"github.com/colline/colline/neo4jbrowser"
 )
 
 // The page is a bundle built from ui/web by `make ui-bundle` (npm ci, TypeScript checks, esbuild)
@@ -51,7 +51,7 @@ func bundleHandler() http.Handler {
 	})
 }
 
-// The Neo4j Browser style and guide (package browser), fetched by Browser from its own origin:
+// The Neo4j Browser style and guide (package neo4jbrowser), fetched by Browser from its own origin:
 // open to every origin (they hold no data), and not behind the explorer's authentication.
 const (
 	styleFile = "colline.grass"
@@ -64,14 +64,14 @@ func browserFile(name string) http.HandlerFunc {
 		switch name {
 		case styleFile:
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.Write(browser.Style())
+			w.Write(neo4jbrowser.Style())
 		case guideFile:
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			scheme := "http"
 			if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
 				scheme = "https"
 			}
-			browser.Guide(w, scheme+"://"+r.Host)
+			neo4jbrowser.Guide(w, scheme+"://"+r.Host)
 		}
 	}
 }

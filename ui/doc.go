@@ -2,7 +2,7 @@
 // built into an embedded bundle, see bundle.go) that draws a column's upstream or downstream as
 // table boxes with column-to-column edges, and the JSON API it reads (/api/...), which reads the
 // graph through the Reader interface (*graph.Reader: read transactions, parameters only). It also
-// serves Neo4j Browser's style and guide (package browser) and /healthz, /readyz.
+// serves Neo4j Browser's style and guide (package neo4jbrowser) and /healthz, /readyz.
 //
 // Safe to expose: optional authentication (Auth: basic, bearer token, a trusted proxy's header),
 // TLS (Params.Server with a certificate), no write path to Neo4j, bounds on every request (walk

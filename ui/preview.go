@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // The SQL panel shows the lineage of statements that have not run, drawn like the graph's and
@@ -104,7 +106,7 @@ func (s *server) previewEvents(w http.ResponseWriter, r *http.Request, body []by
 		if err != nil {
 			pe.Error, pe.Reason = err.Error(), process.Reason(err)
 		} else {
-			pe.Job = graph.JobKey(it.Event.App)
+			pe.Job = record.JobKey(it.Event.App)
 			for _, wr := range it.Lineage.Writes {
 				pe.Writes = append(pe.Writes, wr.Key)
 			}
@@ -132,7 +134,7 @@ func (s *server) previewEvents(w http.ResponseWriter, r *http.Request, body []by
 			from = append(from, c.Key)
 		}
 	}
-	out := map[string]any{"events": evs, "lineage": subgraphJSON(sg, graph.Walk{}), "known": sortedKeys(known)}
+	out := map[string]any{"events": evs, "lineage": subgraphJSON(sg, graph.Walk{}), "known": nonNil(slices.Sorted(maps.Keys(known)))}
 	if len(from) > 0 {
 		walk := graph.Walk{From: from, Direction: graph.Downstream, Steps: min(previewSteps, s.p.MaxSteps), MaxColumns: s.p.MaxColumns, MaxEdges: s.p.MaxEdges}
 		down, err := s.r.Walk(r.Context(), walk)
@@ -143,15 +145,6 @@ func (s *server) previewEvents(w http.ResponseWriter, r *http.Request, body []by
 		out["downstream"] = subgraphJSON(down, walk)
 	}
 	reply(w, out)
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // lineageBuilder turns extracted lineage into the subgraph the page draws: written columns at

@@ -14,13 +14,12 @@ import (
 
 	"github.com/colline/colline/admin"
 	"github.com/colline/colline/config"
-	"github.com/colline/colline/emit"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
-	"github.com/colline/colline/intake"
 	"github.com/colline/colline/openlineage"
+	"github.com/colline/colline/openlineage/emit"
+	"github.com/colline/colline/openlineage/intake"
 	"github.com/colline/colline/plan"
-	"github.com/colline/colline/process"
 	"github.com/colline/colline/retention"
 )
 
@@ -40,7 +39,7 @@ func main() {
 }
 
 func run() error {
-	cfg, err := config.Load()
+	cfg, err := config.Load[config.Config]()
 	if err != nil {
 		return err
 	}
@@ -73,26 +72,23 @@ func run() error {
 	store := graph.NewWriter(driver, cfg.Neo4jDatabase)
 	store.Timeout = cfg.Neo4jWriteTimeout
 
-	var sec ingest.Security
-	if sec.TLS, err = cfg.KafkaTLSConfig(); err != nil {
-		return err
-	}
-	if sec.SASL, err = cfg.KafkaSASL(); err != nil {
+	sec, err := cfg.KafkaSecurity()
+	if err != nil {
 		return err
 	}
 	budget := plan.Budget{Depth: cfg.MaxPlanDepth, Nodes: cfg.MaxPlanNodes, Edges: cfg.MaxPlanEdges, Work: cfg.MaxPlanWork}
 	topics := []string{cfg.KafkaTopic}
 	var processor ingest.Processor = ingest.Extractor{Metrics: m, MaxBytes: cfg.MaxEventBytes, Budget: budget}
-	var olStep process.OpenLineage
+	var olStep intake.Step
 	if cfg.OpenlineageTopic != "" {
 		v, err := openlineage.NewValidator()
 		if err != nil {
 			return err
 		}
 		aliases, _ := cfg.Aliases() // validated by Load
-		olStep = process.OpenLineage{Validator: v, Names: openlineage.Names{Aliases: aliases}, MaxBytes: cfg.MaxEventBytes, Edges: cfg.MaxPlanEdges}
+		olStep = intake.Step{Validator: v, Names: openlineage.Names{Aliases: aliases}, MaxBytes: cfg.MaxEventBytes, Edges: cfg.MaxPlanEdges}
 		topics = append(topics, cfg.OpenlineageTopic)
-		processor = ingest.Topics{cfg.KafkaTopic: processor, cfg.OpenlineageTopic: ingest.OpenLineage{Step: olStep, Metrics: m}}
+		processor = ingest.Topics{cfg.KafkaTopic: processor, cfg.OpenlineageTopic: intake.Topic{Step: olStep, Metrics: m}}
 	}
 	reader := ingest.NewReader(ingest.ReaderOptions{
 		Brokers: cfg.KafkaBrokers, Topics: topics, Group: cfg.KafkaGroup, MaxBytes: cfg.KafkaMaxBytes, Security: sec,

@@ -45,6 +45,7 @@ import (
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // env is the private stack every scenario uses.
@@ -199,7 +200,7 @@ func loadCorpus(dir string) ([]fixture, error) {
 // message is one message to send, with the item the consumer should make of it (nil for poison).
 type message struct {
 	key, value []byte
-	item       *graph.Item
+	item       *record.Item
 	reason     string // the expected dead-letter reason of a poison message
 }
 
@@ -316,7 +317,7 @@ func renameDataset(v any, prefix string) {
 // expected is the graph the valid messages must leave in an empty Neo4j.
 func expected(t *testing.T, msgs []message) (graph.Counts, []graph.EdgeRow) {
 	t.Helper()
-	var items []graph.Item
+	var items []record.Item
 	for _, m := range msgs {
 		if m.item != nil {
 			items = append(items, *m.item)

@@ -15,7 +15,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/segmentio/kafka-go/compress"
 
-	"github.com/colline/colline/graph"
+	"github.com/colline/colline/record"
 )
 
 // testSlowNeo4j: Neo4j answers, but slowly: another transaction holds the locks every batch
@@ -42,7 +42,7 @@ func testSlowNeo4j(t *testing.T) {
 	// The lock: an open transaction that created every job key of the stream.
 	var jobs []string
 	for _, m := range msgs {
-		if k := graph.JobKey(m.item.Event.App); !slices.Contains(jobs, k) {
+		if k := record.JobKey(m.item.Event.App); !slices.Contains(jobs, k) {
 			jobs = append(jobs, k)
 		}
 	}

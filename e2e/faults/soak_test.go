@@ -24,6 +24,7 @@ import (
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // TestSoak is the long run: one consumer, events at a steady rate (COLLINE_SOAK_RATE, 50/s) of
@@ -212,7 +213,7 @@ func TestSoak(t *testing.T) {
 	}
 
 	// Expected: the lineage of every template sent, and per run what each event adds.
-	var items []graph.Item
+	var items []record.Item
 	for k, u := range used {
 		if u {
 			items = append(items, templates[k].item)
@@ -244,7 +245,7 @@ func TestSoak(t *testing.T) {
 type template struct {
 	key, raw        []byte
 	id, at, endedAt []byte // the template's own "eventId", "emittedAt" and "endedAt" fields, replaced
-	item            graph.Item
+	item            record.Item
 	perRun          map[string]int64 // relationships of its run: HAS_RUN, READ, WROTE, CHANGED
 	tpcds           bool
 }
@@ -319,7 +320,7 @@ func soakTemplates(t *testing.T, largeEvery int) []template {
 				t.Fatalf("template field %s found %d times", p, bytes.Count(b, p))
 			}
 		}
-		counts, _, err := graph.Preview([]graph.Item{it})
+		counts, _, err := graph.Preview([]record.Item{it})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -354,7 +355,7 @@ func countSpark(ts []template) int {
 	return n
 }
 
-func asMessages(items []graph.Item) []message {
+func asMessages(items []record.Item) []message {
 	out := make([]message, len(items))
 	for i := range items {
 		out[i] = message{item: &items[i]}

@@ -43,6 +43,7 @@ import (
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/record"
 )
 
 var env struct {
@@ -174,7 +175,7 @@ func topics(t *testing.T) (topic, dlq, group string) {
 }
 
 // corpus returns the captured events that make a valid graph, with the items they give.
-func corpus(t *testing.T, n int) ([][]byte, []graph.Item) {
+func corpus(t *testing.T, n int) ([][]byte, []record.Item) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(env.root, "plan", "testdata", "spark-3.5", "*", "*.json"))
 	if err != nil {
@@ -182,7 +183,7 @@ func corpus(t *testing.T, n int) ([][]byte, []graph.Item) {
 	}
 	sort.Strings(files)
 	var values [][]byte
-	var items []graph.Item
+	var items []record.Item
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -196,8 +197,8 @@ func corpus(t *testing.T, n int) ([][]byte, []graph.Item) {
 		if err != nil {
 			continue
 		}
-		it := graph.Item{Event: ev, Lineage: lin}
-		if graph.Check(it) != nil {
+		it := record.Item{Event: ev, Lineage: lin}
+		if record.Check(&it) != nil {
 			continue
 		}
 		values, items = append(values, b), append(items, it)
@@ -264,7 +265,7 @@ func wipe(t *testing.T, d neo4j.DriverWithContext) {
 }
 
 // compare checks that Neo4j holds exactly the graph of items.
-func compare(t *testing.T, d neo4j.DriverWithContext, items []graph.Item) {
+func compare(t *testing.T, d neo4j.DriverWithContext, items []record.Item) {
 	t.Helper()
 	want, wantEdges, err := graph.Preview(items)
 	if err != nil {
@@ -732,7 +733,7 @@ func TestListenerThroughSASLSSL(t *testing.T) {
 		r.Close()
 	}
 	var values [][]byte
-	var items []graph.Item
+	var items []record.Item
 	for _, m := range msgs {
 		values = append(values, m.Value)
 		ev, err := events.Decode(m.Value)
@@ -743,7 +744,7 @@ func TestListenerThroughSASLSSL(t *testing.T) {
 		if err != nil {
 			t.Fatalf("event at offset %d: %v", m.Offset, err)
 		}
-		if it := (graph.Item{Event: ev, Lineage: lin}); graph.Check(it) == nil {
+		if it := (record.Item{Event: ev, Lineage: lin}); record.Check(&it) == nil {
 			items = append(items, it)
 		}
 	}

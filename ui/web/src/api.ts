@@ -67,6 +67,11 @@ export interface Hit {
   match: 'exact' | 'prefix' | 'substring';
 }
 
+export interface SearchAnswer {
+  query: string;
+  hits: Hit[];
+}
+
 export interface Config {
   version: string;
   user: string;
@@ -190,7 +195,7 @@ async function get<T>(path: string, params: Record<string, string | number | str
 
 export const api = {
   config: () => get<Config>('config', {}),
-  search: (q: string, signal?: AbortSignal) => get<{ query: string; hits: Hit[] }>('search', { q, limit: 12 }, signal),
+  search: (q: string, signal?: AbortSignal) => get<SearchAnswer>('search', { q, limit: 12 }, signal),
   lineage: (p: { column?: string[]; dataset?: string; dir: Direction; steps: number; asOf?: string }) =>
     get<Subgraph>('lineage', { column: p.column, dataset: p.dataset, dir: p.dir, steps: p.steps, asOf: p.asOf }),
   impact: (p: { column?: string; dataset?: string; asOf?: string }) => get<ImpactAnswer>('impact', { column: p.column, dataset: p.dataset, asOf: p.asOf }),

@@ -1,4 +1,4 @@
-package browser
+package neo4jbrowser
 
 import (
 	"embed"

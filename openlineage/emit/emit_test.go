@@ -18,18 +18,18 @@ import (
 
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/events"
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
-	"github.com/colline/colline/intake"
 	"github.com/colline/colline/openlineage"
+	"github.com/colline/colline/openlineage/intake"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
+	"github.com/colline/colline/record"
 )
 
 // noGraph stands for Neo4j: this test is about what happens after the write.
 type noGraph struct{ n atomic.Int64 }
 
-func (g *noGraph) Write(_ context.Context, items []graph.Item) error {
+func (g *noGraph) Write(_ context.Context, items []record.Item) error {
 	g.n.Add(int64(len(items)))
 	return nil
 }
@@ -57,7 +57,7 @@ func (r *received) WriteMessages(_ context.Context, msgs ...kafka.Message) error
 // colline emits for each with lineage.
 func capturedEvents(t *testing.T) (values [][]byte, runIDs []string) {
 	t.Helper()
-	files, _ := filepath.Glob("../plan/testdata/spark-3.5/*/*.json")
+	files, _ := filepath.Glob("../../plan/testdata/spark-3.5/*/*.json")
 	sort.Strings(files)
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -104,7 +104,7 @@ func TestHTTPSinkSurvivesAnOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := &received{runs: map[string]int{}}
-	endpoint := &intake.Handler{Step: process.OpenLineage{Validator: v}, Publisher: got}
+	endpoint := &intake.Handler{Step: intake.Step{Validator: v}, Publisher: got}
 	var down atomic.Int32 // 2: drop connections, 1: 503, 0: up
 	down.Store(2)
 	var refused atomic.Int64
@@ -227,7 +227,7 @@ func TestKafkaSink(t *testing.T) {
 	k := stack.TestKafka(t)
 	topic, _, _ := k.TestTopics(t, "emit-kafka", 1, 0)
 	values, runIDs := capturedEvents(t)
-	var items []graph.Item
+	var items []record.Item
 	for _, v := range values[:5] {
 		it, err := process.Step{}.Item(v)
 		if err != nil {

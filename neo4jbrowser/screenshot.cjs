@@ -3,7 +3,7 @@
 // guide), run query 2 of the guide (upstream of a column, as a graph) and check what is drawn:
 // columns captioned table.column, relationships captioned with their type and subtype.
 //
-//   node browser/screenshot.cjs OUT.png      (browser/screenshot.sh sets it up)
+//   node neo4jbrowser/screenshot.cjs OUT.png      (neo4jbrowser/screenshot.sh sets it up)
 //
 // Environment: COLLINE_BROWSER_URL (default http://127.0.0.1:17474/browser/), COLLINE_BOLT_URL
 // (bolt://127.0.0.1:17687, no authentication), COLLINE_CHROMIUM (/usr/bin/chromium),

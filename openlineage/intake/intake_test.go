@@ -40,19 +40,20 @@ func (f *fakePublisher) WriteMessages(_ context.Context, msgs ...kafka.Message) 
 	return nil
 }
 
-func step(t *testing.T) process.OpenLineage {
+// step is the step of the tests: the spec's validator, the default limits.
+func step(t *testing.T) Step {
 	t.Helper()
 	v, err := openlineage.NewValidator()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return process.OpenLineage{Validator: v}
+	return Step{Validator: v}
 }
 
 // captured is a COMPLETE event dbt-ol emitted (openlineage/testdata/dbt), with a parent facet.
 func captured(t *testing.T) []byte {
 	t.Helper()
-	data, err := os.ReadFile("../openlineage/testdata/dbt/dbt-openlineage.jsonl")
+	data, err := os.ReadFile("../testdata/dbt/dbt-openlineage.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

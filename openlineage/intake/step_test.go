@@ -1,4 +1,4 @@
-package process
+package intake
 
 import (
 	"bufio"
@@ -9,25 +9,17 @@ import (
 	"testing"
 
 	"github.com/colline/colline/openlineage"
+	"github.com/colline/colline/process"
 )
 
-func olStep(t *testing.T) OpenLineage {
-	t.Helper()
-	v, err := openlineage.NewValidator()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return OpenLineage{Validator: v}
-}
-
-// Every event captured from a real producer (openlineage-spark, dbt-ol) becomes a graph item;
+// Every event captured from a real producer (openlineage-spark, dbt-ol) becomes an item (record.Item);
 // the only problems ignored are in facets colline does not read.
 func TestOpenLineageCaptured(t *testing.T) {
-	s := olStep(t)
+	s := step(t)
 	ignored := map[string]int{}
 	s.Ignored = func(schema string, p openlineage.Problem) { ignored[schema+" "+openlineage.FacetOf(p.Location)]++ }
-	files, _ := filepath.Glob("../openlineage/testdata/*/*/openlineage.jsonl")
-	more, _ := filepath.Glob("../openlineage/testdata/dbt/*.jsonl")
+	files, _ := filepath.Glob("../testdata/*/*/openlineage.jsonl")
+	more, _ := filepath.Glob("../testdata/dbt/*.jsonl")
 	files = append(files, more...)
 	if len(files) == 0 {
 		t.Fatal("no captured OpenLineage events")
@@ -43,7 +35,7 @@ func TestOpenLineageCaptured(t *testing.T) {
 		for n := 1; sc.Scan(); n++ {
 			it, err := s.Item(sc.Bytes())
 			if err != nil {
-				t.Errorf("%s:%d: %v (reason %s)", f, n, err, Reason(err))
+				t.Errorf("%s:%d: %v (reason %s)", f, n, err, process.Reason(err))
 				continue
 			}
 			events++
@@ -72,8 +64,8 @@ const olEvent = `{"eventTime":"2026-12-01T10:00:00Z","producer":"https://example
 const badDataSource = `,"dataSource":{"_producer":"https://example/p","_schemaURL":"https://openlineage.io/spec/facets/1-0-1/DatasourceDatasetFacet.json#/$defs/DatasourceDatasetFacet","uri":"file"}`
 
 func TestOpenLineageReasons(t *testing.T) {
-	s := olStep(t)
-	s.MaxBytes = 3 * MaxNesting
+	s := step(t)
+	s.MaxBytes = 3 * process.MaxNesting
 	s.Edges = 3
 	ok := strings.Replace(olEvent, "%s", "", 1)
 	for _, tc := range []struct {
@@ -81,16 +73,16 @@ func TestOpenLineageReasons(t *testing.T) {
 	}{
 		{"valid", ok, "", ""},
 		{"a problem in a facet colline does not read", strings.Replace(olEvent, "%s", badDataSource, 1), "", ""},
-		{"not JSON", `{"eventTime":`, ReasonInvalidJSON, "openlineage: not JSON: unexpected EOF"},
-		{"too large", ok + strings.Repeat(" ", 3*MaxNesting), ReasonTooLarge, "message too large"},
-		{"too deep", strings.Repeat("[", MaxNesting+1), ReasonTooDeep, "message nested too deeply"},
-		{"no eventTime", strings.Replace(ok, `"eventTime":"2026-12-01T10:00:00Z",`, "", 1), ReasonInvalidOpenLineage,
+		{"not JSON", `{"eventTime":`, process.ReasonInvalidJSON, "openlineage: not JSON: unexpected EOF"},
+		{"too large", ok + strings.Repeat(" ", 3*process.MaxNesting), process.ReasonTooLarge, "message too large"},
+		{"too deep", strings.Repeat("[", process.MaxNesting+1), process.ReasonTooDeep, "message nested too deeply"},
+		{"no eventTime", strings.Replace(ok, `"eventTime":"2026-12-01T10:00:00Z",`, "", 1), process.ReasonInvalidOpenLineage,
 			"openlineage: invalid RunEvent: /: missing property 'eventTime'"},
-		{"a run id that is not a UUID", strings.Replace(ok, "0191a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b", "run-1", 1), ReasonInvalidOpenLineage,
+		{"a run id that is not a UUID", strings.Replace(ok, "0191a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b", "run-1", 1), process.ReasonInvalidOpenLineage,
 			"openlineage: invalid RunEvent: /run/runId: 'run-1' is not valid uuid"},
-		{"a column lineage facet against its schema", strings.Replace(ok, `"inputFields":[`, `"inputFields":[{"namespace":"file"},`, 1), ReasonInvalidOpenLineage,
+		{"a column lineage facet against its schema", strings.Replace(ok, `"inputFields":[`, `"inputFields":[{"namespace":"file"},`, 1), process.ReasonInvalidOpenLineage,
 			"openlineage: invalid RunEvent: /outputs/0/facets/columnLineage/fields/a/inputFields/0: missing properties 'name', 'field'"},
-		{"over the edge budget", strings.Replace(ok, `"fields":{`, `"fields":{"b":{"inputFields":[{"namespace":"file","name":"/in","field":"b"}]},`, 1), ReasonTooComplex,
+		{"over the edge budget", strings.Replace(ok, `"fields":{`, `"fields":{"b":{"inputFields":[{"namespace":"file","name":"/in","field":"b"}]},`, 1), process.ReasonTooComplex,
 			"plan too complex: lineage edges and roles is 4, the edges budget is 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,8 +93,8 @@ func TestOpenLineageReasons(t *testing.T) {
 				}
 				return
 			}
-			if Reason(err) != tc.reason || err == nil || !strings.HasPrefix(err.Error(), tc.err) {
-				t.Errorf("Item = %v (reason %s), want %s: %s", err, Reason(err), tc.reason, tc.err)
+			if process.Reason(err) != tc.reason || err == nil || !strings.HasPrefix(err.Error(), tc.err) {
+				t.Errorf("Item = %v (reason %s), want %s: %s", err, process.Reason(err), tc.reason, tc.err)
 			}
 		})
 	}

@@ -1,9 +1,12 @@
-// Package intake is colline's OpenLineage HTTP endpoint: POST /api/v1/lineage, where
+// Package intake takes OpenLineage events in. Step is the processing step of one event (limits,
+// the spec's schemas, the lineage mapping, the edge budget, record.Check), the same for both
+// ways in: Topic, the consumer's processor of the OpenLineage topic (openlineage's Kafka
+// transport), and Handler, colline's OpenLineage HTTP endpoint: POST /api/v1/lineage, where
 // OpenLineage's HTTP transport (openlineage-spark, dbt-ol, Airflow, Flink, ...) posts one event
 // per request, answered as Marquez answers it (201 Created with an empty body).
 //
 // The endpoint does not write the graph: it runs the consumer's own processing step on the event
-// (process.OpenLineage: limits, the spec's schemas, the lineage mapping, graph.Check), answers 400
+// (Step: limits, the spec's schemas, the lineage mapping, record.Check), answers 400
 // with the reason when the event would be dead-lettered, and otherwise publishes the event,
 // unchanged, to the OpenLineage topic, keyed as openlineage's Kafka transport keys it. The
 // consumer loop (package ingest) reads that topic like any other, so HTTP events get the same

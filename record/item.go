@@ -1,4 +1,4 @@
-package graph
+package record
 
 import (
 	"errors"
@@ -22,6 +22,8 @@ type Item struct {
 	Event       *events.Envelope
 	OpenLineage *OpenLineage
 	Lineage     *plan.Lineage
+
+	checked bool // Check passed
 }
 
 // OpenLineage is what the graph keeps of an OpenLineage event besides its lineage: the job, and
@@ -79,8 +81,8 @@ func (it Item) Run() string {
 	return it.Event.EventID
 }
 
-// parentOf returns the parent run of an OpenLineage run event, nil when none.
-func parentOf(it Item) *ParentRun {
+// Parent returns the parent run of an OpenLineage run event, nil when none.
+func (it Item) Parent() *ParentRun {
 	if it.OpenLineage == nil || it.OpenLineage.RunID == "" {
 		return nil
 	}
@@ -118,8 +120,22 @@ func EventTime(env *events.Envelope) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// Check reports whether an item can be written. Errors wrap ErrInvalidItem.
-func Check(it Item) error {
+// Check reports whether an item can be written. Errors wrap ErrInvalidItem. An item that passes
+// is marked, and so is every copy of it: Check does not run on it again. The processing step that
+// makes an item checks it; the graph writer checks what it is given, which costs nothing for those
+// items and still refuses one built by hand. Do not change an item after Check: make a new one.
+func Check(it *Item) error {
+	if it.checked {
+		return nil
+	}
+	if err := check(*it); err != nil {
+		return err
+	}
+	it.checked = true
+	return nil
+}
+
+func check(it Item) error {
 	if (it.Event == nil) == (it.OpenLineage == nil) || it.Lineage == nil {
 		return fmt.Errorf("%w: item without event or lineage, or with both a listener and an OpenLineage event", ErrInvalidItem)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/openlineage"
+	"github.com/colline/colline/record"
 )
 
 // Event is one OpenLineage event to send: its JSON and its Kafka key (openlineage.MessageKey).
@@ -62,7 +62,7 @@ type Emitter struct {
 
 // Emit sends the events of the listener items (OpenLineage items are not emitted again: they
 // came from an OpenLineage producer).
-func (e *Emitter) Emit(ctx context.Context, items []graph.Item) error {
+func (e *Emitter) Emit(ctx context.Context, items []record.Item) error {
 	m, log := e.Metrics, e.Logger
 	if m == nil {
 		m = NewMetrics(nil)
@@ -76,7 +76,7 @@ func (e *Emitter) Emit(ctx context.Context, items []graph.Item) error {
 			continue
 		}
 		data, err := openlineage.FromSpark(it.Event, it.Lineage)
-		if err != nil { // graph.Check passed, so this is a bug: say so, do not stop the lineage
+		if err != nil { // record.Check passed, so this is a bug: say so, do not stop the lineage
 			m.emitted.WithLabelValues(ResultRejected).Inc()
 			log.Error("no OpenLineage event for a written event", "event", it.ID(), "err", err)
 			continue

@@ -38,13 +38,13 @@ type publisher interface {
 
 // Handler serves Path.
 type Handler struct {
-	Step           process.OpenLineage // Required: the consumer's step (its Validator, Names, limits).
-	Publisher      publisher           // Required: a producer on the OpenLineage topic.
-	APIKey         string              // Required bearer token when not empty.
-	MaxBytes       int64               // Largest body, decoded. Default: DefaultMaxBytes.
-	PublishTimeout time.Duration       // Default: DefaultPublishTimeout.
-	Metrics        *Metrics            // Default: NewMetrics(nil), not registered.
-	Logger         *slog.Logger        // Default: discard.
+	Step           Step          // Required: the consumer's step (its Validator, Names, limits).
+	Publisher      publisher     // Required: a producer on the OpenLineage topic.
+	APIKey         string        // Required bearer token when not empty.
+	MaxBytes       int64         // Largest body, decoded. Default: DefaultMaxBytes.
+	PublishTimeout time.Duration // Default: DefaultPublishTimeout.
+	Metrics        *Metrics      // Default: NewMetrics(nil), not registered.
+	Logger         *slog.Logger  // Default: discard.
 }
 
 // Results of a request, the result label of colline_openlineage_http_requests_total.
