@@ -81,8 +81,17 @@ func (it Item) Run() string {
 	return it.Event.EventID
 }
 
-// Parent returns the parent run of an OpenLineage run event, nil when none.
+// Parent returns the run an item's run was spawned from, nil when none: an OpenLineage run
+// event's parent facet; for a listener event that wrote in a foreachBatch micro-batch
+// (query.stream on an event that is not the stream's own), the streaming query's run, whose
+// event has the run id as its id.
 func (it Item) Parent() *ParentRun {
+	if env := it.Event; env != nil {
+		if st := env.Query.Stream; st != nil && st.RunID != "" && st.RunID != env.EventID && env.Query.FuncName != "stream" {
+			return &ParentRun{RunID: st.RunID, JobNamespace: env.App.Namespace, JobName: env.App.Name}
+		}
+		return nil
+	}
 	if it.OpenLineage == nil || it.OpenLineage.RunID == "" {
 		return nil
 	}
