@@ -120,6 +120,9 @@ func FromSpark(env *events.Envelope, lin *plan.Lineage) ([]byte, error) {
 			if x.Expr != "" {
 				tr["description"] = x.Expr
 			}
+			if rows := rowsFrom(x, sets); rows != nil {
+				tr[RowsFrom] = rows
+			}
 			trs = append(trs, tr)
 		}
 		return map[string]any{"namespace": d.Namespace, "name": d.Name, "field": c[1], "transformations": trs}, true
@@ -274,3 +277,23 @@ var facetURLs = sync.OnceValues(func() (map[string]string, error) {
 	}
 	return out, nil
 })
+
+// RowsFrom is colline's property of a transformation in a columnLineage facet's dataset list
+// (the facet allows more properties): a row-level dependency that decides only the rows of some
+// UNION branches lists the datasets those rows come from, as {namespace, name}; absent, it
+// decides every row of the output, as OpenLineage has it. An entry with an empty namespace and
+// the name "(inline data)" stands for a branch of inline rows (VALUES).
+const RowsFrom = "rowsFrom"
+
+// rowsFrom is the RowsFrom list of t (nil: every row).
+func rowsFrom(t plan.Transformation, sets map[string]plan.Dataset) []map[string]any {
+	var out []map[string]any
+	for _, key := range t.RowSources() {
+		if d, ok := sets[key]; ok {
+			out = append(out, map[string]any{"namespace": d.Namespace, "name": d.Name})
+			continue
+		}
+		out = append(out, map[string]any{"namespace": "", "name": key})
+	}
+	return out
+}
