@@ -1,6 +1,7 @@
 package openlineage
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -61,12 +62,19 @@ func FromSpark(env *events.Envelope, lin *plan.Lineage) ([]byte, error) {
 		eventType = Fail
 	}
 
-	runFacets := map[string]any{
-		"parent": f("ParentRunFacet.json", map[string]any{
-			"run": map[string]any{"runId": AppRunID(env.App.ID)},
-			"job": map[string]any{"namespace": env.App.Namespace, "name": env.App.Name},
-		}),
+	parent := map[string]any{
+		"run": map[string]any{"runId": AppRunID(env.App.ID)},
+		"job": map[string]any{"namespace": env.App.Namespace, "name": env.App.Name},
 	}
+	if st := env.Query.Stream; st != nil && st.RunID != "" && env.Query.FuncName != "stream" {
+		// a write of a foreachBatch micro-batch: its parent is the streaming query's run, which
+		// the stream's own event (eventId = run id) emitted
+		parent = map[string]any{
+			"run": map[string]any{"runId": RunID(st.RunID)},
+			"job": map[string]any{"namespace": env.App.Namespace, "name": streamJobName(env.App.Name, st)},
+		}
+	}
+	runFacets := map[string]any{"parent": f("ParentRunFacet.json", parent)}
 	if env.Producer.Spark != "" {
 		runFacets["processing_engine"] = f("ProcessingEngineRunFacet.json", map[string]any{
 			"version": env.Producer.Spark, "name": "spark", "openlineageAdapterVersion": env.Producer.Version,
@@ -250,11 +258,19 @@ func JobName(env *events.Envelope, lin *plan.Lineage) string {
 		target = lin.Writes[0].Name
 	case len(lin.Changes) > 0:
 		target = lin.Changes[0].Dataset.Name
+	case env.Query.FuncName == "stream" && env.Query.Stream != nil:
+		return streamJobName(env.App.Name, env.Query.Stream) // a foreachBatch stream writes no dataset
 	}
 	if target == "" {
 		return env.App.Name
 	}
 	return env.App.Name + "." + strings.TrimPrefix(target, "/")
+}
+
+// streamJobName is the job of a streaming query that writes no dataset (a foreachBatch sink):
+// "<app name>.<query name>", or the query id when it has no name.
+func streamJobName(app string, st *events.Stream) string {
+	return app + "." + cmp.Or(st.Name, st.ID)
 }
 
 // facetURLs maps the facet schema files colline emits to their _schemaURL at the embedded
