@@ -171,12 +171,15 @@ func TestMicroBatchesShareLineage(t *testing.T) {
 				if st == nil || env.Query.FuncName == "stream" {
 					continue
 				}
+				lin := mustExtract(t, env)
+				if len(lin.Writes) == 0 {
+					continue // the function's temporary view of the batch: no job ran, no batch id to name
+				}
 				if st.BatchID == nil || st.RunID == "" {
 					t.Errorf("%s: query.stream %+v, want the run and the batch", filepath.Base(f), *st)
 					continue
 				}
 				batches[*st.BatchID] = true
-				lin := mustExtract(t, env)
 				kafka := false
 				for _, r := range lin.Reads {
 					kafka = kafka || r.Kind == "kafka"
