@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION ?= $(shell dev/version)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 GO_BUILD := CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)'
 
@@ -229,7 +229,7 @@ listener-matrix: ## build the listener jar of every Spark/Scala line into listen
 # FROM scratch and without a registry (deploy/image), the listener and the Hive hook from a Maven
 # repository, the release (`make dist`). dev/containers installs podman and buildah (apt-get).
 DIST ?= $(CURDIR)/dist
-DIST_VERSION = $(shell dev/version)
+DIST_VERSION = $(VERSION)
 # every line of dev/spark/lines (`make dist DIST_LINES="3.5_2.12"` for some)
 DIST_LINES ?= $(shell dev/spark-lines)
 DIST_ARCHS ?= amd64 arm64
@@ -239,7 +239,6 @@ binaries-%: ui-bundle ## the consumer and the CLI (with the explorer's page) for
 	GOOS=linux GOARCH=$* $(GO_BUILD) -o bin/linux-$*/colline ./cmd/colline
 
 .PHONY: image
-image: VERSION = $(DIST_VERSION)
 image: binaries-amd64 ## build the image (podman, FROM scratch, no registry) ghcr.io/colline/colline-consumer:$(dev/version), twice, same digest
 	deploy/image/build --twice amd64
 
@@ -260,7 +259,6 @@ maven-repo: ## the listener of each of DIST_LINES and the Hive hook into a Maven
 	  echo "maven-repo: io.colline:colline-hive:$(DIST_VERSION) in $$(( $$(date +%s) - s ))s"
 
 .PHONY: dist
-dist: VERSION = $(DIST_VERSION)
 dist: chart-tools maven-repo $(addprefix binaries-,$(DIST_ARCHS)) ## the release in $(DIST): every listener line and the Hive hook (Maven layout), binaries, image (OCI archive), chart, SBOMs, SHA256SUMS
 	DIST=$(DIST) VERSION=$(DIST_VERSION) DIST_ARCHS="$(DIST_ARCHS)" COLLINE_TOOLS_BIN=$(TOOLS_BIN) deploy/dist
 

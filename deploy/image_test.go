@@ -121,7 +121,7 @@ func TestImageRun(t *testing.T) {
 	defer cancel()
 	version := image[strings.LastIndex(image, ":")+1:]
 
-	var cfg struct {
+	var images []struct {
 		Size   int64
 		Config struct {
 			User       string
@@ -129,10 +129,11 @@ func TestImageRun(t *testing.T) {
 			Labels     map[string]string
 		}
 	}
-	inspect := podman(t, "image", "inspect", "--format", "{{json .}}", image)
-	if err := json.Unmarshal([]byte(inspect), &cfg); err != nil {
+	inspect := podman(t, "image", "inspect", image)
+	if err := json.Unmarshal([]byte(inspect), &images); err != nil || len(images) != 1 {
 		t.Fatalf("podman image inspect: %v\n%s", err, inspect)
 	}
+	cfg := images[0]
 	head, _ := run(t, nil, "git", "-C", repo, "rev-parse", "HEAD")
 	for k, want := range map[string]string{
 		"org.opencontainers.image.version":  version,
@@ -177,7 +178,7 @@ func TestImageRun(t *testing.T) {
 	if len(pkgs) != 1 {
 		t.Fatalf("helm package wrote %v", pkgs)
 	}
-	manifest, err := run(t, nil, tool(t, "helm"), "template", "colline", pkgs[0], "--namespace", "lineage",
+	manifest, err := run(t, nil, tool(t, "helm"), "template", "colline", pkgs[0], "--namespace", "lineage", "--kube-version", kubeVersions[1],
 		"--set", "config.kafka.brokers={"+brokers+"}", "--set", "config.kafka.topic="+topic,
 		"--set", "config.kafka.dlqTopic="+topic+".dlq", "--set", "config.kafka.group="+topic,
 		"--set", "config.neo4j.uri="+neo4jURI, "--set", "config.neo4j.user=",
@@ -471,4 +472,3 @@ func getenv(k, def string) string {
 	}
 	return def
 }
-
