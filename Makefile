@@ -263,6 +263,8 @@ dist: chart-tools maven-repo $(addprefix binaries-,$(DIST_ARCHS)) ## the release
 	DIST=$(DIST) VERSION=$(DIST_VERSION) DIST_ARCHS="$(DIST_ARCHS)" COLLINE_TOOLS_BIN=$(TOOLS_BIN) deploy/dist
 
 .PHONY: install-test
-install-test: services listener ## Spark takes the listener from a Maven repository layout through --packages; docs/install.md's commands; the release layout verifies
+install-test: services chart-tools ## the Maven layout of the first ci line and the Hive hook, verified; Spark takes the listener from it (--packages...); docs/install.md's commands
+	rm -rf .cache/dist
 	$(MAKE) --no-print-directory maven-repo DIST=$(CURDIR)/.cache/dist DIST_LINES="$$(dev/spark-lines ci | head -1)"
+	deploy/dist-check .cache/dist $(DIST_VERSION)
 	COLLINE_DIST=$(CURDIR)/.cache/dist COLLINE_DIST_VERSION=$(DIST_VERSION) go test -count=1 -tags e2e -v -timeout 20m -run 'TestInstall' ./e2e/
