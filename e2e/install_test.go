@@ -46,7 +46,7 @@ func installDoc(t *testing.T) map[string]docBlock {
 	blocks := map[string]docBlock{}
 	check, in := "", false
 	var text strings.Builder
-	checkRe := regexp.MustCompile(`^<!-- check: ([a-z-]+)`)
+	checkRe := regexp.MustCompile(`^<!-- check: ([a-z0-9-]+)`)
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		l := sc.Text()
@@ -161,8 +161,10 @@ func TestInstallSpark(t *testing.T) {
 				t.Fatalf("dev/spark-submit %s: %v\n%s", strings.Join(args, " "), err, out)
 			}
 			if tc.check != "spark-jars-url" {
-				if !strings.Contains(string(out), "io.colline#colline-listener-spark3.5_2.12;"+version) {
-					t.Errorf("Spark's Ivy output does not name io.colline#colline-listener-spark3.5_2.12;%s:\n%s", version, out)
+				// repo-1: the first of spark.jars.repositories / --repositories, the layout
+				found := "found io.colline#colline-listener-spark3.5_2.12;" + version + " in repo-1"
+				if !strings.Contains(string(out), found) {
+					t.Errorf("Spark's Ivy output does not say %q:\n%s", found, out)
 				}
 				for _, l := range strings.Split(string(out), "\n") {
 					if strings.Contains(l, "found io.colline#") {
@@ -285,7 +287,7 @@ func TestInstallChecks(t *testing.T) {
 	c := stack.StartConsumer(t, bin, filepath.Join(t.TempDir(), "consumer.log"), "COLLINE_KAFKA_BROKERS="+s.Brokers,
 		"COLLINE_KAFKA_TOPIC="+topic, "COLLINE_KAFKA_DLQ_TOPIC="+topic+".dlq", "COLLINE_KAFKA_GROUP="+topic, "COLLINE_NEO4J_URI="+s.Neo4jURI)
 	neo4jHTTP := stack.Getenv("COLLINE_TEST_NEO4J_HTTP", "127.0.0.1:"+stack.Getenv("COLLINE_NEO4J_HTTP_PORT", "17474"))
-	bash := func(check string) string {
+	bash := func(check string) (string, error) {
 		t.Helper()
 		b, ok := blocks[check]
 		if !ok {
@@ -293,21 +295,24 @@ func TestInstallChecks(t *testing.T) {
 		}
 		text := strings.NewReplacer("localhost:9090", c.Addr, "localhost:7474", neo4jHTTP).Replace(b.text)
 		out, err := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", text).CombinedOutput()
-		if err != nil {
-			t.Fatalf("the %s block: %v\n%s", check, err, out)
-		}
-		return string(out)
+		return string(out), err
 	}
+	// until the consumer is ready (/readyz: 200) and has written the 4 events
+	const ok4 = `colline_ingest_messages_total{result="ok"} 4`
 	var metrics string
+	err = nil
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
-		if metrics = bash("check-metrics"); strings.Contains(metrics, `colline_ingest_messages_total{result="ok"} 4`) {
+		if metrics, err = bash("check-metrics"); err == nil && strings.Contains(metrics, ok4) {
 			break
 		}
 	}
-	if !strings.Contains(metrics, `colline_ingest_messages_total{result="ok"} 4`) {
-		t.Fatalf("check-metrics printed no colline_ingest_messages_total{result=\"ok\"} 4:\n%s", metrics)
+	if err != nil || !strings.Contains(metrics, ok4) {
+		t.Fatalf("the check-metrics block: %v, printed no %s:\n%s", err, ok4, metrics)
 	}
-	out := bash("check-neo4j")
+	out, err := bash("check-neo4j")
+	if err != nil {
+		t.Fatalf("the check-neo4j block: %v\n%s", err, out)
+	}
 	var resp struct {
 		Results []struct{ Data []any }
 		Errors  []any
