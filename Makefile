@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION ?= $(shell dev/version)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 GO_BUILD := CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)'
 
@@ -76,6 +76,8 @@ test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Sp
 	@COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-3} dev/step faults $(MAKE) --no-print-directory faults
 	@dev/step secure $(MAKE) --no-print-directory secure
 	@dev/step chart $(MAKE) --no-print-directory chart-test
+	@dev/step image $(MAKE) --no-print-directory image-test
+	@dev/step install $(MAKE) --no-print-directory install-test
 
 .PHONY: demo
 demo: services listener consumer colline ## run a sample Spark job with the listener, show its lineage from Neo4j, serve the explorer (colline ui)
@@ -222,3 +224,47 @@ listener-matrix: ## build the listener jar of every Spark/Scala line into listen
 	  s=$$(date +%s); mvn -B -q -f listener/pom.xml -P$$p package; \
 	  echo "listener-matrix: $$p built and unit-tested in $$(( $$(date +%s) - s ))s"; done
 	@ls -1 listener/target/colline-listener-spark*.jar
+
+# --- Installing as platform teams do (docs/install.md): the image built and run with podman,
+# FROM scratch and without a registry (deploy/image), the listener and the Hive hook from a Maven
+# repository, the release (`make dist`). dev/containers installs podman and buildah (apt-get).
+DIST ?= $(CURDIR)/dist
+DIST_VERSION = $(VERSION)
+# every line of dev/spark/lines (`make dist DIST_LINES="3.5_2.12"` for some)
+DIST_LINES ?= $(shell dev/spark-lines)
+DIST_ARCHS ?= amd64 arm64
+
+binaries-%: ui-bundle ## the consumer and the CLI (with the explorer's page) for linux/<arch> in bin/linux-<arch>, as `make consumer` builds
+	GOOS=linux GOARCH=$* $(GO_BUILD) -o bin/linux-$*/colline-consumer ./cmd/consumer
+	GOOS=linux GOARCH=$* $(GO_BUILD) -o bin/linux-$*/colline ./cmd/colline
+
+.PHONY: image
+image: binaries-amd64 ## build the image (podman, FROM scratch, no registry) ghcr.io/colline/colline-consumer:$(dev/version), twice, same digest
+	deploy/image/build --twice amd64
+
+.PHONY: image-test
+image-test: services chart-tools image ## run the image as the Helm chart renders it against the real Kafka and Neo4j: ingest, /readyz, /metrics, SIGTERM
+	cd deploy && COLLINE_IMAGE=ghcr.io/colline/colline-consumer:$(DIST_VERSION) COLLINE_TOOLS_BIN=$(TOOLS_BIN) COLLINE_TOOLS_REQUIRED=1 \
+	  go test -count=1 -v -run 'TestImage' ./...
+
+.PHONY: maven-repo
+maven-repo: ## the listener of each of DIST_LINES and the Hive hook into a Maven repository layout, $(DIST)/maven (jar, POM, sources, javadoc, SBOM, checksums, metadata)
+	@set -e; for line in $(DIST_LINES); do \
+	  s=$$(date +%s); profile=$$(dev/spark-lines get $$line | cut -d' ' -f2); \
+	  mvn -B -q -f listener/pom.xml -P$$profile -Ddist -Drevision=$(DIST_VERSION) -DskipTests -Dmaven.install.skip=true \
+	    -DaltDeploymentRepository=dist::file://$(DIST)/maven deploy; \
+	  echo "maven-repo: io.colline:colline-listener-spark$$line:$(DIST_VERSION) in $$(( $$(date +%s) - s ))s"; done
+	@s=$$(date +%s); mvn -B -q -f hive/pom.xml -Ddist -Drevision=$(DIST_VERSION) -DskipTests -Dmaven.install.skip=true \
+	  -DaltDeploymentRepository=dist::file://$(DIST)/maven deploy; \
+	  echo "maven-repo: io.colline:colline-hive:$(DIST_VERSION) in $$(( $$(date +%s) - s ))s"
+
+.PHONY: dist
+dist: chart-tools maven-repo $(addprefix binaries-,$(DIST_ARCHS)) ## the release in $(DIST): every listener line and the Hive hook (Maven layout), binaries, image (OCI archive), chart, SBOMs, SHA256SUMS
+	DIST=$(DIST) VERSION=$(DIST_VERSION) DIST_ARCHS="$(DIST_ARCHS)" COLLINE_TOOLS_BIN=$(TOOLS_BIN) deploy/dist
+
+.PHONY: install-test
+install-test: services chart-tools ## the Maven layout of the first ci line and the Hive hook, verified; Spark takes the listener from it (--packages...); docs/install.md's commands
+	rm -rf .cache/dist
+	$(MAKE) --no-print-directory maven-repo DIST=$(CURDIR)/.cache/dist DIST_LINES="$$(dev/spark-lines ci | head -1)"
+	deploy/dist-check .cache/dist $(DIST_VERSION)
+	COLLINE_DIST=$(CURDIR)/.cache/dist COLLINE_DIST_VERSION=$(DIST_VERSION) go test -count=1 -tags e2e -v -timeout 20m -run 'TestInstall' ./e2e/
