@@ -127,8 +127,9 @@ degraded-capture: ## re-capture the degraded corpus (plan/testdata/degraded/): e
 	dev/capture --degraded
 
 .PHONY: analyzer
-analyzer: ## start colline's analyzer (a local Spark that analyzes SQL and never runs it) on 127.0.0.1:18990, kept warm: docs/analyze.md
-	dev/spark-analyze --port $${COLLINE_ANALYZER_PORT:-18990} $(ANALYZER_FLAGS)
+analyzer: ## start colline's analyzer (a local Spark that analyzes SQL and never runs it) on 127.0.0.1:18990, kept warm, its token in .cache/analyzer-token: docs/analyze.md
+	@mkdir -p .cache
+	dev/spark-analyze --port $${COLLINE_ANALYZER_PORT:-18990} --token-file $(CURDIR)/.cache/analyzer-token $(ANALYZER_FLAGS)
 
 .PHONY: tpcds-capture
 tpcds-capture: ## re-capture the TPC-DS corpus (plan/testdata/tpcds/) from Spark 3.5 and 4.1

@@ -301,8 +301,8 @@ object Server {
       conf = conf, tables = tables, schema = parts("schema"), files = parts("files"))
   }
 
-  private final class BadRequest(msg: String) extends RuntimeException(msg)
-  private final class Status(val code: Int, msg: String) extends RuntimeException(msg)
+  private[analyze] final class BadRequest(msg: String) extends RuntimeException(msg)
+  private[analyze] final class Status(val code: Int, msg: String) extends RuntimeException(msg)
 
   /**
    * Access checks (before the body is read), then f; every answer is JSON, every failure a status
@@ -315,15 +315,7 @@ object Server {
         case None => (200, f(read(ex.getRequestBody, maxBytes)))
       }
     } catch {
-      case s: Status => (s.code, J.obj("error" -> J.Str(s.getMessage)))
-      case b: BadRequest => (400, J.obj("error" -> J.Str(b.getMessage)))
-      case d: DeadlineExceeded => (503, J.obj("error" -> J.Str(d.getMessage + " (--deadline)")))
-      case e: IllegalArgumentException => (400, J.obj("error" -> J.Str(e.getMessage)))
-      case t: Throwable =>
-        val id = java.util.UUID.randomUUID().toString.take(8)
-        System.err.println(s"colline analyze: internal error $id on ${ex.getRequestMethod} ${ex.getRequestURI.getPath}:")
-        t.printStackTrace()
-        (500, J.obj("error" -> J.Str(s"internal error $id: the analyzer's log has the details"), "id" -> J.Str(id)))
+      case t: Throwable => failure(t, s"${ex.getRequestMethod} ${ex.getRequestURI.getPath}")
     }
     try {
       val bytes = J.toBytes(body)
@@ -334,6 +326,19 @@ object Server {
       ex.sendResponseHeaders(code, bytes.length.toLong)
       ex.getResponseBody.write(bytes)
     } catch { case NonFatal(_) => } finally ex.close()
+  }
+
+  /** The answer to a failure: its status and message; an unexpected one is logged with an id, and answered with the id only. */
+  private[analyze] def failure(t: Throwable, what: String): (Int, J.Obj) = t match {
+    case s: Status => (s.code, J.obj("error" -> J.Str(s.getMessage)))
+    case b: BadRequest => (400, J.obj("error" -> J.Str(b.getMessage)))
+    case d: DeadlineExceeded => (503, J.obj("error" -> J.Str(d.getMessage + " (--deadline)")))
+    case e: IllegalArgumentException => (400, J.obj("error" -> J.Str(e.getMessage)))
+    case _ =>
+      val id = java.util.UUID.randomUUID().toString.take(8)
+      System.err.println(s"colline analyze: internal error $id on $what:")
+      t.printStackTrace()
+      (500, J.obj("error" -> J.Str(s"internal error $id: the analyzer's log has the details"), "id" -> J.Str(id)))
   }
 
   private def read(in: InputStream, max: Int): Array[Byte] = {

@@ -75,7 +75,8 @@ private[listener] object Tables {
     if (s.length > MaxTypeChars) return Left(s"a type of ${s.length} characters: at most $MaxTypeChars")
     try Right(CatalystSqlParser.parseDataType(s)) catch {
       case NonFatal(e) =>
-        Left(s"type ${quoted(Analyzer.head(s))} is not one Spark SQL type: " + Analyzer.head(String.valueOf(e.getMessage).split("\n")(0)))
+        val first = String.valueOf(e.getMessage).split("\n").map(_.trim).find(_.nonEmpty).getOrElse("")
+        Left(s"type ${quoted(Analyzer.head(s))} is not one Spark SQL type: " + Analyzer.head(first))
     }
   }
 
