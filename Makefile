@@ -21,9 +21,11 @@ consumer: ## build bin/colline-consumer (the same flags as the Dockerfile)
 	$(GO_BUILD) -o bin/colline-consumer ./cmd/consumer
 
 .PHONY: listener
-listener: ## build the listener jar for Spark 3.5 / Scala 2.12, running its unit tests (listener/src/test)
+listener: ## build the listener jars for Spark 3.5 / Scala 2.12 and 4.1 / Scala 2.13, running their unit tests (listener/src/test; the analyzer's allowlist on both lines)
 	mvn -B -q -f listener/pom.xml package
 	@listener/unit-summary 3.5_2.12
+	mvn -B -q -f listener/pom.xml -Pspark41-2.13 package
+	@listener/unit-summary 4.1_2.13
 
 .PHONY: hive
 hive: ## build the Hive hook and metastore listener jar (hive/target/colline-hive-0.1.0.jar), running its unit tests
@@ -129,8 +131,9 @@ degraded-capture: ## re-capture the degraded corpus (plan/testdata/degraded/): e
 	dev/capture --degraded
 
 .PHONY: analyzer
-analyzer: ## start colline's analyzer (a local Spark that analyzes SQL and never runs it) on 127.0.0.1:18990, kept warm: docs/analyze.md
-	dev/spark-analyze --port $${COLLINE_ANALYZER_PORT:-18990} $(ANALYZER_FLAGS)
+analyzer: ## start colline's analyzer (a local Spark that analyzes SQL and never runs it) on 127.0.0.1:18990, kept warm, its token in .cache/analyzer-token: docs/analyze.md
+	@mkdir -p .cache
+	dev/spark-analyze --port $${COLLINE_ANALYZER_PORT:-18990} --token-file $(CURDIR)/.cache/analyzer-token $(ANALYZER_FLAGS)
 
 .PHONY: tpcds-capture
 tpcds-capture: ## re-capture the TPC-DS corpus (plan/testdata/tpcds/) from Spark 3.5 and 4.1

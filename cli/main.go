@@ -80,9 +80,13 @@ analyze parses and analyzes SQL files with Spark (dev/spark-analyze starts a loc
 listener would publish for it, marked analyzed, shown as explain shows events (--format events
 prints the events, one JSON value a line; --out DIR writes one file each, for explain and
 replay). Tables come from --ddl files, from a Hive metastore (--metastore, read only), or from
-colline's graph (--schema-from-graph); a file's own CREATE statements define tables for the rest
-of it. A statement Spark cannot parse or analyze is reported as FILE:LINE:COLUMN: Spark's message,
-and the others are still analyzed.
+colline's graph (--schema-from-graph, sent as data: a type that is not one Spark SQL type refuses
+its table, naming the column); a file's own CREATE statements define tables for the rest of it,
+registered by colline in the analyzer's own catalog, never run. Statements that would run code or
+read files (ADD JAR, CREATE FUNCTION, temporary views USING a data source, reads of files by path,
+...) are refused and reported with the reason. A statement Spark cannot parse or analyze is
+reported as FILE:LINE:COLUMN: Spark's message, and the others are still analyzed. An analyzer
+colline starts has a fresh token; --token-file is the token of --server.
 
 impact analyzes the new version of a job's SQL (and --old, or else takes the job's lineage from
 the graph), prints the lineage diff and, from the graph, every column, dataset and job downstream
