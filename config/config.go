@@ -50,10 +50,10 @@ type Config struct {
 	KafkaSASLPasswordFile      string `split_words:"true" desc:"file holding the SASL password (a mounted secret), instead of COLLINE_KAFKA_SASL_PASSWORD; one trailing newline is ignored"`
 	MaxEventBytes              int    `split_words:"true" default:"33554432" desc:"largest message value decoded (uncompressed); larger ones go to the dead-letter topic (reason too_large); unset, at most COLLINE_KAFKA_MAX_BYTES"`
 
-	MaxPlanDepth int `split_words:"true" default:"5000" desc:"longest chain of plan nodes extracted; deeper plans go to the dead-letter topic (reason too_complex)"`
-	MaxPlanNodes int `split_words:"true" default:"100000" desc:"most plan nodes in one event; more: dead letter, reason too_complex"`
-	MaxPlanEdges int `split_words:"true" default:"10000" desc:"most lineage edges plus their transformations one event yields (also the most a batch holds); more: dead letter, reason too_complex"`
-	MaxPlanWork  int `split_words:"true" default:"1000000" desc:"most source-column entries resolved for one event (bounds time and memory); more: dead letter, reason too_complex"`
+	MaxPlanDepth int `split_words:"true" default:"5000" desc:"longest chain of plan nodes whose column lineage is extracted; a deeper plan keeps its table-level lineage only (its run marked overBudget: depth)"`
+	MaxPlanNodes int `split_words:"true" default:"100000" desc:"most plan nodes in one event; more: table-level lineage only, marked"`
+	MaxPlanEdges int `split_words:"true" default:"10000" desc:"most lineage edges plus their transformations one event yields (also the most a batch holds); more: table-level lineage only, marked"`
+	MaxPlanWork  int `split_words:"true" default:"1000000" desc:"most source-column entries resolved for one event (bounds time and memory); more: table-level lineage only, marked"`
 
 	OpenlineageTopic          string        `split_words:"true" desc:"also read OpenLineage events (openlineage's Kafka transport) from this topic, in the same group; empty: off"`
 	OpenlineageHTTPAddr       string        `split_words:"true" desc:"listen address of POST /api/v1/lineage for OpenLineage's HTTP transport (publishes to COLLINE_OPENLINEAGE_TOPIC); empty: off"`

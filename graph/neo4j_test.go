@@ -529,7 +529,9 @@ func TestModelStampAndUpgrade(t *testing.T) {
 // TestWriteDegraded: a run whose event was degraded (plan.Lineage.Degraded) is stored with
 // degraded = true and columnLineage = "missing" on its WROTE, beside its reads, writes and written
 // columns; a later whole run of the same job is not marked, and leaves the degraded run marked;
-// writing the same items again changes nothing.
+// writing the same items again changes nothing. A run over an extraction budget
+// (plan.Lineage.OverBudget) is marked the same way, with overBudget naming the budget; written
+// again within the budget (a replay after raising it), it is not marked any more.
 func TestWriteDegraded(t *testing.T) {
 	d := testDriver(t)
 	w := NewWriter(d, "")
@@ -539,7 +541,10 @@ func TestWriteDegraded(t *testing.T) {
 	degraded[0].Lineage.Degraded = true
 	degraded[0].Lineage.Edges, degraded[0].Lineage.RowDeps = nil, nil
 	whole := fixture(p, t0.Add(time.Hour), "-2")[:1]
-	for _, batch := range [][]Item{degraded, whole} {
+	over := fixture(p, t0.Add(2*time.Hour), "-3")[:1]
+	over[0].Lineage.OverBudget = &plan.TooComplexError{Budget: plan.BudgetEdges, Figure: 20000, Limit: 10000}
+	over[0].Lineage.Edges, over[0].Lineage.RowDeps = nil, nil
+	for _, batch := range [][]Item{degraded, whole, over} {
 		if err := w.Write(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
@@ -548,7 +553,7 @@ func TestWriteDegraded(t *testing.T) {
 		res, err := neo4j.ExecuteQuery(ctx, d,
 			`MATCH (r:Run)-[w:WROTE]->(ds:Dataset) WHERE r.key STARTS WITH $p
 			 OPTIONAL MATCH (ds)-[:HAS_COLUMN]->(c:Column)
-			 RETURN r.key AS run, r.degraded AS degraded, w.columnLineage AS cl, count(c) AS columns ORDER BY run`,
+			 RETURN r.key AS run, r.degraded AS degraded, r.overBudget AS ob, w.columnLineage AS cl, count(c) AS columns ORDER BY run`,
 			map[string]any{"p": p}, neo4j.EagerResultTransformer)
 		if err != nil {
 			t.Fatal(err)
@@ -556,11 +561,12 @@ func TestWriteDegraded(t *testing.T) {
 		var out []string
 		for _, rec := range res.Records {
 			m := rec.AsMap()
-			out = append(out, fmt.Sprintf("%s degraded=%v columnLineage=%v columns=%v", strings.TrimPrefix(m["run"].(string), p), m["degraded"], m["cl"], m["columns"]))
+			out = append(out, fmt.Sprintf("%s degraded=%v overBudget=%v columnLineage=%v columns=%v", strings.TrimPrefix(m["run"].(string), p), m["degraded"], m["ob"], m["cl"], m["columns"]))
 		}
 		return out
 	}
-	want := []string{"run-load degraded=true columnLineage=missing columns=2", "run-load-2 degraded=false columnLineage=<nil> columns=2"}
+	want := []string{"run-load degraded=true overBudget=<nil> columnLineage=missing columns=2", "run-load-2 degraded=false overBudget=<nil> columnLineage=<nil> columns=2",
+		"run-load-3 degraded=false overBudget=edges columnLineage=missing columns=2"}
 	if got := marks(); !reflect.DeepEqual(got, want) {
 		t.Errorf("runs and writes:\n got %q\nwant %q", got, want)
 	}
@@ -570,6 +576,14 @@ func TestWriteDegraded(t *testing.T) {
 	}
 	if after := snapshot(t, d, p); !reflect.DeepEqual(after, before) {
 		t.Errorf("replaying the degraded event changed the graph:\n%s", diff(before, after))
+	}
+	within := fixture(p, t0.Add(2*time.Hour), "-3")[:1]
+	if err := w.Write(ctx, within); err != nil {
+		t.Fatal(err)
+	}
+	want[2] = "run-load-3 degraded=false overBudget=<nil> columnLineage=<nil> columns=2"
+	if got := marks(); !reflect.DeepEqual(got, want) {
+		t.Errorf("after a replay within the budget:\n got %q\nwant %q", got, want)
 	}
 }
 

@@ -160,7 +160,7 @@ func buildRows(items []Item) (*rows, error) {
 			}
 			if run != "" {
 				wr := &wroteRow{run: run, dataset: w.Key, mode: w.Mode}
-				if lin.Degraded {
+				if lin.TableLevel() {
 					wr.columnLineage = ColumnLineageMissing
 				}
 				wrote[[2]string{run, w.Key}] = wr

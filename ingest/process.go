@@ -25,7 +25,7 @@ type ProcessorFunc func(msg kafka.Message) (graph.Item, error)
 func (f ProcessorFunc) Process(msg kafka.Message) (graph.Item, error) { return f(msg) }
 
 // Extractor is the consumer's Processor: process.Step on the message value, timed in the decode
-// and extract stages, with unknown plan node classes counted.
+// and extract stages, with unknown plan node classes and events over a budget counted.
 type Extractor struct {
 	Metrics  *Metrics    // nil: not measured
 	MaxBytes int         // process.Step.MaxBytes. Default: process.DefaultMaxBytes.
@@ -41,6 +41,7 @@ func (x Extractor) Process(msg kafka.Message) (graph.Item, error) {
 	it, err := step.Item(msg.Value)
 	if err == nil && x.Metrics != nil {
 		x.Metrics.countUnknown(it.Lineage.Unknown)
+		x.Metrics.countOverBudget(it.Lineage)
 	}
 	return it, err
 }
@@ -74,5 +75,9 @@ func (o OpenLineage) Process(msg kafka.Message) (graph.Item, error) {
 		step.Observe = func(stage string, d time.Duration) { o.Metrics.stage.WithLabelValues(stage).Observe(d.Seconds()) }
 		step.Ignored = func(schema string, _ openlineage.Problem) { o.Metrics.countIgnored(schema) }
 	}
-	return step.Item(msg.Value)
+	it, err := step.Item(msg.Value)
+	if err == nil && o.Metrics != nil {
+		o.Metrics.countOverBudget(it.Lineage)
+	}
+	return it, err
 }

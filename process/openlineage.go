@@ -14,7 +14,8 @@ import (
 // OpenLineage is the processing step of an OpenLineage event (a RunEvent, JobEvent or
 // DatasetEvent, as producers' transports send them): the size and nesting limits, validation
 // against the spec's schemas, openlineage.Event.Lineage, the edge budget and graph.Check. Its
-// errors are permanent, as Step's.
+// errors are permanent, as Step's. An event over the edge budget keeps its inputs and outputs
+// without column lineage (plan.Lineage.OverBudget), as a plan over budget does.
 //
 // An event that breaks the core schema, or a facet colline maps (openlineage.Maps), fails with
 // the *openlineage.InvalidError naming every problem (ReasonInvalidOpenLineage). Problems
@@ -26,7 +27,8 @@ type OpenLineage struct {
 	Names     openlineage.Names      // How dataset identities become keys (aliases).
 	MaxBytes  int                    // As Step.MaxBytes. Default: DefaultMaxBytes.
 	// Edges bounds the column edges and row-level dependencies plus their transformations of one
-	// event, as plan.Budget.Edges does for a plan. Default: plan.DefaultBudget.Edges.
+	// event, as plan.Budget.Edges does for a plan (over it: table-level lineage only). Default:
+	// plan.DefaultBudget.Edges.
 	Edges   int
 	Observe func(stage string, d time.Duration) // As Step.Observe.
 	// Ignored, when set, receives the schema (the facet schema's file name without .json, such
@@ -66,7 +68,9 @@ func (s OpenLineage) Item(value []byte) (graph.Item, error) {
 		}
 	}
 	if n > limit {
-		return graph.Item{}, &plan.TooComplexError{Budget: plan.BudgetEdges, Figure: n, Limit: limit, Exact: true}
+		// as a plan over budget: the run, its inputs and outputs, without column lineage
+		lin.Edges, lin.RowDeps = nil, nil
+		lin.OverBudget = &plan.TooComplexError{Budget: plan.BudgetEdges, Figure: n, Limit: limit, Exact: true}
 	}
 	it := graph.Item{OpenLineage: Reported(e), Lineage: lin}
 	if err := graph.Check(it); err != nil {
