@@ -576,12 +576,21 @@ func (c Config) LogValue() slog.Value {
 	)
 }
 
-// redactURL is a URL without the password of its user info, for logs.
+// redactURL is a URL without the password of its user info and with its query's values
+// replaced (a token may travel there), for logs.
 func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
 	}
-	return ""
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"xxxxx"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
 }
 
 // Secret is a string that never prints: fmt, slog and envconfig's usage show "(set)" or "" in its
