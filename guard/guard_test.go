@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/colline/colline/guard/probe"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -222,5 +225,39 @@ func TestThrottle(t *testing.T) {
 	}
 	if th.Wait(v6b) == 0 {
 		t.Error("an address of the same IPv6 /64 is not throttled with it")
+	}
+}
+
+// TestBodyMinRate: over real TCP, with a read timeout of 10 s, a body dripped in at 20 bytes a
+// second is cut off after BodyGrace (408), while a body sent whole is served; the server answers
+// a refusal made before the body is read at once (Refusing).
+func TestBodyMinRate(t *testing.T) {
+	lm := NewLimiter(Limit{Max: 1, MaxBytes: 1 << 20, Read: 10 * time.Second, Refuse: refuse})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/refuse" {
+			Refusing(w, r)
+			refuse(w, 401, "no")
+			return
+		}
+		lm.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(w, r.Body) })).ServeHTTP(w, r)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := Server("", h, Timeouts{Read: 10 * time.Second}, nil)
+	go srv.Serve(ln)
+	defer srv.Close()
+	addr := ln.Addr().String()
+	r := probe.DripBody(addr, "POST", "/", "", 1000, 50*time.Millisecond, 10*time.Second)
+	if r.Status != 408 || r.Held < BodyGrace || r.Held > BodyGrace+time.Second {
+		t.Errorf("a body dripped in: %v, want 408 after about %v", r, BodyGrace)
+	}
+	if code, took := probe.Send(addr, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", 5*time.Second); code != 200 || took > time.Second {
+		t.Errorf("a body sent whole: %d after %v", code, took)
+	}
+	r = probe.DripBody(addr, "POST", "/refuse", "", 1000, 50*time.Millisecond, 10*time.Second)
+	if r.Status != 401 || r.Held > 500*time.Millisecond {
+		t.Errorf("refused before the body: %v, want 401 at once", r)
 	}
 }

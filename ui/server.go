@@ -113,7 +113,7 @@ type server struct {
 // the deadline of the request's Neo4j transactions and analyzer call.
 func New(r Reader, p Params) http.Handler {
 	s := &server{r: r, p: p.withDefaults(), mux: http.NewServeMux()}
-	s.limiter = guard.NewLimiter(guard.Limit{Max: s.p.MaxConcurrent, Wait: queueWait, MaxBytes: s.p.MaxBodyBytes,
+	s.limiter = guard.NewLimiter(guard.Limit{Max: s.p.MaxConcurrent, Wait: queueWait, MaxBytes: s.p.MaxBodyBytes, Read: s.p.Timeouts.Read,
 		Setting: "COLLINE_UI_MAX_CONCURRENT", Refuse: func(w http.ResponseWriter, code int, msg string) { fail(w, code, errors.New(msg)) }})
 	// Open to all: probes, and the two static files Neo4j Browser fetches (from its own origin).
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
@@ -167,6 +167,7 @@ func (s *server) hosts(h http.Handler) http.Handler {
 // scripts and styles (no CDN, no inline script), is never framed, and sends no referrer.
 func headers(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		guard.Refusing(w, r) // until the limiter reads the body: a refusal answers at once
 		hd := w.Header()
 		hd.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
 		hd.Set("X-Content-Type-Options", "nosniff")
@@ -199,6 +200,7 @@ func (s *server) limit(h http.Handler) http.Handler {
 				return
 			}
 		}
+		w.Header().Del("Connection") // the body is read now
 		limited.ServeHTTP(w, r)
 	})
 }

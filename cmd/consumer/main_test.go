@@ -120,19 +120,25 @@ func get(t *testing.T, p *stack.Consumer, path string) (int, string) {
 }
 
 // TestNotReadyWhileServicesAreDown needs no services: with nothing listening, the consumer is
-// alive, not ready, says why, and still stops cleanly on SIGTERM.
+// alive, not ready, says which dependency fails (and why in its log only: the errors name internal
+// addresses), and still stops cleanly on SIGTERM. Its OpenLineage endpoint, on without a key,
+// makes it warn at start.
 func TestNotReadyWhileServicesAreDown(t *testing.T) {
 	const neo4jPw, kafkaPw = "n3o-s3cr3t", "k4fka-s3cr3t"
 	p := start(t, "COLLINE_NEO4J_URI=bolt://127.0.0.1:1", "COLLINE_KAFKA_BROKERS=127.0.0.1:1",
 		"COLLINE_NEO4J_USER=neo4j", "COLLINE_NEO4J_PASSWORD="+neo4jPw, "COLLINE_LOG_LEVEL=debug",
-		"COLLINE_KAFKA_SASL_MECHANISM=SCRAM-SHA-512", "COLLINE_KAFKA_SASL_USERNAME=colline", "COLLINE_KAFKA_SASL_PASSWORD="+kafkaPw)
+		"COLLINE_KAFKA_SASL_MECHANISM=SCRAM-SHA-512", "COLLINE_KAFKA_SASL_USERNAME=colline", "COLLINE_KAFKA_SASL_PASSWORD="+kafkaPw,
+		"COLLINE_OPENLINEAGE_TOPIC=ol", "COLLINE_OPENLINEAGE_HTTP_ADDR=127.0.0.1:0")
 	if code, _ := get(t, p, "/healthz"); code != 200 {
 		t.Errorf("/healthz = %d, want 200", code)
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		code, body := get(t, p, "/readyz")
-		if code == 503 && (strings.Contains(body, "consumer: starting") || strings.Contains(body, "consumer: retrying setup")) && strings.Contains(body, "neo4j:") && strings.Contains(body, "kafka:") {
+		if code == 503 && (strings.Contains(body, "consumer: starting") || strings.Contains(body, "consumer: retrying setup")) && strings.Contains(body, "neo4j: not ready") && strings.Contains(body, "kafka: not ready") {
+			if strings.Contains(body, "127.0.0.1") {
+				t.Errorf("/readyz shows an address: %q", body)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
@@ -160,6 +166,11 @@ func TestNotReadyWhileServicesAreDown(t *testing.T) {
 	}
 	if !strings.Contains(logs, `"neo4j_password":"(set)"`) || !strings.Contains(logs, `"kafka_sasl_password":"(set)"`) {
 		t.Errorf("the start-up log does not show the configuration without its secrets:\n%s", logs)
+	}
+	for _, want := range []string{`"msg":"not ready","check":"neo4j","err":`, `"the OpenLineage endpoint takes events from anyone`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log lacks %s:\n%s", want, logs)
+		}
 	}
 }
 
