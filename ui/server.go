@@ -61,9 +61,9 @@ type Params struct {
 	Hosts    []string
 	Timeouts guard.Timeouts // the server's bounds on slow clients (Server); zero: guard's defaults
 	Auth     Auth
-	Analyzer      Analyzer // the SQL panel's analyzer; nil: the panel takes plan events only
-	Log           *slog.Logger
-	Version       string
+	Analyzer Analyzer // the SQL panel's analyzer; nil: the panel takes plan events only
+	Log      *slog.Logger
+	Version  string
 }
 
 func (p Params) withDefaults() Params {
