@@ -711,3 +711,52 @@ func TestWriteFields(t *testing.T) {
 		t.Errorf("downstream of b#amount = %v", down)
 	}
 }
+
+// TestReadDeadlineEndsTheQuery: a read whose context has a deadline (the explorer's
+// COLLINE_UI_QUERY_TIMEOUT) ends with it in Neo4j too (the driver ends the transaction when the
+// context ends, and the transaction has the deadline as its timeout besides): the query runs in
+// Neo4j (SHOW TRANSACTIONS sees it), the caller has its error right after the deadline, and then
+// it no longer runs: the work ends with the request, not when Neo4j would be done, minutes later
+// (issue 29). A read given a context without its deadline would fail this.
+func TestReadDeadlineEndsTheQuery(t *testing.T) {
+	d := testDriver(t)
+	r := NewReader(d, "")
+	slow := `UNWIND range(1, 2000000000) AS x WITH x WHERE x < 0 RETURN count(x) AS n`
+	running := func() int {
+		res, err := neo4j.ExecuteQuery(context.Background(), d, `SHOW TRANSACTIONS YIELD currentQuery
+WHERE currentQuery CONTAINS 'range(1, 2000000000)' AND NOT currentQuery STARTS WITH 'SHOW' RETURN count(*) AS n`, nil, neo4j.EagerResultTransformer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := res.Records[0].Get("n")
+		return int(n.(int64))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.query(ctx, slow, nil)
+		done <- err
+	}()
+	seen := false
+	for !seen && time.Since(start) < time.Second {
+		seen = running() > 0
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !seen {
+		t.Fatal("SHOW TRANSACTIONS never saw the query run")
+	}
+	err := <-done
+	took := time.Since(start)
+	if err == nil || took > 4*time.Second {
+		t.Fatalf("a query of minutes with a 1.5s deadline: %v after %v, want an error right after the deadline", err, took)
+	}
+	for running() > 0 {
+		if time.Since(start) > took+3*time.Second {
+			t.Fatalf("the query still runs in Neo4j %v after it began (its deadline was 1.5s)", time.Since(start))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("ended after %v: %v; then no longer running in Neo4j", took.Round(time.Millisecond), err)
+}
