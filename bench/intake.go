@@ -472,7 +472,7 @@ func benchIntake(ctx context.Context, r *report, env *benchEnv, load intakeLoad)
 		value: fmt.Sprintf("%.0f events/s (POST p50 %.1f ms, p99 %.1f ms)", rate, ms(res.p50), ms(res.p99)), baseline: "-", target: "-",
 		result: fmt.Sprintf("every valid one 201, every invalid one 400 with its reason (%v)", res.refusedByReason)})
 	r.add(row{part: "intake", metric: fmt.Sprintf("the same, until every one of the %d valid events is a run in the graph", res.valid),
-		value: fmt.Sprintf("%.0f events/s (%.1f s)", landedRate, res.landed.Seconds()),
+		value:    fmt.Sprintf("%.0f events/s (%.1f s)", landedRate, res.landed.Seconds()),
 		baseline: fmt.Sprintf("%.0f events/s (%.1f s): the same events written to the topic (Kafka transport)", baseRate, res.baselineLanded.Seconds()), target: "-",
 		result: fmt.Sprintf("%.2f× the Kafka transport; all %d landed", landedRate/baseRate, res.valid)})
 	r.add(row{part: "intake", metric: "consumer peak RSS serving the stream", value: fmt.Sprintf("%.0f MiB", res.peakRSS),

@@ -56,7 +56,9 @@ func uiMix(base string, perLayer int) []uiCall {
 			return q("/api/search", "q", fmt.Sprintf("t%05d.c%d", rng.IntN(perLayer), rng.IntN(4)))
 		}},
 		{"upstream 3", func(rng *rand.Rand) string { return q("/api/lineage", "column", last(rng), "dir", "up", "steps", "3") }},
-		{"downstream 3", func(rng *rand.Rand) string { return q("/api/lineage", "column", first(rng), "dir", "down", "steps", "3") }},
+		{"downstream 3", func(rng *rand.Rand) string {
+			return q("/api/lineage", "column", first(rng), "dir", "down", "steps", "3")
+		}},
 		{"impact", func(rng *rand.Rand) string { return q("/api/impact", "column", first(rng)) }},
 	}
 }
@@ -182,13 +184,13 @@ func benchUILoad(ctx context.Context, r *report, env *benchEnv, edges int, reuse
 			ms(x.st.p50), ms(x.st.p99), x.st.status, map[bool]string{true: " (first error: " + x.st.firstErr + ")", false: ""}[x.st.firstErr != ""], strings.Join(kinds, ", "))
 	}
 	r.add(row{part: "ui-load", metric: fmt.Sprintf("explorer API p99, %d concurrent readers (a pause of %v on average between requests) for %v, 1M-relationship graph (mix of part ui)", load.Readers, load.Think, load.Duration),
-		value: fmt.Sprintf("%.0f ms (p50 %.0f ms, %d requests, %.0f/s; answers %v)", ms(many.p99), ms(many.p50), many.requests, float64(many.requests)/load.Duration.Seconds(), many.status),
+		value:    fmt.Sprintf("%.0f ms (p50 %.0f ms, %d requests, %.0f/s; answers %v)", ms(many.p99), ms(many.p50), many.requests, float64(many.requests)/load.Duration.Seconds(), many.status),
 		baseline: fmt.Sprintf("%.0f ms, 1 reader (p50 %.0f ms)", ms(one.p99), ms(one.p50)), target: "≤ 200 ms",
 		met:    ms(many.p99) <= 200 && many.status[200] == many.requests,
 		result: fmt.Sprintf("%.1f× one reader", float64(many.p99)/float64(max(one.p99, 1)))})
 	r.add(row{part: "ui-load", metric: fmt.Sprintf("the same %d readers without pauses (saturated)", load.Readers),
 		value:    fmt.Sprintf("%.0f requests/s, p50 %.0f ms, p99 %.0f ms; answers %v", float64(saturated.requests)/(load.Duration/2).Seconds(), ms(saturated.p50), ms(saturated.p99), saturated.status),
 		baseline: fmt.Sprintf("1 reader: %.0f requests/s", float64(one.requests)/(load.Duration/2).Seconds()), target: "-",
-		result:   "beyond COLLINE_UI_MAX_CONCURRENT requests wait up to 2 s, then 503 with Retry-After"})
+		result: "beyond COLLINE_UI_MAX_CONCURRENT requests wait up to 2 s, then 503 with Retry-After"})
 	return nil
 }
