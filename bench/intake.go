@@ -32,7 +32,8 @@ import (
 //
 // The events are real: every COMPLETE RunEvent openlineage-spark and dbt-ol emitted in the
 // captured corpus (openlineage/testdata), each copy with a fresh runId, so that each valid event
-// is one run of the graph. One in ten is replaced by a broken one of five kinds (no eventTime, a
+// is one run of the graph, and every namespace prefixed with bench-intake- (its jobs and datasets
+// its own, apart from the scenarios' tables other tests read). One in ten is replaced by a broken one of five kinds (no eventTime, a
 // runId that is no UUID, cut short, 10,001 nested arrays, empty), each with the dead-letter
 // reason its 400 must give. The consumer binary (its default settings, a keys file with one key)
 // serves the endpoint on real Kafka and Neo4j; clients POST the stream over HTTP at once. It
@@ -99,8 +100,15 @@ func olCorpus(root string) ([][]byte, error) {
 			if !bytes.Contains(l, []byte(`"eventType":"COMPLETE"`)) {
 				continue
 			}
-			if _, err := step.Item(l); err == nil {
-				out = append(out, slices.Clone(l))
+			if _, err := step.Item(l); err != nil {
+				continue
+			}
+			iso, err := isolate(l, "bench-intake-")
+			if err != nil {
+				return nil, err
+			}
+			if _, err := step.Item(iso); err == nil { // still valid once isolated
+				out = append(out, iso)
 			}
 		}
 	}
@@ -130,6 +138,37 @@ func withRunID(ev []byte, id string) ([]byte, error) {
 		return nil, errors.New("no run")
 	}
 	run["runId"] = id
+	return json.Marshal(m)
+}
+
+// isolate returns ev with every namespace (its job's, its datasets', their column lineage's)
+// prefixed with ns and its symlinks facets dropped (they name the catalog tables), so that its
+// jobs and datasets are its own in the graph: the short variant runs next to other tests on the
+// same Neo4j, which read the captured scenarios' tables.
+func isolate(ev []byte, ns string) ([]byte, error) {
+	var m any
+	if err := json.Unmarshal(ev, &m); err != nil {
+		return nil, err
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			delete(x, "symlinks")
+			for k, y := range x {
+				if s, ok := y.(string); ok && k == "namespace" {
+					x[k] = ns + s
+					continue
+				}
+				walk(y)
+			}
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		}
+	}
+	walk(m)
 	return json.Marshal(m)
 }
 
