@@ -12,7 +12,7 @@ import (
 // with what it read, wrote and changed by DDL, and the run it was spawned from.
 //
 //	(:Job)-[:HAS_RUN]->(:Run {key, status, startedAt, endedAt, producer,
-//	                          appId, executionId, funcName, sparkVersion, emittedAt, degraded, analyzed})
+//	                          appId, executionId, funcName, sparkVersion, emittedAt, degraded, overBudget?, analyzed})
 //
 // analyzed is true for an event of `colline analyze` (markers.analyzed): lineage Spark's analyzer
 // derived from SQL that did not run; absent for runs.
@@ -26,7 +26,10 @@ import (
 // and then the newest terminal one; startedAt is the earliest START; endedAt the time of the
 // terminal status kept. A degraded listener event (plan.Lineage.Degraded) has degraded = true and
 // columnLineage = "missing" on each of its WROTE: the run wrote those columns, but the event did
-// not say from what.
+// not say from what. An event over an extraction budget (plan.Lineage.OverBudget) has
+// columnLineage = "missing" likewise, and overBudget = the budget's name (depth, nodes, edges,
+// work): a listener run's is replaced when its event is written again (a replay within a larger
+// budget clears it), an OpenLineage run's stays once one of its events set it.
 
 // Run statuses. The listener reports success or failure; OpenLineage events map onto them.
 const (
@@ -67,17 +70,27 @@ type runRow struct {
 	executionID                                                  *int64
 	startedAt, endedAt, emittedAt                                *time.Time
 	degraded                                                     *bool // a listener run's; nil for OpenLineage
-	analyzed                                                     bool  // markers.analyzed
+	overBudget                                                   string
+	analyzed                                                     bool // markers.analyzed
 }
 
-// ColumnLineageMissing is the columnLineage of a WROTE whose column lineage the event did not carry.
+// ColumnLineageMissing is the columnLineage of a WROTE whose column lineage the event did not carry
+// (a degraded event) or colline did not extract (a plan over budget).
 const ColumnLineageMissing = "missing"
+
+// overBudget is the name of the budget lin was over, or "".
+func overBudget(lin *plan.Lineage) string {
+	if lin == nil || lin.OverBudget == nil {
+		return ""
+	}
+	return lin.OverBudget.Budget
+}
 
 // newRunRow is the run of one item observed at ts.
 func newRunRow(it record.Item, jobKey string, ts time.Time) *runRow {
 	if env := it.Event; env != nil {
 		x, degraded := env.Query.ExecutionID, it.Lineage.Degraded
-		return &runRow{
+		return &runRow{overBudget: overBudget(it.Lineage),
 			key: env.EventID, jobKey: jobKey, appID: env.App.ID, executionID: &x, funcName: env.Query.FuncName,
 			status: env.Query.Status, sparkVersion: env.Producer.Spark,
 			endedAt: parseTime(env.Query.EndedAt), emittedAt: parseTime(env.EmittedAt), degraded: &degraded,
@@ -85,7 +98,7 @@ func newRunRow(it record.Item, jobKey string, ts time.Time) *runRow {
 		}
 	}
 	o := it.OpenLineage
-	r := &runRow{key: o.RunID, jobKey: jobKey, producer: o.Producer, status: runStatus(o.EventType)}
+	r := &runRow{key: o.RunID, jobKey: jobKey, producer: o.Producer, status: runStatus(o.EventType), overBudget: overBudget(it.Lineage)}
 	switch {
 	case o.EventType == "START":
 		r.startedAt = &ts
@@ -114,6 +127,9 @@ func (r *runRow) merge(n *runRow) *runRow {
 	}
 	if n.degraded != nil {
 		m.degraded = n.degraded
+		m.overBudget = n.overBudget
+	} else if n.overBudget != "" {
+		m.overBudget = n.overBudget
 	}
 	m.analyzed = m.analyzed || n.analyzed
 	if n.startedAt != nil && (m.startedAt == nil || n.startedAt.Before(*m.startedAt)) {
@@ -158,6 +174,7 @@ SET r.appId = coalesce(row.appId, r.appId),
     r.emittedAt = coalesce(row.emittedAt, r.emittedAt),
     r.producer = coalesce(row.producer, r.producer),
     r.degraded = coalesce(row.degraded, r.degraded),
+    r.overBudget = CASE WHEN row.degraded IS NOT NULL THEN row.overBudget ELSE coalesce(row.overBudget, r.overBudget) END,
     r.analyzed = CASE WHEN row.analyzed THEN true ELSE r.analyzed END,
     r.startedAt = CASE WHEN row.startedAt IS NOT NULL AND (r.startedAt IS NULL OR row.startedAt < r.startedAt) THEN row.startedAt ELSE r.startedAt END,
     r.endedAt = CASE WHEN ` + statusWinsCypher + ` AND row.endedAt IS NOT NULL THEN row.endedAt ELSE r.endedAt END,
@@ -174,7 +191,7 @@ RETURN count(*) AS n`,
 				"key": x.key, "jobKey": x.jobKey, "appId": stringOrNil(x.appID), "executionId": exec,
 				"funcName": stringOrNil(x.funcName), "status": stringOrNil(x.status), "sparkVersion": stringOrNil(x.sparkVersion),
 				"producer": stringOrNil(x.producer), "startedAt": timeOrNil(x.startedAt),
-				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": boolOrNil(x.degraded), "analyzed": x.analyzed,
+				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": boolOrNil(x.degraded), "overBudget": stringOrNil(x.overBudget), "analyzed": x.analyzed,
 			}
 		})
 	},
@@ -274,9 +291,9 @@ func (b *batch) read(run, dataset string) {
 }
 
 // write merges the WROTE of w by run (the newest item's mode wins).
-func (b *batch) write(run string, w *plan.Write, degraded bool) {
+func (b *batch) write(run string, w *plan.Write, tableLevel bool) {
 	x := &wroteRow{run: run, dataset: w.Key, mode: w.Mode}
-	if degraded {
+	if tableLevel {
 		x.columnLineage = ColumnLineageMissing
 	}
 	b.wrote[[2]string{run, w.Key}] = x

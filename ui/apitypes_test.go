@@ -97,7 +97,11 @@ func TestAPITypes(t *testing.T) {
 	answer := func(method, path, body string) map[string]any {
 		t.Helper()
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest(method, path, strings.NewReader(body)))
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		if method == http.MethodPost {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		h.ServeHTTP(w, r)
 		var out map[string]any
 		if err := json.Unmarshal(w.Body.Bytes(), &out); w.Code != http.StatusOK || err != nil {
 			t.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body)
