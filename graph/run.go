@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"time"
 
+	"github.com/colline/colline/events"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/record"
 )
@@ -12,14 +13,20 @@ import (
 // with what it read, wrote and changed by DDL, and the run it was spawned from.
 //
 //	(:Job)-[:HAS_RUN]->(:Run {key, status, startedAt, endedAt, producer,
-//	                          appId, executionId, funcName, sparkVersion, emittedAt, degraded, analyzed})
+//	                          appId, executionId, funcName, sparkVersion, emittedAt, degraded, analyzed,
+//	                          connectUserId, connectUserName, connectSessionId, connectOperationId, connectClientType})
+//
+// connect* are the Spark Connect operation that ran a listener event's execution (query.connect):
+// the user id and name as the client sent them (not authenticated), the session, the operation
+// and the client's type; absent for executions that did not come through Spark Connect.
 //
 // analyzed is true for an event of `colline analyze` (markers.analyzed): lineage Spark's analyzer
 // derived from SQL that did not run; absent for runs.
 //	(:Run)-[:READ]->(:Dataset)
 //	(:Run)-[:WROTE {mode, columnLineage?}]->(:Dataset)
 //	(:Run)-[:CHANGED {action}]->(:Dataset)
-//	(:Run)-[:CHILD_OF]->(:Run)          an OpenLineage run's parent facet
+//	(:Run)-[:CHILD_OF]->(:Run)          an OpenLineage run's parent facet, or the scheduler's run
+//	                                    a listener event names (and that run's root run)
 //
 // A listener run is one event. An OpenLineage run is all the events of its runId, in any order
 // and any number of times: status is running until a terminal event (success, failure, aborted)
@@ -68,6 +75,7 @@ type runRow struct {
 	startedAt, endedAt, emittedAt                                *time.Time
 	degraded                                                     *bool // a listener run's; nil for OpenLineage
 	analyzed                                                     bool  // markers.analyzed
+	connect                                                      *events.Connect
 }
 
 // ColumnLineageMissing is the columnLineage of a WROTE whose column lineage the event did not carry.
@@ -81,7 +89,7 @@ func newRunRow(it record.Item, jobKey string, ts time.Time) *runRow {
 			key: env.EventID, jobKey: jobKey, appID: env.App.ID, executionID: &x, funcName: env.Query.FuncName,
 			status: env.Query.Status, sparkVersion: env.Producer.Spark,
 			endedAt: parseTime(env.Query.EndedAt), emittedAt: parseTime(env.EmittedAt), degraded: &degraded,
-			analyzed: env.Markers.Analyzed,
+			analyzed: env.Markers.Analyzed, connect: env.Query.Connect,
 		}
 	}
 	o := it.OpenLineage
@@ -114,6 +122,9 @@ func (r *runRow) merge(n *runRow) *runRow {
 	}
 	if n.degraded != nil {
 		m.degraded = n.degraded
+	}
+	if n.connect != nil {
+		m.connect = n.connect
 	}
 	m.analyzed = m.analyzed || n.analyzed
 	if n.startedAt != nil && (m.startedAt == nil || n.startedAt.Before(*m.startedAt)) {
@@ -159,6 +170,11 @@ SET r.appId = coalesce(row.appId, r.appId),
     r.producer = coalesce(row.producer, r.producer),
     r.degraded = coalesce(row.degraded, r.degraded),
     r.analyzed = CASE WHEN row.analyzed THEN true ELSE r.analyzed END,
+    r.connectUserId = coalesce(row.connect.userId, r.connectUserId),
+    r.connectUserName = coalesce(row.connect.userName, r.connectUserName),
+    r.connectSessionId = coalesce(row.connect.sessionId, r.connectSessionId),
+    r.connectOperationId = coalesce(row.connect.operationId, r.connectOperationId),
+    r.connectClientType = coalesce(row.connect.clientType, r.connectClientType),
     r.startedAt = CASE WHEN row.startedAt IS NOT NULL AND (r.startedAt IS NULL OR row.startedAt < r.startedAt) THEN row.startedAt ELSE r.startedAt END,
     r.endedAt = CASE WHEN ` + statusWinsCypher + ` AND row.endedAt IS NOT NULL THEN row.endedAt ELSE r.endedAt END,
     r.status = CASE WHEN ` + statusWinsCypher + ` THEN row.status ELSE r.status END
@@ -175,9 +191,20 @@ RETURN count(*) AS n`,
 				"funcName": stringOrNil(x.funcName), "status": stringOrNil(x.status), "sparkVersion": stringOrNil(x.sparkVersion),
 				"producer": stringOrNil(x.producer), "startedAt": timeOrNil(x.startedAt),
 				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": boolOrNil(x.degraded), "analyzed": x.analyzed,
+				"connect": connectParams(x.connect),
 			}
 		})
 	},
+}
+
+// connectParams is a run's Spark Connect operation as statement parameters (every value null
+// when the run has none, so that the SET keeps what is stored).
+func connectParams(c *events.Connect) map[string]any {
+	if c == nil {
+		return map[string]any{}
+	}
+	return map[string]any{"userId": stringOrNil(c.UserID), "userName": stringOrNil(c.UserName),
+		"sessionId": stringOrNil(c.SessionID), "operationId": stringOrNil(c.OperationID), "clientType": stringOrNil(c.ClientType)}
 }
 
 // parentRow links an OpenLineage run to its parent run (both are in the runs rows).
@@ -258,13 +285,17 @@ func (b *batch) run(it record.Item, jobKey string, ts time.Time) {
 	b.runs[r.key] = r
 }
 
-// parent merges the link of run to its parent run p, p's job, and p's run when the batch has none.
+// parent merges the link of run to its parent run p, p's job, and p's run when the batch has
+// none; then, when p has a root run, the link of p to it in the same way.
 func (b *batch) parent(run string, p *record.ParentRun, ts time.Time) {
 	job := p.JobNamespace + "/" + p.JobName
 	b.job(job, p.JobNamespace, p.JobName, ts)
 	b.runs.get(p.RunID, func() *runRow { return &runRow{key: p.RunID, jobKey: job} })
 	k := parentRow{run: run, parent: p.RunID}
 	b.parents[k] = &k
+	if p.Root != nil && p.Root.RunID != p.RunID && p.Root.RunID != run {
+		b.parent(p.RunID, p.Root, ts)
+	}
 }
 
 // read merges the READ of a dataset by run.
