@@ -15,7 +15,7 @@ type Envelope struct {
 	// listener reads it from OpenLineage's and colline's parent settings. Nil when none was set.
 	Parent *Parent `json:"parent,omitempty"`
 	Root   int     `json:"root"`
-	Nodes         []Node   `json:"nodes"`
+	Nodes  []Node  `json:"nodes"`
 	// Hive is the body of a Hive event (since 1.4): Hive's own column lineage of one query, from
 	// colline's Hive hook or a replayed LineageLogger record. A Hive event has no nodes.
 	Hive *Hive `json:"hive,omitempty"`
