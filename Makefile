@@ -126,6 +126,10 @@ bench: services ## benchmarks (not a test, not in CI; WIPES the Neo4j graph): do
 degraded-capture: ## re-capture the degraded corpus (plan/testdata/degraded/): every scenario with the listener's cap at 4 KB, Spark 3.5 and 4.1
 	dev/capture --degraded
 
+.PHONY: connect-capture
+connect-capture: ## re-capture the Spark Connect corpus (plan/testdata/connect/): the connect_* scenarios through a Spark Connect server of 4.1 and 3.5 with pyspark's client
+	dev/capture-connect
+
 .PHONY: analyzer
 analyzer: ## start colline's analyzer (a local Spark that analyzes SQL and never runs it) on 127.0.0.1:18990, kept warm: docs/analyze.md
 	dev/spark-analyze --port $${COLLINE_ANALYZER_PORT:-18990} $(ANALYZER_FLAGS)

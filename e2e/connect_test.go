@@ -173,8 +173,8 @@ func TestSparkConnectEndToEnd(t *testing.T) {
 		if n != 6 || len(under.Runs) != wantRuns {
 			t.Errorf("runs under %s: %d, of alice %d; want %d and 6", q.Parent, len(under.Runs), n, wantRuns)
 		}
-		for _, e := range under.Edges {
-			if !strings.Contains(e.Target, "connect_sql") {
+		for _, e := range under.Edges { // alice's: into connect_sql's tables and her read's result, none of bob's
+			if !strings.HasPrefix(e.Source, "spark_catalog/connect_sql.") {
 				t.Errorf("runs under %s: edge %s -> %s is not alice's lineage", q.Parent, e.Source, e.Target)
 			}
 		}
