@@ -170,11 +170,11 @@ SET r.appId = coalesce(row.appId, r.appId),
     r.producer = coalesce(row.producer, r.producer),
     r.degraded = coalesce(row.degraded, r.degraded),
     r.analyzed = CASE WHEN row.analyzed THEN true ELSE r.analyzed END,
-    r.connectUserId = coalesce(row.connect.userId, r.connectUserId),
-    r.connectUserName = coalesce(row.connect.userName, r.connectUserName),
-    r.connectSessionId = coalesce(row.connect.sessionId, r.connectSessionId),
-    r.connectOperationId = coalesce(row.connect.operationId, r.connectOperationId),
-    r.connectClientType = coalesce(row.connect.clientType, r.connectClientType),
+    r.connectUserId = coalesce(row.connectUserId, r.connectUserId),
+    r.connectUserName = coalesce(row.connectUserName, r.connectUserName),
+    r.connectSessionId = coalesce(row.connectSessionId, r.connectSessionId),
+    r.connectOperationId = coalesce(row.connectOperationId, r.connectOperationId),
+    r.connectClientType = coalesce(row.connectClientType, r.connectClientType),
     r.startedAt = CASE WHEN row.startedAt IS NOT NULL AND (r.startedAt IS NULL OR row.startedAt < r.startedAt) THEN row.startedAt ELSE r.startedAt END,
     r.endedAt = CASE WHEN ` + statusWinsCypher + ` AND row.endedAt IS NOT NULL THEN row.endedAt ELSE r.endedAt END,
     r.status = CASE WHEN ` + statusWinsCypher + ` THEN row.status ELSE r.status END
@@ -186,25 +186,27 @@ RETURN count(*) AS n`,
 			if x.executionID != nil {
 				exec = *x.executionID
 			}
-			return map[string]any{
+			row := map[string]any{
 				"key": x.key, "jobKey": x.jobKey, "appId": stringOrNil(x.appID), "executionId": exec,
 				"funcName": stringOrNil(x.funcName), "status": stringOrNil(x.status), "sparkVersion": stringOrNil(x.sparkVersion),
 				"producer": stringOrNil(x.producer), "startedAt": timeOrNil(x.startedAt),
 				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": boolOrNil(x.degraded), "analyzed": x.analyzed,
-				"connect": connectParams(x.connect),
 			}
+			connectParams(row, x.connect)
+			return row
 		})
 	},
 }
 
-// connectParams is a run's Spark Connect operation as statement parameters (every value null
-// when the run has none, so that the SET keeps what is stored).
-func connectParams(c *events.Connect) map[string]any {
+// connectParams adds a run's Spark Connect operation to its statement parameters (every value
+// null when the run has none, so that the SET keeps what is stored).
+func connectParams(row map[string]any, c *events.Connect) {
 	if c == nil {
-		return map[string]any{}
+		c = &events.Connect{}
 	}
-	return map[string]any{"userId": stringOrNil(c.UserID), "userName": stringOrNil(c.UserName),
-		"sessionId": stringOrNil(c.SessionID), "operationId": stringOrNil(c.OperationID), "clientType": stringOrNil(c.ClientType)}
+	row["connectUserId"], row["connectUserName"] = stringOrNil(c.UserID), stringOrNil(c.UserName)
+	row["connectSessionId"], row["connectOperationId"] = stringOrNil(c.SessionID), stringOrNil(c.OperationID)
+	row["connectClientType"] = stringOrNil(c.ClientType)
 }
 
 // parentRow links an OpenLineage run to its parent run (both are in the runs rows).
