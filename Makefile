@@ -70,7 +70,7 @@ test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Sp
 	@dev/step ui-bundle $(MAKE) --no-print-directory ui-bundle
 	@dev/step unit+integration go test -race -count=1 ./...
 	@dev/step plans $(MAKE) --no-print-directory plans
-	@dev/step e2e go test -count=1 -tags e2e -v -timeout 30m ./e2e/
+	@dev/step e2e go test -count=1 -tags e2e -v -timeout 40m ./e2e/
 	@dev/step spark24 $(MAKE) --no-print-directory spark24-test
 	@dev/step ui $(MAKE) --no-print-directory ui-test
 	@COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-3} dev/step faults $(MAKE) --no-print-directory faults
