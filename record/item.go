@@ -40,9 +40,13 @@ type OpenLineage struct {
 	Parent       *ParentRun
 }
 
-// ParentRun is the run an OpenLineage run was spawned from (its parent facet).
+// ParentRun is the run a run was spawned from: an OpenLineage run's parent facet, the streaming
+// query's run of a foreachBatch write, or the scheduler's run a listener event names
+// (events.Parent). Root is the run above the parent (an Airflow DAG run above its task's run, the
+// scheduler's run above a streaming query's run) when the event gives it; nil otherwise.
 type ParentRun struct {
 	RunID, JobNamespace, JobName string
+	Root                         *ParentRun
 }
 
 // ID names the item's event in logs and errors: the listener's event id, or an OpenLineage
@@ -82,20 +86,28 @@ func (it Item) Run() string {
 }
 
 // Parent returns the run an item's run was spawned from, nil when none: an OpenLineage run
-// event's parent facet; for a listener event that wrote in a foreachBatch micro-batch
-// (query.stream on an event that is not the stream's own), the streaming query's run, whose
-// event has the run id as its id.
+// event's parent facet; for a listener event, the run of the streaming query whose foreachBatch
+// micro-batch it wrote in (query.stream on an event that is not the stream's own; the stream's
+// event has the run id as its id), with the scheduler's run (events.Parent) above it as Root;
+// else the scheduler's run.
 func (it Item) Parent() *ParentRun {
 	if env := it.Event; env != nil {
 		if st := env.Query.Stream; st != nil && st.RunID != "" && st.RunID != env.EventID && env.Query.FuncName != "stream" {
-			return &ParentRun{RunID: st.RunID, JobNamespace: env.App.Namespace, JobName: env.App.Name}
+			return &ParentRun{RunID: st.RunID, JobNamespace: env.App.Namespace, JobName: env.App.Name, Root: parentRun(env.Parent)}
 		}
-		return nil
+		return parentRun(env.Parent)
 	}
 	if it.OpenLineage == nil || it.OpenLineage.RunID == "" {
 		return nil
 	}
 	return it.OpenLineage.Parent
+}
+
+func parentRun(p *events.Parent) *ParentRun {
+	if p == nil {
+		return nil
+	}
+	return &ParentRun{RunID: p.RunID, JobNamespace: p.Namespace, JobName: p.Name, Root: parentRun(p.Root)}
 }
 
 // Time returns the time graph writes stamp the item with: EventTime for a listener event, the

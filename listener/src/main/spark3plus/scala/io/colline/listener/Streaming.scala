@@ -125,7 +125,8 @@ private[listener] object Streaming {
       runId: java.util.UUID, appId: String, appName: String, user: String): Unit = {
     val p = Pending(funcName = "stream", plan = plan, qeId = 0L, success = true, error = None,
       durationNs = None, endedAtMs = System.currentTimeMillis(), appId = appId, appName = appName, user = user,
-      redaction = Try(session.sessionState.conf.stringRedactionPattern).toOption.flatten)
+      redaction = Try(session.sessionState.conf.stringRedactionPattern).toOption.flatten,
+      parent = ParentRun.from(k => session.conf.getOption(k), WarnOnce(_)))
     EventBuilder.build(p, None, pub.cfg) match {
       case Event(json, executionId, rootClass) =>
         // the sources' datasets are the leaves' (Versioned.Leaf, sourceDataset); the sink is the root's
