@@ -24,7 +24,8 @@ import (
 // through the listener, Kafka, the consumer and Neo4j, on Spark 3.5 with Delta Lake and Spark's
 // Kafka connector. It checks that the Delta tables' columns come from the topic's (the
 // micro-batch stands for the stream's source), that each write's Run is CHILD_OF the stream's Run,
-// and that every micro-batch gives each table the same lineage.
+// that every micro-batch gives each table the same lineage, and that the stream's Run is CHILD_OF
+// the scheduler's run the application was given (so the writes are under it, through the stream).
 func TestForeachBatchKafkaToDelta(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -32,6 +33,7 @@ func TestForeachBatchKafkaToDelta(t *testing.T) {
 	s, driver, app, topic := jobStack(t, ctx, "colline-e2e-fb", "spark_catalog/stream_foreach_batch.", 1)
 	job := "default/" + app
 	source := "colline.e2e.fb-source-" + app[len("colline-e2e-fb-"):]
+	schedRun := "sched-run-" + app[len("colline-e2e-fb-"):]
 	if err := s.CreateTopics(ctx, 1, source); err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +43,8 @@ func TestForeachBatchKafkaToDelta(t *testing.T) {
 		"--connectors=kafka,delta", "-Drunner.hive=false", "-Dspark.app.name="+app, "-Dstream.topic="+source, "-Dstream.dir="+t.TempDir(),
 		// the documented registration: the streaming listener sees every run from its start
 		"-Dspark.sql.streaming.streamingQueryListeners=io.colline.listener.CollineStreamingListener",
+		// a scheduler's run above the application (docs/listener.md, "The scheduler's run")
+		"-Dspark.colline.parent.namespace=sched", "-Dspark.colline.parent.job=nightly.upsert", "-Dspark.colline.parent.runId="+schedRun,
 		"plan/testdata/scenarios/stream_foreach_batch.java"); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +79,24 @@ RETURN s.key AS stream, d.key AS dataset, count(DISTINCT w) AS runs ORDER BY dat
 	if len(res.Records) == 0 || children[orders] != 2 || children[bigOrders] != 2 {
 		t.Fatalf("runs CHILD_OF the stream run of %s that read %s, by dataset written: %v; want 2 MERGEs into %s and 2 appends to %s",
 			job, topicKey, children, orders, bigOrders)
+	}
+
+	// the scheduler's run: the stream's run is CHILD_OF it, the writes CHILD_OF the stream's run,
+	// so the scheduler's run reaches every write of every micro-batch (colline lineage --parent)
+	res, err = neo4j.ExecuteQuery(ctx, driver, `
+MATCH (p:Run {key: $parent})<-[:HAS_RUN]-(:Job {key: 'sched/nightly.upsert'})
+OPTIONAL MATCH (s:Run {funcName: 'stream'})-[:CHILD_OF]->(p)
+OPTIONAL MATCH (w:Run)-[:CHILD_OF]->(s)
+RETURN count(DISTINCT s) AS streams, count(DISTINCT w) AS writes`,
+		map[string]any{"parent": schedRun}, neo4j.EagerResultTransformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != 1 {
+		t.Fatalf("no scheduler run %s in job sched/nightly.upsert", schedRun)
+	}
+	if m := res.Records[0].AsMap(); m["streams"] != int64(1) || m["writes"] != int64(4) {
+		t.Fatalf("under the scheduler's run %s: %v; want 1 stream run CHILD_OF it and the 4 writes CHILD_OF that", schedRun, m)
 	}
 
 	// 2. the tables' lineage: from the topic's fields, through the micro-batch
