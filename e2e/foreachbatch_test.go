@@ -86,7 +86,7 @@ RETURN s.key AS stream, d.key AS dataset, count(DISTINCT w) AS runs ORDER BY dat
 	res, err = neo4j.ExecuteQuery(ctx, driver, `
 MATCH (p:Run {key: $parent})<-[:HAS_RUN]-(:Job {key: 'sched/nightly.upsert'})
 OPTIONAL MATCH (s:Run {funcName: 'stream'})-[:CHILD_OF]->(p)
-OPTIONAL MATCH (w:Run)-[:CHILD_OF]->(s)
+OPTIONAL MATCH (w:Run)-[:CHILD_OF]->(s) WHERE (w)-[:WROTE]->(:Dataset)
 RETURN count(DISTINCT s) AS streams, count(DISTINCT w) AS writes`,
 		map[string]any{"parent": schedRun}, neo4j.EagerResultTransformer)
 	if err != nil {
@@ -96,7 +96,7 @@ RETURN count(DISTINCT s) AS streams, count(DISTINCT w) AS writes`,
 		t.Fatalf("no scheduler run %s in job sched/nightly.upsert", schedRun)
 	}
 	if m := res.Records[0].AsMap(); m["streams"] != int64(1) || m["writes"] != int64(4) {
-		t.Fatalf("under the scheduler's run %s: %v; want 1 stream run CHILD_OF it and the 4 writes CHILD_OF that", schedRun, m)
+		t.Fatalf("under the scheduler's run %s: %v; want 1 stream run CHILD_OF it and the 4 writing runs CHILD_OF that", schedRun, m)
 	}
 
 	// 2. the tables' lineage: from the topic's fields, through the micro-batch
