@@ -32,10 +32,10 @@ var ErrNotFound = errors.New("no such column")
 // upState is where an upstream walk stands: at node, with what it met between node and the asked
 // column. Hops are met in reverse order: first is the hop into the asked column (its last hop).
 type upState struct {
-	node        string
-	self        bool     // node is the asked column
-	first       crossing // the last hop of the path (into the asked column)
-	restAgg     bool     // an aggregation among the other hops
+	node    string
+	self    bool     // node is the asked column
+	first   crossing // the last hop of the path (into the asked column)
+	restAgg bool     // an aggregation among the other hops
 	// need is the struct fields that FIELD hops after node descend into and no PARENT hop
 	// between has ascended from (".mail"): a PARENT hop before them must come from these fields
 	// (Reach's descend, read backwards).
