@@ -30,6 +30,7 @@ usage:
                   [--format table|dot|mermaid|json|events] FILE.sql...
   colline impact  [ANALYZER] [--old OLD.sql]... [--job NS/APP] [--depth N]
                   [--format text|json|markdown] [--fail-on breaking|alter|never] NEW.sql...
+  colline tags    load|remove|list|reach|column|check [--neo4j URI ...] (colline tags help)
   colline ui      [--addr HOST:PORT]
   colline version
 
@@ -90,8 +91,14 @@ of each change. Exit status 3: a change removes or retypes a column, or stops wr
 that something downstream reads; 4 (with --fail-on alter): a change alters what something
 downstream reads. docs/analyze.md has a CI recipe.
 
+tags loads column tags (tag files, a dbt manifest) into the graph and reports where they go:
+each tag follows DIRECT lineage downstream and stops where a transformation masks it (a hash, a
+count); reach lists every column a tag reaches with the path, hop by hop, column the tags of a
+column, check the tags that arrive where their settings do not allow them (docs/tags.md).
+
 Exit status: 0 ok, 1 an input or the write failed (every bad input is reported; analyze: a
-statement failed), 2 usage, 3 and 4 see impact.
+statement failed), 2 usage, 3 and 4 see impact, 5 a tag arrives unmasked where its settings
+do not allow it (tags check, impact).
 `
 
 // Main runs the colline command with args (without the program name) and returns its exit code.
@@ -115,6 +122,12 @@ func Main(ctx context.Context, version string, args []string, stdout, stderr io.
 	case "impact":
 		var code int
 		code, err = impactCmd(ctx, rest, stdout, stderr)
+		if err == nil && code != 0 {
+			return code
+		}
+	case "tags":
+		var code int
+		code, err = tagsCmd(ctx, rest, stdout)
 		if err == nil && code != 0 {
 			return code
 		}

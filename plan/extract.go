@@ -85,5 +85,6 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 		}
 	}
 	r.finish(lin)
+	lin.Tags = catalogTags(env)
 	return lin, Budget{Depth: max(r.deepest, depth), Nodes: len(env.Nodes), Edges: r.charged, Work: r.work}
 }
