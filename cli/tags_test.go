@@ -49,7 +49,7 @@ func testTPCDSReach(t *testing.T, uri, line string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer driver.Close(ctx)
+	t.Cleanup(func() { driver.Close(ctx) }) // after the cleanup below
 	t.Cleanup(func() {
 		for _, prefix := range []string{"spark_catalog/" + p, "default/colline-" + p, p} {
 			stack.WipeKeys(ctx, driver, prefix)

@@ -24,8 +24,8 @@ func WriteReach(w io.Writer, format string, ans *ReachAnswer) error {
 		cw.Write([]string{"tag", "dataset", "column", "status", "allowed", "from", "tags", "hops", "path"})
 		for _, c := range ans.Columns {
 			for _, a := range c.Arrivals {
-				cw.Write([]string{ans.Tag, c.Dataset, c.Column, string(a.Status), strconv.FormatBool(c.Allowed || a.Status != Unmasked),
-					a.From, tagList(a.Tags), strconv.Itoa(len(a.Path)), PathString(a.Path)})
+				cw.Write(safe(ans.Tag, c.Dataset, c.Column, string(a.Status), strconv.FormatBool(c.Allowed || a.Status != Unmasked),
+					a.From, tagList(a.Tags), strconv.Itoa(len(a.Path)), PathString(a.Path)))
 			}
 		}
 		cw.Flush()
@@ -80,7 +80,7 @@ func WriteColumns(w io.Writer, format string, cts []ColumnTags) error {
 		cw.Write([]string{"column", "tag", "value", "source", "status", "from", "hops", "path"})
 		for _, ct := range cts {
 			for _, c := range ct.Tags {
-				cw.Write([]string{ct.Column, c.Tag.Key, c.Tag.Value, c.Tag.Source, string(c.Status), c.From, strconv.Itoa(len(c.Path)), PathString(c.Path)})
+				cw.Write(safe(ct.Column, c.Tag.Key, c.Tag.Value, c.Tag.Source, string(c.Status), c.From, strconv.Itoa(len(c.Path)), PathString(c.Path)))
 			}
 		}
 		cw.Flush()
@@ -158,4 +158,15 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// safe keeps a spreadsheet from reading a field as a formula (=, +, -, @ at the start: CSV
+// injection): names come from Spark plans and may be anything.
+func safe(fields ...string) []string {
+	for i, s := range fields {
+		if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+			fields[i] = "'" + s
+		}
+	}
+	return fields
 }

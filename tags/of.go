@@ -180,6 +180,9 @@ func Of(ctx context.Context, g Graph, keys []string, lim Limits) ([]ColumnTags, 
 				}
 				id := [2]string{t.Key + "\x00" + t.Value + "\x00" + t.Source, st.node}
 				i, seen := best[id]
+				if path == nil {
+					path = []Hop{} // the column itself
+				}
 				c := Carried{Tag: t, From: st.node, Status: s, Path: path}
 				switch {
 				case !seen:

@@ -229,7 +229,11 @@ func (ans *ReachAnswer) fill(best map[string]map[string]*arrival, datasets map[s
 				r = &Reached{Column: col, Dataset: datasets[col]}
 				byColumn[col] = r
 			}
-			r.Arrivals = append(r.Arrivals, Arrival{From: src, Tags: tagsOf[src], Status: a.status, Path: a.path})
+			path := a.path
+			if path == nil {
+				path = []Hop{} // the source itself
+			}
+			r.Arrivals = append(r.Arrivals, Arrival{From: src, Tags: tagsOf[src], Status: a.status, Path: path})
 			if a.status.rank() > r.Status.rank() {
 				r.Status = a.status
 			}

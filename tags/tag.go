@@ -1,6 +1,7 @@
 package tags
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -245,6 +246,9 @@ func (h Hop) String() string {
 	return s
 }
 
+// ErrBadKey says that a tag key is not one (validKey).
+var ErrBadKey = errors.New("bad tag key")
+
 // validKey is what a tag key may be: letters, digits and _ . : - (as dbt tags and OpenLineage
 // tag keys are written), 1 to 100 of them.
 var validKey = regexp.MustCompile(`^[\p{L}\p{N}_.:\-]{1,100}$`)
@@ -255,7 +259,7 @@ const maxValue = 200
 // checkTag checks a tag's key and value.
 func checkTag(key, value string) error {
 	if !validKey.MatchString(key) {
-		return fmt.Errorf("tag key %q: use 1 to 100 letters, digits, _ . : or -", key)
+		return fmt.Errorf("%w %q: use 1 to 100 letters, digits, _ . : or -", ErrBadKey, key)
 	}
 	if len(value) > maxValue {
 		return fmt.Errorf("tag %s: value of %d bytes; at most %d", key, len(value), maxValue)

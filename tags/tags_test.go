@@ -61,7 +61,7 @@ columns:
 		{"no version", "tags: {}\n", "x.yaml:1: version 0; this colline reads version 1"},
 		{"unknown field", "version: 1\ncolumn: []\n", "x.yaml: yaml: unmarshal errors:\n  line 2: field column not found in type tags.fileYAML"},
 		{"bad aggregation", "version: 1\ntags:\n  pii: {aggregation: maybe}\n", `x.yaml:3: tags: pii: aggregation "maybe": use pass or stop`},
-		{"bad key", "version: 1\ntags:\n  'p i i': {}\n", `x.yaml:3: tags: tag key "p i i": use 1 to 100 letters, digits, _ . : or -`},
+		{"bad key", "version: 1\ntags:\n  'p i i': {}\n", `x.yaml:3: tags: bad tag key "p i i": use 1 to 100 letters, digits, _ . : or -`},
 		{"no dataset", "version: 1\ncolumns:\n  - {column: a, tags: {pii: x}}\n", "x.yaml:3: columns[0]: no dataset"},
 		{"no column", "version: 1\ncolumns:\n  - dataset: d/x\n    tags: {pii: x}\n", "x.yaml:3: columns[0]: no column or columns"},
 		{"no tags", "version: 1\ncolumns:\n  - {dataset: d/x, column: a}\n", "x.yaml:3: columns[0]: no tags"},
