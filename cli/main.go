@@ -14,6 +14,7 @@ import (
 
 	"github.com/colline/colline/config"
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/tags"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
@@ -21,7 +22,7 @@ import (
 const usage = `colline: column-level lineage of Spark and Hive events, offline, and of SQL before it runs.
 
 usage:
-  colline explain [--format table|dot|mermaid|json|openlineage] FILE|DIR...
+  colline explain [--format table|dot|mermaid|json|openlineage] [--tags FILE.yaml]... [--tags-from-graph [--neo4j URI ...]] FILE|DIR...
   colline replay  [--neo4j URI] [--user NAME] [--password-file F] [--ca-file F] [--database NAME]
                   [--batch N] FILE|DIR...
   colline upgrade [--brokers HOST:PORT,...] [--topic NAME] [--neo4j URI] [--user NAME]
@@ -48,7 +49,10 @@ Flags may come before or after the files.
 explain prints the column lineage the consumer would write: per event, its job, reads and writes
 and one row per column edge (source -> target, type/subtype, masking, expression). dot and
 mermaid draw the union of all events; json is for scripts; openlineage prints the OpenLineage
-RunEvent the consumer emits for each event (COLLINE_OPENLINEAGE_EMIT_*), one per line. In every format, control and format
+RunEvent the consumer emits for each event (COLLINE_OPENLINEAGE_EMIT_*), one per line. With --tags
+(tag files) or --tags-from-graph, the table ends with the tags of each event's source columns (also
+those the event carries itself: Spark column comments, docs/tags.md) and where they reach its
+writes, unmasked, aggregated or masked. In every format, control and format
 characters in names (newlines, ESC, bidirectional overrides) are shown escaped (\n, \x1b, \u202e).
 Ctrl-C stops it, also in the middle of a large plan.
 
@@ -164,6 +168,10 @@ func explain(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("colline explain", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	format := fs.String("format", "table", "output format: "+strings.Join(Formats, ", "))
+	tagFiles := &listFlag{}
+	fs.Var(tagFiles, "tags", "a tag file (docs/tags.md): show the tags of each event's sources and where they reach (repeatable; table format)")
+	fromGraph := fs.Bool("tags-from-graph", false, "also the tags the graph says each source carries from upstream (--neo4j …; table format)")
+	db := neo4jFlags(fs)
 	files, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -174,10 +182,32 @@ func explain(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(files) == 0 {
 		return usageError("explain: no input files")
 	}
+	withTags := len(*tagFiles) > 0 || *fromGraph
+	if withTags && *format != "table" {
+		return usageError("explain: --tags and --tags-from-graph go with --format table")
+	}
+	rules, policies, err := readTagFiles(*tagFiles)
+	if err != nil {
+		return err
+	}
 	evs, loadErr := loadUntil(ctx, files)
 	if len(evs) > 0 {
 		if err := Write(stdout, *format, evs); err != nil {
 			return err
+		}
+		if withTags {
+			var g tags.Graph
+			if *fromGraph {
+				driver, err := db.driver()
+				if err != nil {
+					return err
+				}
+				defer driver.Close(context.WithoutCancel(ctx))
+				g = graph.NewReader(driver, *db.database).Tags()
+			}
+			if err := writeEventTags(ctx, stdout, evs, rules, policies, g); err != nil {
+				return err
+			}
 		}
 	}
 	return loadErr

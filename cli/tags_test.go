@@ -255,3 +255,40 @@ func truthLines(ans *tags.ReachAnswer, p string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestExplainTags: explain --tags on the captured skeleton run, offline: orders.amount and
+// orders.order_id are tagged; the amount reaches country_revenue.revenue through sum() and,
+// in the next event, top_countries.revenue (2 hops from the tagged column); the id reaches
+// country_revenue.orders through count(), masked, and stops there.
+func TestExplainTags(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "tags.yaml")
+	os.WriteFile(f, []byte("version: 1\nsource: t\ncolumns:\n  - dataset: spark_catalog/shop.orders\n    columns: [amount, order_id]\n    tags: {pii: x}\n"), 0o644)
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), "test", []string{"explain", "--tags", f, skeleton}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	_, report, ok := strings.Cut(out.String(), "# tags:")
+	if !ok {
+		t.Fatalf("no tag report:\n%s", out.String())
+	}
+	var lines []string
+	for _, l := range strings.Split(report, "\n") {
+		lines = append(lines, strings.Join(strings.Fields(l), " "))
+	}
+	report = strings.Join(lines, "\n")
+	for _, want := range []string{
+		"spark_catalog/shop.country_revenue#orders pii=x (file:t) masked yes spark_catalog/shop.orders#order_id 1",
+		"spark_catalog/shop.country_revenue#revenue pii=x (file:t) unmasked yes spark_catalog/shop.orders#amount 1",
+		"spark_catalog/shop.top_countries#revenue pii=x (file:t) unmasked yes spark_catalog/shop.orders#amount 2",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks %q:\n%s", want, report)
+		}
+	}
+	if strings.Contains(report, "top_countries#country") {
+		t.Errorf("country is not tagged:\n%s", report)
+	}
+	if code := Main(context.Background(), "test", []string{"explain", "--tags", f, "--format", "json", skeleton}, &out, &errOut); code != 2 {
+		t.Errorf("--tags with json: exit %d, want 2 (usage)", code)
+	}
+}
