@@ -34,8 +34,9 @@ const SparkTags = "spark"
 const TagPropertyPrefix = "colline.tags."
 
 // commentTag is a tag in a column comment: #key or #key=value, the key of letters, digits and
-// _ . : -, the value up to the next white space or comma.
-var commentTag = regexp.MustCompile(`(?:^|[\s(\[,;])#([\p{L}\p{N}_.:\-]{1,100})(?:=([^\s,#]{1,200}))?`)
+// _ . : -, the value up to the next white space, comma, semicolon or closing bracket; after the
+// start, white space or an opening bracket (so that "ticket#123" is no tag).
+var commentTag = regexp.MustCompile(`(?:^|[\s(\[,;])#([\p{L}\p{N}_.:\-]{1,100})(?:=([^\s,#;)\]]{1,200}))?`)
 
 // CommentTags returns the tags of a column comment ("e-mail address #pii=email #gdpr": pii=email
 // and gdpr=true).

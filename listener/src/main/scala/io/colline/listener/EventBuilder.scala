@@ -35,7 +35,7 @@ private[listener] final case class Event(json: J.Obj, executionId: Long, rootCla
 private[listener] final case class Skipped(reason: String) extends Built
 
 private[listener] object EventBuilder {
-  val SchemaVersion = "1.4"
+  val SchemaVersion = "1.5"
   val SqlMax = 240
   val ErrorMax = 2000
 
