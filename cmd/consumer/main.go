@@ -20,8 +20,8 @@ import (
 	"github.com/colline/colline/openlineage/emit"
 	"github.com/colline/colline/openlineage/intake"
 	"github.com/colline/colline/plan"
-	"github.com/colline/colline/tags/watch"
 	"github.com/colline/colline/retention"
+	"github.com/colline/colline/tags/watch"
 )
 
 // version is set at build time: -ldflags "-X main.version=1.2.3".
