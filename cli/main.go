@@ -93,7 +93,9 @@ impact analyzes the new version of a job's SQL (and --old, or else takes the job
 the graph), prints the lineage diff and, from the graph, every column, dataset and job downstream
 of each change. Exit status 3: a change removes or retypes a column, or stops writing a dataset,
 that something downstream reads; 4 (with --fail-on alter): a change alters what something
-downstream reads. docs/analyze.md has a CI recipe.
+downstream reads; 5: the change carries a tag, unmasked, into a dataset the tag's settings do not
+allow (the tags its sources carry in the graph, followed through its lineage: docs/tags.md).
+docs/analyze.md has a CI recipe.
 
 tags loads column tags (tag files, a dbt manifest) into the graph and reports where they go:
 each tag follows DIRECT lineage downstream and stops where a transformation masks it (a hash, a

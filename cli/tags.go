@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/impact"
 	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/openlineage/alias"
 	"github.com/colline/colline/tags"
@@ -22,7 +23,7 @@ import (
 
 // ExitTagPolicy is the exit status of `colline tags check` (and `colline impact`) when a tag
 // arrives unmasked in a dataset its settings do not allow.
-const ExitTagPolicy = 5
+const ExitTagPolicy = impact.ExitTagPolicy
 
 const tagsUsage = `usage:
   colline tags load   [NEO4J] [--dbt MANIFEST --dbt-namespace NS [--aliases A]] [FILE.yaml...]
