@@ -21,9 +21,11 @@ import (
 //   - the tags of a column (GET /api/tags/columns): one column of the last layer, walked up
 //     through 5 layers of jobs (each column fed by the same column of two tables of the layer
 //     before: up to 62 columns upstream);
-//   - the reach of a tag (GET /api/tags/reach): a tag set by a pattern on 10 columns of 10 tables
-//     of the first layer (100 tagged columns) and by exact rules on 10 random columns of it,
-//     followed down through the 5 layers;
+//   - the reach of a tag (GET /api/tags/reach, its default compact answer: each arrival with its
+//     last hop): a tag on 3 columns of one first-layer table (a table's personal columns),
+//     followed down through the 5 layers; and a broad one, set by a pattern on 10 columns of 10
+//     tables of the first layer and by exact rules on 10 random columns of it (110 tagged columns,
+//     about 5,000 reached);
 //
 // against a same-run baseline, the one-column lookup (/api/column). The generated graph's FEEDS
 // are all DIRECT/IDENTITY: every hop carries the tag, the most a walk can have to follow.
@@ -36,26 +38,33 @@ func benchTags(ctx context.Context, r *report, env *benchEnv, edges, samples int
 		return errors.New("tags: the reads graph has fewer than 10 tables per layer")
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	const key, source = "bench-pii", "file:bench"
-	// c00…c09 of t00000…t00009 (a pattern), and 10 random columns of the first layer (exact rules)
-	rules := []tags.Rule{{Tag: tags.Tag{Key: key, Value: "pattern", Source: source}, Dataset: "spark_catalog/bench_l0.t0000?", Column: "c0?"}}
-	for i := 0; i < 10; i++ {
-		d := fmt.Sprintf("spark_catalog/bench_l0.t%05d", rng.IntN(perLayer))
-		rules = append(rules, tags.Rule{Tag: tags.Tag{Key: key, Value: "exact", Source: source}, Dataset: tags.Glob(d), Column: tags.Glob(fmt.Sprintf("c%02d", rng.IntN(readCols)))})
+	const narrow, broad, source = "bench-pii", "bench-broad", "file:bench"
+	// narrow: the personal columns of one source table (c00…c02 of a first-layer table);
+	// broad: c00…c09 of t00000…t00009 (a pattern) and 10 random first-layer columns (exact rules)
+	var rules []tags.Rule
+	for c := 0; c < 3; c++ {
+		rules = append(rules, tags.Rule{Tag: tags.Tag{Key: narrow, Value: "x", Source: source}, Dataset: tags.Glob(dsKey(0, 7)), Column: tags.Glob(fmt.Sprintf("c%02d", c))})
 	}
+	rules = append(rules, tags.Rule{Tag: tags.Tag{Key: broad, Value: "pattern", Source: source}, Dataset: "spark_catalog/bench_l0.t0000?", Column: "c0?"})
+	for i := 0; i < 10; i++ {
+		rules = append(rules, tags.Rule{Tag: tags.Tag{Key: broad, Value: "exact", Source: source}, Dataset: tags.Glob(dsKey(0, rng.IntN(perLayer))), Column: tags.Glob(fmt.Sprintf("c%02d", rng.IntN(readCols)))})
+	}
+	allowed := []tags.Glob{"spark_catalog/bench_l0.*"}
 	if err := env.writer.WriteTags(ctx, []graph.TagSet{{Key: source, Source: source, Rules: rules,
-		Policies: []tags.Policy{{Key: key, Aggregation: tags.AggregationPass, Allowed: []tags.Glob{"spark_catalog/bench_l0.*"}}}}}); err != nil {
+		Policies: []tags.Policy{{Key: narrow, Aggregation: tags.AggregationPass, Allowed: allowed}, {Key: broad, Aggregation: tags.AggregationPass, Allowed: allowed}}}}); err != nil {
 		return err
 	}
 	defer env.writer.RemoveTags(context.WithoutCancel(ctx), []string{source})
 
 	reader := graph.NewReader(env.driver, "")
-	ans, err := tags.Reach(ctx, reader.Tags(), key, tags.Limits{})
-	if err != nil {
-		return err
+	for _, key := range []string{narrow, broad} {
+		ans, err := tags.Reach(ctx, reader.Tags(), key, tags.Limits{})
+		if err != nil {
+			return err
+		}
+		un, _, _, datasets, uses := ans.Counts()
+		r.notef("tags: %s set on %d columns; it reaches %d columns in %d datasets, %d indirect uses", key, len(ans.Sources), un, datasets, uses)
 	}
-	un, _, _, datasets, uses := ans.Counts()
-	r.notef("tags: %s set on %d columns (a pattern and 10 exact rules); it reaches %d columns in %d datasets, %d indirect uses", key, len(ans.Sources), un, datasets, uses)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -87,7 +96,8 @@ func benchTags(ctx context.Context, r *report, env *benchEnv, edges, samples int
 			}
 			return q("/api/tags/columns", kv...)
 		}},
-		{"reach of a tag (/api/tags/reach)", func() string { return q("/api/tags/reach", "tag", key) }},
+		{"reach of a tag on 3 columns (/api/tags/reach)", func() string { return q("/api/tags/reach", "tag", narrow) }},
+		{"reach of a tag on 110 columns, 5,000 reached", func() string { return q("/api/tags/reach", "tag", broad) }},
 	}
 	client := &http.Client{Timeout: time.Minute}
 	p99s := map[string]float64{}

@@ -210,7 +210,7 @@ func ruleRow(set string, r tags.Rule) map[string]any {
 
 // EventTagSets are the tags items carry (plan.Lineage.Tags: a Spark catalog table's comments and
 // properties, an OpenLineage TagsDatasetFacet), one set per item, source and dataset, as of the
-// item's time.
+// item's time; a tag that tags.Valid refuses is left out.
 func EventTagSets(items []record.Item) []TagSet {
 	var out []TagSet
 	for _, it := range items {
@@ -224,6 +224,9 @@ func EventTagSets(items []record.Item) []TagSet {
 		for _, dt := range it.Lineage.Tags {
 			s := TagSet{Key: dt.Source + "|" + dt.Dataset, Source: dt.Source, Dataset: dt.Dataset, Time: at}
 			for _, ct := range dt.Tags {
+				if tags.Valid(ct.Key, ct.Value) != nil {
+					continue // a key no answer could name (an OpenLineage facet's key may be any text)
+				}
 				col := strings.TrimPrefix(ct.Column, dt.Dataset+"#")
 				s.Rules = append(s.Rules, tags.Rule{Tag: tags.Tag{Key: ct.Key, Value: ct.Value, Source: ct.Source},
 					Dataset: tags.Glob(dt.Dataset), Column: tags.Glob(col)})

@@ -66,11 +66,11 @@ func (m *Memory) AddColumn(key, dataset string) { m.columns[key] = dataset }
 // AddHop adds a hop, and its ends as columns (To of a DECIDES_ROWS is a dataset); a hop already
 // there (same kind, ends and job) is not added again.
 func (m *Memory) AddHop(h Hop) {
-	if k := [4]string{h.Kind, h.From, h.To, h.Job}; m.seen[k] {
+	k := [4]string{h.Kind, h.From, h.To, h.Job}
+	if m.seen[k] {
 		return
-	} else {
-		m.seen[k] = true
 	}
+	m.seen[k] = true
 	m.hops = append(m.hops, h)
 	if _, ok := m.columns[h.From]; !ok {
 		m.columns[h.From] = h.FromDataset

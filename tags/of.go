@@ -65,13 +65,31 @@ func Of(ctx context.Context, g Graph, keys []string, lim Limits) ([]ColumnTags, 
 		return nil, nil
 	}
 	keys = slices.Compact(slices.Sorted(slices.Values(keys)))
-	datasets, err := g.Columns(ctx, keys)
-	if err != nil {
-		return nil, fmt.Errorf("tags: columns: %w", err)
+	walk := newStepper(g, Up, lim.columns())
+	if err := walk.cone(ctx, keys); err != nil {
+		return nil, fmt.Errorf("tags: upstream: %w", err)
 	}
+	datasets := map[string]string{}
+	for k, d := range walk.columns {
+		datasets[k] = d
+	}
+	var unknown []string
 	for _, k := range keys {
 		if _, ok := datasets[k]; !ok {
-			return nil, fmt.Errorf("tags of %q: %w", k, ErrNotFound)
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 { // no cone, or columns that do not exist
+		found, err := g.Columns(ctx, unknown)
+		if err != nil {
+			return nil, fmt.Errorf("tags: columns: %w", err)
+		}
+		for _, k := range unknown {
+			d, ok := found[k]
+			if !ok {
+				return nil, fmt.Errorf("tags of %q: %w", k, ErrNotFound)
+			}
+			datasets[k] = d
 		}
 	}
 	ps, err := g.Policies(ctx)
@@ -90,7 +108,6 @@ func Of(ctx context.Context, g Graph, keys []string, lim Limits) ([]ColumnTags, 
 		visited[k] = map[upState][]Hop{st: nil}
 		frontier = append(frontier, item{k, st})
 	}
-	walk := newStepper(g, Up)
 	for depth := 1; len(frontier) > 0; depth++ {
 		if depth > lim.steps() {
 			for _, it := range frontier {
@@ -158,10 +175,17 @@ func Of(ctx context.Context, g Graph, keys []string, lim Limits) ([]ColumnTags, 
 	}
 	slices.Sort(nodes)
 	nodes = slices.Compact(nodes)
-	rules, err := g.Rules(ctx, nodes)
+	var outside []string // the nodes whose exact rules the cone did not bring
+	for _, n := range nodes {
+		if _, ok := walk.columns[n]; !ok {
+			outside = append(outside, n)
+		}
+	}
+	rules, err := g.Rules(ctx, outside)
 	if err != nil {
 		return nil, fmt.Errorf("tags: rules: %w", err)
 	}
+	rules = append(rules, walk.rules...)
 	at := map[string][]Tag{}
 	for _, n := range nodes {
 		if ts := tagsAt(rules, datasets[n], n); len(ts) > 0 {

@@ -31,12 +31,31 @@ type Reached struct {
 }
 
 // Arrival is how a tag from one source column arrives in a column: its status and one shortest
-// path of that status, hop by hop (none for the source itself).
+// path of that status, hop by hop (none for the source itself). A compact answer (Compact) keeps
+// only the path's last hop (Via): the hop before it is the Via of the column it comes from, for
+// the same source, in the same answer.
 type Arrival struct {
 	From   string `json:"from"` // the tagged source column
 	Tags   []Tag  `json:"tags"` // the source's tags of the key
 	Status Status `json:"status"`
-	Path   []Hop  `json:"path"`
+	Hops   int    `json:"hops"`
+	Path   []Hop  `json:"path,omitempty"`
+	Via    *Hop   `json:"via,omitempty"` // Compact: the last hop of Path
+}
+
+// Compact drops every arrival's path but its last hop (Via): the answer of a tag that reaches
+// thousands of columns is a fraction of the size, and each path can still be followed back hop
+// by hop through the columns it passes, which the answer lists too.
+func (ans *ReachAnswer) Compact() {
+	for i := range ans.Columns {
+		for j := range ans.Columns[i].Arrivals {
+			a := &ans.Columns[i].Arrivals[j]
+			if n := len(a.Path); n > 0 {
+				a.Via = &a.Path[n-1]
+			}
+			a.Path = nil
+		}
+	}
 }
 
 // DatasetReach counts a dataset's columns by how the tag arrives.
@@ -148,7 +167,7 @@ func reach(ctx context.Context, g Graph, p Policy, sources []Tagged, before map[
 		frontier = append(frontier, item{s.Column, s.Column})
 	}
 	uses := map[[3]string]*Use{}
-	walk := newStepper(g, Down)
+	walk := newStepper(g, Down, lim.columns())
 	for depth := 1; len(frontier) > 0 && !ans.Truncated; depth++ {
 		if depth > lim.steps() {
 			ans.Truncated = true
@@ -229,11 +248,7 @@ func (ans *ReachAnswer) fill(best map[string]map[string]*arrival, datasets map[s
 				r = &Reached{Column: col, Dataset: datasets[col]}
 				byColumn[col] = r
 			}
-			path := a.path
-			if path == nil {
-				path = []Hop{} // the source itself
-			}
-			r.Arrivals = append(r.Arrivals, Arrival{From: src, Tags: tagsOf[src], Status: a.status, Path: path})
+			r.Arrivals = append(r.Arrivals, Arrival{From: src, Tags: tagsOf[src], Status: a.status, Hops: len(a.path), Path: a.path})
 			if a.status.rank() > r.Status.rank() {
 				r.Status = a.status
 			}

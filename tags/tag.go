@@ -256,6 +256,10 @@ var validKey = regexp.MustCompile(`^[\p{L}\p{N}_.:\-]{1,100}$`)
 // maxValue bounds a tag's value.
 const maxValue = 200
 
+// Valid checks a tag's key and value: what a source may set (a key of 1 to 100 letters, digits
+// and _ . : -, a value of at most 200 bytes).
+func Valid(key, value string) error { return checkTag(key, value) }
+
 // checkTag checks a tag's key and value.
 func checkTag(key, value string) error {
 	if !validKey.MatchString(key) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -370,5 +371,93 @@ func TestReadManifest(t *testing.T) {
 	}
 	if _, _, err := tags.ReadManifest(strings.NewReader(`{"nodes": {}}`), nil); err == nil || !strings.Contains(err.Error(), "no metadata.project_name") {
 		t.Errorf("not a manifest: %v", err)
+	}
+}
+
+// coned is a Memory that also gives cones (tags.Coner), as graph.TagGraph does: the FEEDS cone
+// of keys, limited per start column, and every hop of each column in it.
+type coned struct {
+	*tags.Memory
+	calls int
+	cut   int // a smaller limit than asked, when not 0
+}
+
+func (c *coned) Cone(ctx context.Context, dir tags.Direction, keys []string, limit int) (*tags.Cone, error) {
+	c.calls++
+	if c.cut > 0 {
+		limit = c.cut
+	}
+	seen := map[string]bool{}
+	var cone []string
+	for _, k := range keys {
+		n := 0
+		front := []string{k}
+		local := map[string]bool{k: true}
+		for len(front) > 0 {
+			hops, _ := c.Memory.Step(ctx, dir, front)
+			front = nil
+			for _, h := range hops {
+				next := h.To
+				if dir == tags.Up {
+					next = h.From
+				}
+				if h.Kind != tags.Feeds || local[next] || n >= limit {
+					continue
+				}
+				local[next] = true
+				n++
+				front = append(front, next)
+			}
+		}
+		for x := range local {
+			if !seen[x] {
+				seen[x] = true
+				cone = append(cone, x)
+			}
+		}
+	}
+	hops, _ := c.Memory.Step(ctx, dir, cone)
+	cols, _ := c.Memory.Columns(ctx, cone)
+	all, _ := c.Memory.Rules(ctx, nil)
+	var exact []tags.Rule
+	for _, r := range all {
+		if k, ok := r.ColumnKey(); ok && cols[k] != "" {
+			exact = append(exact, r)
+		}
+	}
+	return &tags.Cone{Hops: hops, Columns: cols, Rules: exact}, nil
+}
+
+// TestConeSameAnswers: walking with cones (the graph's way) or one step at a time gives the same
+// answers, also when the cone is cut short (the walk steps on from where it ends).
+func TestConeSameAnswers(t *testing.T) {
+	ctx := context.Background()
+	for _, cut := range []int{0, 1} {
+		for _, agg := range []string{tags.AggregationPass, tags.AggregationStop} {
+			plain, c := lineage(agg), &coned{Memory: lineage(agg), cut: cut}
+			a, err := tags.Reach(ctx, plain, "pii", tags.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := tags.Reach(ctx, c, "pii", tags.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.calls != 1 {
+				t.Errorf("cones asked: %d, want 1", c.calls)
+			}
+			if x, y := fmt.Sprint(reachLines(a)), fmt.Sprint(reachLines(b)); x != y {
+				t.Errorf("reach, aggregation %s, cut %d: steps\n%s\ncone\n%s", agg, cut, x, y)
+			}
+			keys := []string{"spark_catalog/mart.x#email", "spark_catalog/mart.y#longest", "spark_catalog/mart.z#profile.mail"}
+			oa, _ := tags.Of(ctx, plain, keys, tags.Limits{})
+			ob, err := tags.Of(ctx, &coned{Memory: lineage(agg), cut: cut}, keys, tags.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(oa) != fmt.Sprint(ob) {
+				t.Errorf("of, aggregation %s, cut %d: steps\n%v\ncone\n%v", agg, cut, oa, ob)
+			}
+		}
 	}
 }

@@ -19,8 +19,9 @@ type TagReader interface {
 }
 
 // The tag answers: GET /api/tags (every tag, its settings and sources), GET /api/tags/reach?tag=K
-// (everything it reaches, with paths; format=csv: a download), GET /api/tags/columns?column=K…
-// (the tags of columns, with paths: the drawing's badges).
+// (everything it reaches, each arrival with its last hop; paths=true: whole paths; format=csv: a
+// download with whole paths), GET /api/tags/columns?column=K… (the tags of columns, with whole
+// paths: the drawing's badges).
 
 func (s *server) tagsReady(w http.ResponseWriter) bool {
 	if s.p.Tags == nil {
@@ -68,6 +69,9 @@ func (s *server) tagReach(w http.ResponseWriter, r *http.Request) {
 		}
 		s.failGraph(w, r, err)
 		return
+	}
+	if format == "json" && v.Get("paths") != "true" {
+		ans.Compact() // each arrival's last hop only; paths=true: whole paths
 	}
 	if format == "csv" {
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")

@@ -196,7 +196,9 @@ export interface Arrival {
   from: string;
   tags: Tag[];
   status: TagStatus;
-  path: Hop[];
+  hops: number;
+  path?: Hop[]; // paths=true
+  via?: Hop; // the path's last hop (the default, compact answer)
 }
 
 export interface Reached {

@@ -115,7 +115,7 @@ export function tagReach(panel: HTMLElement, r: ReachAnswer, a: Actions) {
       e.preventDefault();
       a.lineage({ column: c.column, dir: 'up' });
     });
-    return el('tr', { class: `reached tag-${c.status}` }, el('td', {}, link), el('td', {}, c.status), el('td', {}, c.allowed ? '' : 'not allowed'), el('td', {}, `${c.arrivals[0]?.path.length ?? 0}`));
+    return el('tr', { class: `reached tag-${c.status}` }, el('td', {}, link), el('td', {}, c.status), el('td', {}, c.allowed ? '' : 'not allowed'), el('td', {}, `${c.arrivals[0]?.hops ?? 0}`));
   });
   panel.append(el('table', { class: 'reach' }, el('tr', {}, el('th', {}, 'column'), el('th', {}, 'status'), el('th', {}, 'policy'), el('th', {}, 'hops')), ...rows));
   if (r.indirect.length > 0) {
