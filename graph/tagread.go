@@ -306,7 +306,7 @@ func (g *TagGraph) TagList(ctx context.Context) ([]TagSummary, error) {
 // FEEDS, found in the server breadth first (a distinct end node is a pruning expansion, not every
 // path), at most $limit per start column; then, for the start columns and every column of the
 // cone, all their hops, as Step returns them (FEEDS, HAS_FIELD both ways, DECIDES_ROWS down), and
-// a row of kind ” with its dataset and the rules that name it.
+// a row of empty kind with its dataset and the rules that name it.
 const tagConeDown = `UNWIND $keys AS k
 MATCH (s:Column {key: k})
 CALL (s) { MATCH (s)-[:FEEDS*1..100]->(x:Column) RETURN DISTINCT x LIMIT $limit }
