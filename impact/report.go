@@ -56,8 +56,8 @@ type Report struct {
 	// allow them (WithTags); nil when the policy step did not run.
 	TagArrivals []TagArrival `json:"tagArrivals,omitempty"`
 	Summary     Summary      `json:"summary"`
-	FailOn  string    `json:"failOn"`
-	Exit    int       `json:"exit"`
+	FailOn      string       `json:"failOn"`
+	Exit        int          `json:"exit"`
 }
 
 // Summary counts the changes and what they reach.
