@@ -116,8 +116,12 @@ func writeTagSets(ctx context.Context, tx neo4j.ManagedTransaction, sets []TagSe
 		if latest[s.Key] != i {
 			continue
 		}
-		if t, ok := stored[s.Key]; ok && !s.Time.IsZero() && s.Time.Before(t) {
+		t, known := stored[s.Key]
+		if known && !s.Time.IsZero() && s.Time.Before(t) {
 			continue // an older event's view of the dataset
+		}
+		if !known && !s.Time.IsZero() && len(s.Rules) == 0 {
+			continue // an event's dataset without tags, and none before: nothing to store (most tables)
 		}
 		setRows = append(setRows, map[string]any{"key": s.Key, "source": s.Source, "dataset": stringOrNil(s.Dataset), "seenAt": zeroNil(s.Time)})
 		for _, r := range s.Rules {
