@@ -28,7 +28,7 @@ type benchEnv struct {
 
 func main() {
 	var (
-		parts      = flag.String("parts", "decode,e2e,fresh,rss,reads,listener", "comma-separated parts to run (listener: the listener's driver time per TPC-DS CTAS against no listener and OpenLineage, bench/overhead/run.sh; decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; tags: the tags of a column and the reach of a tag on the reads graph; analyze: colline's analyzer, warm; none of these in the default)")
+		parts      = flag.String("parts", "decode,e2e,fresh,rss,reads,listener", "comma-separated parts to run (listener: the listener's driver time per TPC-DS CTAS against no listener and OpenLineage, bench/overhead/run.sh; decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; ui-load: the explorer's API with 50 concurrent readers on the reads graph; intake: the OpenLineage endpoint under a stream of events, 1 in 10 invalid; tags: the tags of a column and the reach of a tag on the reads graph; analyze: colline's analyzer, warm; none of these in the default)")
 		corpus     = flag.String("corpus", "plan/testdata/tpcds", "TPC-DS corpus directory (spark-*/q*.json[.gz])")
 		kafkaAddr  = flag.String("kafka", envOr("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers, comma-separated")
 		neo4jURI   = flag.String("neo4j", envOr("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (no auth)")
@@ -60,6 +60,11 @@ func main() {
 		lisQueries = flag.String("listener-queries", DefaultListenerQueries, "listener: TPC-DS queries to run as CTAS (BENCH_QUERIES), space-separated; \"all\": the 103")
 		lisRounds  = flag.Int("listener-rounds", 1, "listener: measured rounds (each runs every mode once, after a warm-up round)")
 		lisJar     = flag.String("listener-jar", "", "listener: the listener jar to measure (BENCH_LISTENER_JAR); default: this tree's, built if missing")
+		intakeN    = flag.Int("intake-events", 5000, "intake: OpenLineage events posted, one in ten invalid")
+		intakeC    = flag.Int("intake-clients", 16, "intake: concurrent HTTP clients")
+		uiReaders  = flag.Int("ui-load-readers", 50, "ui-load: concurrent readers of the explorer's API")
+		uiLoadDur  = flag.Duration("ui-load-duration", 30*time.Second, "ui-load: how long they read")
+		uiThink    = flag.Duration("ui-load-think", time.Second, "ui-load: a reader's mean pause between requests (exponential)")
 		hostileP   = flag.Int("hostile-neo4j-pid", 0, "hostile-write: the pid of the local Neo4j, to report the CPU time of each write (e.g. $(cat $COLLINE_DEV_DIR/run/neo4j/pid)); 0: none")
 	)
 	flag.IntVar(&e2eBatchSize, "e2e-batch", 0, "e2e, fresh: messages per batch (COLLINE_BATCH_SIZE); 0: the default")
@@ -114,6 +119,10 @@ func main() {
 			return benchUI(ctx, r, env, *readEdges, *readN, *readBudget, *readReuse)
 		case "tags":
 			return benchTags(ctx, r, env, *readEdges, *readN, *readBudget, *readReuse)
+		case "intake":
+			return benchIntake(ctx, r, env, intakeLoad{Events: *intakeN, Clients: *intakeC})
+		case "ui-load":
+			return benchUILoad(ctx, r, env, *readEdges, *readReuse, uiLoad{Readers: *uiReaders, Duration: *uiLoadDur, Think: *uiThink})
 		}
 		return fmt.Errorf("unknown part %q", part)
 	}, *keepGraph); err != nil {

@@ -29,6 +29,8 @@ var schema = []string{
 	`CREATE INDEX tag_rule_column IF NOT EXISTS FOR (n:TagRule) ON (n.columnKey)`,
 	`CREATE INDEX tag_rule_tag IF NOT EXISTS FOR (n:TagRule) ON (n.tag)`,
 	`CREATE INDEX tag_rule_set IF NOT EXISTS FOR (n:TagRule) ON (n.set)`,
+	// The runs of a Spark application (Reader.Runs: colline lineage --app, GET /api/runs?app=).
+	`CREATE INDEX run_app_id IF NOT EXISTS FOR (n:Run) ON (n.appId)`,
 }
 
 func zeroNil(t time.Time) any {

@@ -28,7 +28,7 @@ func registry() *prometheus.Registry {
 	reg := prometheus.NewPedanticRegistry()
 	admin.RegisterBuildInfo(reg, "doc")
 	m := NewMetrics(reg)
-	intake.NewMetrics(reg)
+	intake.NewMetrics(reg).Forbidden("team-a", "dataset")
 	emit.NewMetrics(reg)
 	watch.NewMetrics(reg).Arrival("pii")
 	m.countUnknown(map[string]int{"com.example.Node": 1})
