@@ -223,7 +223,7 @@ func TestTagsSparkDBT(t *testing.T) {
 
 	// e. the policy before a run: a pull request whose SQL copies the name into mart_tags fails
 	// colline impact (exit 5, naming the column and the path); the same with the name hashed passes
-	analyzer := analyzerFor(t, "3.5_2.12")
+	analyzer := analyzerProcess(t, "3.5_2.12")
 	for _, pr := range []struct {
 		file string
 		exit int
@@ -232,7 +232,7 @@ func TestTagsSparkDBT(t *testing.T) {
 		{"e2e/testdata/tags_pr/leak.sql", 5, "TAG       pii arrives unmasked in spark_catalog/mart_tags.marketing_targets#name, allowed only in spark_catalog/lake.*"},
 		{"e2e/testdata/tags_pr/masked.sql", 0, "nothing downstream is affected (exit 0)"},
 	} {
-		cmd := exec.CommandContext(ctx, bin, "impact", "--server", analyzer.URL, "--schema-from-graph", "--neo4j", s.Neo4jURI, "--job", job, pr.file)
+		cmd := exec.CommandContext(ctx, bin, "impact", "--server", analyzer.URL, "--token-file", analyzer.TokenFile, "--schema-from-graph", "--neo4j", s.Neo4jURI, "--job", job, pr.file)
 		cmd.Dir = s.Root
 		out, err := cmd.CombinedOutput()
 		t.Logf("colline impact %s: exit %d\n%s", pr.file, cmd.ProcessState.ExitCode(), out)
