@@ -161,6 +161,12 @@ type Dataset struct {
 	Cluster     string `json:"cluster,omitempty"`
 	Temporary   bool   `json:"temporary,omitempty"`
 	Description string `json:"description,omitempty"`
+	// ColumnComments are a catalog table's column comments that hold a tag (#key or #key=value),
+	// by column name; TagProperties its table properties colline.tags.<column>. Since 1.5 the
+	// listener sends both, possibly empty, for every catalog table: nil means an older listener,
+	// which said nothing of tags (docs/tags.md).
+	ColumnComments map[string]string `json:"columnComments,omitempty"`
+	TagProperties  map[string]string `json:"tagProperties,omitempty"`
 }
 
 // Write is the target of a write command: column i is written from output i of Nodes[Query].
