@@ -129,8 +129,8 @@ RETURN count(DISTINCT s) AS streams, count(DISTINCT w) AS writes`,
 		t.Fatalf("lineage of the foreachBatch job in Neo4j:\n%s\n\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
-	// 3. every micro-batch gives each written table the same lineage (a re-run fingerprint over a
-	// job's lineage holds across batches), and says which run and batch it belongs to
+	// 3. every micro-batch gives each written table the same lineage (what a re-run fingerprint
+	// over a job's lineage, not built yet, would need), and says which run and batch it belongs to
 	perTarget := map[string][]*plan.Lineage{}
 	batches := map[int64]bool{}
 	for _, m := range readTopic(ctx, t, s.Brokers, topic) {
