@@ -79,18 +79,18 @@ const tagStepDown = `UNWIND $keys AS k
 MATCH (s:Column {key: k})
 CALL (s) {
   MATCH (s)-[f:FEEDS]->(c:Column)
-  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked
+  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked, [] AS rows
   UNION ALL
   MATCH (s)-[f:DECIDES_ROWS]->(d:Dataset)
-  RETURN 'DECIDES_ROWS' AS kind, d.key AS other, d.key AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, [] AS masked
+  RETURN 'DECIDES_ROWS' AS kind, d.key AS other, d.key AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, [] AS masked, f.rows AS rows
   UNION ALL
   MATCH (s)-[:HAS_FIELD]->(c:Column)
-  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked
+  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
   UNION ALL
   MATCH (c:Column)-[:HAS_FIELD]->(s)
-  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked
+  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
 }
-RETURN k AS key, s.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked`
+RETURN k AS key, s.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows`
 
 // One step up into columns $keys: the FEEDS into them, the struct they are a field of (a FIELD
 // hop from it) and their struct fields (a PARENT hop from each).
@@ -98,15 +98,15 @@ const tagStepUp = `UNWIND $keys AS k
 MATCH (t:Column {key: k})
 CALL (t) {
   MATCH (c:Column)-[f:FEEDS]->(t)
-  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked
+  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked, [] AS rows
   UNION ALL
   MATCH (c:Column)-[:HAS_FIELD]->(t)
-  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked
+  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
   UNION ALL
   MATCH (t)-[:HAS_FIELD]->(c:Column)
-  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked
+  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
 }
-RETURN k AS key, t.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked`
+RETURN k AS key, t.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows`
 
 // Step implements tags.Graph: one read query for all keys.
 func (g *TagGraph) Step(ctx context.Context, dir tags.Direction, keys []string) ([]tags.Hop, error) {
@@ -315,20 +315,20 @@ UNWIND cone AS s
 WITH DISTINCT s
 CALL (s) {
   MATCH (s)-[f:FEEDS]->(c:Column)
-  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked
+  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked, [] AS rows
   UNION ALL
   MATCH (s)-[f:DECIDES_ROWS]->(d:Dataset)
-  RETURN 'DECIDES_ROWS' AS kind, d.key AS other, d.key AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, [] AS masked
+  RETURN 'DECIDES_ROWS' AS kind, d.key AS other, d.key AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, [] AS masked, f.rows AS rows
   UNION ALL
   MATCH (s)-[:HAS_FIELD]->(c:Column)
-  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked
+  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
   UNION ALL
   MATCH (c:Column)-[:HAS_FIELD]->(s)
-  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked
+  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
   UNION ALL
-  RETURN '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked
+  RETURN '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
 }
-RETURN s.key AS key, s.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked,
+RETURN s.key AS key, s.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows,
        CASE kind WHEN '' THEN COLLECT { MATCH (r:TagRule {columnKey: s.key}) RETURN r {.tag, .value, .source, .dataset, .column} } END AS rules`
 
 const tagConeUp = `UNWIND $keys AS k
@@ -339,17 +339,17 @@ UNWIND cone AS t
 WITH DISTINCT t
 CALL (t) {
   MATCH (c:Column)-[f:FEEDS]->(t)
-  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked
+  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked, [] AS rows
   UNION ALL
   MATCH (c:Column)-[:HAS_FIELD]->(t)
-  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked
+  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
   UNION ALL
   MATCH (t)-[:HAS_FIELD]->(c:Column)
-  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked
+  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
   UNION ALL
-  RETURN '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked
+  RETURN '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
 }
-RETURN t.key AS key, t.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked,
+RETURN t.key AS key, t.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows,
        CASE kind WHEN '' THEN COLLECT { MATCH (r:TagRule {columnKey: t.key}) RETURN r {.tag, .value, .source, .dataset, .column} } END AS rules`
 
 // Cone implements tags.Coner: one read query for the whole cone of keys (at most limit columns

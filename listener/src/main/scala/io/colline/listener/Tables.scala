@@ -119,9 +119,16 @@ private[listener] object Tables {
     (s("catalog") + "/" + ns + "." + s("name")).toLowerCase(java.util.Locale.ROOT)
   }
 
+  /**
+   * A table as remembered, without its tags (`columnComments`, `tagProperties`): they are the
+   * catalog's as of the query that described the table, which may be older than this query (an
+   * `ALTER … COMMENT` since), and an event that leaves them out says nothing of tags.
+   */
   private def copy(t: J.Obj): J.Obj = {
     val o = new J.Obj
-    t.fields.foreach { case (k, v) => o.put(k, v) }
+    t.fields.foreach { case (k, v) => if (!Untold(k)) o.put(k, v) }
     o
   }
+
+  private val Untold = Set("columnComments", "tagProperties")
 }

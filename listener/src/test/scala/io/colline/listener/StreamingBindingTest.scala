@@ -24,4 +24,15 @@ class StreamingBindingTest extends munit.FunSuite {
     for (p <- Seq("/tmp/x", "file:/tmp/x", "s3a://bucket/x", "hdfs://nn:8020/w")) assert(Tables.isPath(p), p)
     for (p <- Seq("db", "events", "delta", "", null, "a:b")) assert(!Tables.isPath(p), String.valueOf(p))
   }
+
+  test("a path named by the table it is: the table, without the tags it had when described") {
+    def table(more: (String, J)*) = J.obj(Seq[(String, J)]("kind" -> J.Str("table"), "catalog" -> J.Str("spark_catalog"),
+      "namespace" -> J.strs(Seq("db")), "name" -> J.Str("t_at_path")) ++ more: _*)
+    Tables.learn(table("location" -> J.Str("file:/tmp/colline-test/t_at_path"),
+      "columnComments" -> J.obj("c" -> J.Str("#pii")), "tagProperties" -> J.obj()))
+    val json = Tables.atPath("file:///tmp/colline-test/t_at_path/").map(o => new String(J.toBytes(o, pretty = false), "UTF-8"))
+    assertEquals(json, Some("""{"kind":"table","catalog":"spark_catalog","namespace":["db"],"name":"t_at_path","location":"file:/tmp/colline-test/t_at_path"}"""))
+    Tables.forget(table())
+    assertEquals(Tables.atPath("file:/tmp/colline-test/t_at_path"), None)
+  }
 }
