@@ -188,6 +188,14 @@ func TestBrowserQueries(t *testing.T) {
 			if !ok {
 				t.Fatalf("no %s.cypher", tc.query)
 			}
+			if tc.query == "08-table-lineage" {
+				// The query lists every pair in the graph, 500 at most; the database is shared with
+				// other tests, whose pairs can fill the 500 before this test's prefix sorts.
+				if !strings.HasSuffix(strings.TrimSpace(q), "LIMIT 500") {
+					t.Fatal("08-table-lineage no longer ends with LIMIT 500")
+				}
+				q = strings.TrimSuffix(strings.TrimSpace(q), "LIMIT 500")
+			}
 			params := map[string]any{}
 			for k, v := range tc.params {
 				if s, ok := v.(string); ok && k != "name" {

@@ -73,12 +73,10 @@ MATCH (t:Tag) RETURN 'tag' AS kind, t.key AS tag, null AS value, coalesce(t.sour
 	return patterns, policies, nil
 }
 
-// One step down from columns $keys: their FEEDS, their DECIDES_ROWS, their struct fields (FIELD)
-// and the struct they are a field of (PARENT).
-const tagStepDown = `UNWIND $keys AS k
-MATCH (s:Column {key: k})
-CALL (s) {
-  MATCH (s)-[f:FEEDS]->(c:Column)
+// The hops of one column s, downstream (FEEDS, DECIDES_ROWS, its struct fields: FIELD, the struct
+// it is a field of: PARENT), and of one column t, upstream (the FEEDS into it, FIELD, PARENT): the
+// rows of a step and of a cone.
+const hopsDown = `  MATCH (s)-[f:FEEDS]->(c:Column)
   RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked, [] AS rows
   UNION ALL
   MATCH (s)-[f:DECIDES_ROWS]->(d:Dataset)
@@ -88,7 +86,23 @@ CALL (s) {
   RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
   UNION ALL
   MATCH (c:Column)-[:HAS_FIELD]->(s)
-  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
+  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows`
+
+const hopsUp = `  MATCH (c:Column)-[f:FEEDS]->(t)
+  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked, [] AS rows
+  UNION ALL
+  MATCH (c:Column)-[:HAS_FIELD]->(t)
+  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
+  UNION ALL
+  MATCH (t)-[:HAS_FIELD]->(c:Column)
+  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows`
+
+// One step down from columns $keys: their FEEDS, their DECIDES_ROWS, their struct fields (FIELD)
+// and the struct they are a field of (PARENT).
+const tagStepDown = `UNWIND $keys AS k
+MATCH (s:Column {key: k})
+CALL (s) {
+` + hopsDown + `
 }
 RETURN k AS key, s.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows`
 
@@ -97,14 +111,7 @@ RETURN k AS key, s.datasetKey AS dataset, kind, other, otherDataset, job, roles,
 const tagStepUp = `UNWIND $keys AS k
 MATCH (t:Column {key: k})
 CALL (t) {
-  MATCH (c:Column)-[f:FEEDS]->(t)
-  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked, [] AS rows
-  UNION ALL
-  MATCH (c:Column)-[:HAS_FIELD]->(t)
-  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
-  UNION ALL
-  MATCH (t)-[:HAS_FIELD]->(c:Column)
-  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
+` + hopsUp + `
 }
 RETURN k AS key, t.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows`
 
@@ -314,17 +321,7 @@ WITH collect(DISTINCT s) + collect(DISTINCT x) AS cone
 UNWIND cone AS s
 WITH DISTINCT s
 CALL (s) {
-  MATCH (s)-[f:FEEDS]->(c:Column)
-  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked, [] AS rows
-  UNION ALL
-  MATCH (s)-[f:DECIDES_ROWS]->(d:Dataset)
-  RETURN 'DECIDES_ROWS' AS kind, d.key AS other, d.key AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, [] AS masked, f.rows AS rows
-  UNION ALL
-  MATCH (s)-[:HAS_FIELD]->(c:Column)
-  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
-  UNION ALL
-  MATCH (c:Column)-[:HAS_FIELD]->(s)
-  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
+` + hopsDown + `
   UNION ALL
   RETURN '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
 }
@@ -338,14 +335,7 @@ WITH collect(DISTINCT t) + collect(DISTINCT x) AS cone
 UNWIND cone AS t
 WITH DISTINCT t
 CALL (t) {
-  MATCH (c:Column)-[f:FEEDS]->(t)
-  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked, [] AS rows
-  UNION ALL
-  MATCH (c:Column)-[:HAS_FIELD]->(t)
-  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
-  UNION ALL
-  MATCH (t)-[:HAS_FIELD]->(c:Column)
-  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
+` + hopsUp + `
   UNION ALL
   RETURN '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
 }
