@@ -77,25 +77,25 @@ MATCH (t:Tag) RETURN 'tag' AS kind, t.key AS tag, null AS value, coalesce(t.sour
 // it is a field of: PARENT), and of one column t, upstream (the FEEDS into it, FIELD, PARENT): the
 // rows of a step and of a cone.
 const hopsDown = `  MATCH (s)-[f:FEEDS]->(c:Column)
-  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked
+  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked, [] AS rows
   UNION ALL
   MATCH (s)-[f:DECIDES_ROWS]->(d:Dataset)
-  RETURN 'DECIDES_ROWS' AS kind, d.key AS other, d.key AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, [] AS masked
+  RETURN 'DECIDES_ROWS' AS kind, d.key AS other, d.key AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, [] AS masked, f.rows AS rows
   UNION ALL
   MATCH (s)-[:HAS_FIELD]->(c:Column)
-  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked
+  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
   UNION ALL
   MATCH (c:Column)-[:HAS_FIELD]->(s)
-  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked`
+  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows`
 
 const hopsUp = `  MATCH (c:Column)-[f:FEEDS]->(t)
-  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked
+  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked, [] AS rows
   UNION ALL
   MATCH (c:Column)-[:HAS_FIELD]->(t)
-  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked
+  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
   UNION ALL
   MATCH (t)-[:HAS_FIELD]->(c:Column)
-  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked`
+  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows`
 
 // One step down from columns $keys: their FEEDS, their DECIDES_ROWS, their struct fields (FIELD)
 // and the struct they are a field of (PARENT).
@@ -104,7 +104,7 @@ MATCH (s:Column {key: k})
 CALL (s) {
 ` + hopsDown + `
 }
-RETURN k AS key, s.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked`
+RETURN k AS key, s.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows`
 
 // One step up into columns $keys: the FEEDS into them, the struct they are a field of (a FIELD
 // hop from it) and their struct fields (a PARENT hop from each).
@@ -113,7 +113,7 @@ MATCH (t:Column {key: k})
 CALL (t) {
 ` + hopsUp + `
 }
-RETURN k AS key, t.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked`
+RETURN k AS key, t.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows`
 
 // Step implements tags.Graph: one read query for all keys.
 func (g *TagGraph) Step(ctx context.Context, dir tags.Direction, keys []string) ([]tags.Hop, error) {
@@ -323,9 +323,9 @@ WITH DISTINCT s
 CALL (s) {
 ` + hopsDown + `
   UNION ALL
-  RETURN '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked
+  RETURN '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
 }
-RETURN s.key AS key, s.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked,
+RETURN s.key AS key, s.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows,
        CASE kind WHEN '' THEN COLLECT { MATCH (r:TagRule {columnKey: s.key}) RETURN r {.tag, .value, .source, .dataset, .column} } END AS rules`
 
 const tagConeUp = `UNWIND $keys AS k
@@ -337,9 +337,9 @@ WITH DISTINCT t
 CALL (t) {
 ` + hopsUp + `
   UNION ALL
-  RETURN '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked
+  RETURN '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
 }
-RETURN t.key AS key, t.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked,
+RETURN t.key AS key, t.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows,
        CASE kind WHEN '' THEN COLLECT { MATCH (r:TagRule {columnKey: t.key}) RETURN r {.tag, .value, .source, .dataset, .column} } END AS rules`
 
 // Cone implements tags.Coner: one read query for the whole cone of keys (at most limit columns

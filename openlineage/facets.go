@@ -36,6 +36,15 @@ type Transformation struct {
 	Subtype     string `json:"subtype"`
 	Description string `json:"description"`
 	Masking     bool   `json:"masking"`
+	// RowsFrom is colline's property (RowsFrom): a row-level dependency that decides only the
+	// rows that come from these datasets (some UNION branches); absent: every row.
+	RowsFrom []DatasetName `json:"rowsFrom"`
+}
+
+// DatasetName is an OpenLineage dataset identity.
+type DatasetName struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
 }
 
 // Symlink is an alternative identity of a dataset (SymlinksDatasetFacet): typically the TABLE a

@@ -26,13 +26,16 @@ const SessionCatalog = "spark_catalog"
 //     spark_catalog/db.table, the key the listener gives it.
 //   - Any other identity is keyed by plan.Named: a path or a Kafka topic has the key the listener
 //     gives it; a table of another system keeps its namespace (postgres://db:5432/shop.public.t).
+//   - A Kafka topic of a server that COLLINE_KAFKA_CLUSTERS names is keyed by its cluster
+//     (kafka://<cluster>/<topic>), as the listener's are.
 //   - Then the first alias whose From is a prefix of the key replaces that prefix by its To
 //     (longest From first): how a tool that names the same table its own way, without symlinks
 //     (DuckDB reading the lake, Trino's hive catalog), joins it.
 //
 // The zero value applies the rules without aliases.
 type Names struct {
-	Aliases []alias.Rule // alias.Parse of COLLINE_OPENLINEAGE_ALIASES
+	Aliases  []alias.Rule   // alias.Parse of COLLINE_OPENLINEAGE_ALIASES
+	Clusters alias.Clusters // alias.ParseClusters of COLLINE_KAFKA_CLUSTERS: kafka://<server> → kafka://<cluster>
 }
 
 // Dataset returns the colline dataset an OpenLineage identity stands for, given the dataset's
@@ -47,6 +50,8 @@ func (n Names) Dataset(namespace, name string, symlinks []Symlink) plan.Dataset 
 		}
 	case scheme(namespace) == "hive":
 		d = plan.Named(SessionCatalog, name)
+	case scheme(namespace) == "kafka" && n.Clusters.Of(namespace) != "":
+		d = plan.Named("kafka://"+n.Clusters.Of(namespace), name)
 	default:
 		d = plan.Named(namespace, name)
 	}
@@ -208,6 +213,25 @@ func (m *mapper) identify(d *Dataset, loc string) error {
 	return nil
 }
 
+// rows is plan.Transformation.Rows of a transformation's RowsFrom: the keys of its datasets,
+// sorted, one a line ("" when it has none: every row).
+func (m *mapper) rows(from []DatasetName) string {
+	var keys []string
+	for _, d := range from {
+		if d.Namespace == "" && d.Name == plan.InlineRows {
+			keys = append(keys, plan.InlineRows)
+			continue
+		}
+		id, ok := m.ids[idKey(d.Namespace, d.Name)]
+		if !ok {
+			id = m.names.Dataset(d.Namespace, d.Name, nil)
+		}
+		keys = append(keys, id.Key)
+	}
+	slices.Sort(keys)
+	return strings.Join(slices.Compact(keys), "\n")
+}
+
 // resolve returns the colline dataset of an OpenLineage identity named in the event.
 func (m *mapper) resolve(namespace, name string) *plan.Dataset {
 	id, ok := m.ids[idKey(namespace, name)]
@@ -340,7 +364,13 @@ func (m *mapper) output(d *Dataset, loc string) error {
 	}
 	for _, in := range cl.Dataset {
 		src := m.source(in)
-		add(m.deps, src, x.Key, transformations(in.Transformations, FieldLineage{}))
+		ts := transformations(in.Transformations, FieldLineage{})
+		for k := range ts {
+			if k < len(in.Transformations) {
+				ts[k].Rows = m.rows(in.Transformations[k].RowsFrom)
+			}
+		}
+		add(m.deps, src, x.Key, ts)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package openlineage
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -72,6 +73,14 @@ func FromSparkTagged(env *events.Envelope, lin *plan.Lineage, tags map[string][]
 		"run": map[string]any{"runId": AppRunID(env.App.ID)},
 		"job": map[string]any{"namespace": env.App.Namespace, "name": env.App.Name},
 	}
+	if st := env.Query.Stream; st != nil && st.RunID != "" && env.Query.FuncName != "stream" {
+		// a write of a foreachBatch micro-batch: its parent is the streaming query's run, which
+		// the stream's own event (eventId = run id) emitted
+		parent = map[string]any{
+			"run": map[string]any{"runId": RunID(st.RunID)},
+			"job": map[string]any{"namespace": env.App.Namespace, "name": streamJobName(env.App.Name, st)},
+		}
+	}
 	// the scheduler's run above the application (event parent, since 1.5): the top of the
 	// hierarchy is the facet's root, as openlineage-spark sets it (the spec wants a UUID run id)
 	if top := rootOf(env.Parent); top != nil && uuid.Validate(top.RunID) == nil {
@@ -133,6 +142,9 @@ func FromSparkTagged(env *events.Envelope, lin *plan.Lineage, tags map[string][]
 			tr := map[string]any{"type": x.Type, "subtype": x.Subtype, "masking": x.Masking}
 			if x.Expr != "" {
 				tr["description"] = x.Expr
+			}
+			if rows := rowsFrom(x, sets); rows != nil {
+				tr[RowsFrom] = rows
 			}
 			trs = append(trs, tr)
 		}
@@ -274,11 +286,19 @@ func JobName(env *events.Envelope, lin *plan.Lineage) string {
 		target = lin.Writes[0].Name
 	case len(lin.Changes) > 0:
 		target = lin.Changes[0].Dataset.Name
+	case env.Query.FuncName == "stream" && env.Query.Stream != nil:
+		return streamJobName(env.App.Name, env.Query.Stream) // a foreachBatch stream writes no dataset
 	}
 	if target == "" {
 		return env.App.Name
 	}
 	return env.App.Name + "." + strings.TrimPrefix(target, "/")
+}
+
+// streamJobName is the job of a streaming query that writes no dataset (a foreachBatch sink):
+// "<app name>.<query name>", or the query id when it has no name.
+func streamJobName(app string, st *events.Stream) string {
+	return app + "." + cmp.Or(st.Name, st.ID)
 }
 
 // facetURLs maps the facet schema files colline emits to their _schemaURL at the embedded
@@ -301,6 +321,26 @@ var facetURLs = sync.OnceValues(func() (map[string]string, error) {
 	}
 	return out, nil
 })
+
+// RowsFrom is colline's property of a transformation in a columnLineage facet's dataset list
+// (the facet allows more properties): a row-level dependency that decides only the rows of some
+// UNION branches lists the datasets those rows come from, as {namespace, name}; absent, it
+// decides every row of the output, as OpenLineage has it. An entry with an empty namespace and
+// the name "(inline data)" stands for a branch of inline rows (VALUES).
+const RowsFrom = "rowsFrom"
+
+// rowsFrom is the RowsFrom list of t (nil: every row).
+func rowsFrom(t plan.Transformation, sets map[string]plan.Dataset) []map[string]any {
+	var out []map[string]any
+	for _, key := range t.RowSources() {
+		if d, ok := sets[key]; ok {
+			out = append(out, map[string]any{"namespace": d.Namespace, "name": d.Name})
+			continue
+		}
+		out = append(out, map[string]any{"namespace": "", "name": key})
+	}
+	return out
+}
 
 // rootOf is the topmost run of a scheduler's parent run: its root, else itself (nil: none).
 func rootOf(p *events.Parent) *events.Parent {

@@ -187,6 +187,9 @@ type Role struct {
 	Subtype string `json:"subtype"`
 	Expr    string `json:"expr,omitempty"`
 	Masked  bool   `json:"masked,omitempty"`
+	// Rows: a DECIDES_ROWS role that decides only the rows of some UNION branches lists the
+	// datasets those rows come from (plan.Transformation.Rows); empty: every row.
+	Rows []string `json:"rows,omitempty"`
 }
 
 // String renders a role as TYPE/SUBTYPE, with " masked" when it masks.
@@ -202,7 +205,7 @@ func (r Role) String() string {
 func Roles(ts []plan.Transformation) []Role {
 	out := make([]Role, len(ts))
 	for i, t := range ts {
-		out[i] = Role{Type: t.Type, Subtype: t.Subtype, Expr: t.Expr, Masked: t.Masking}
+		out[i] = Role{Type: t.Type, Subtype: t.Subtype, Expr: t.Expr, Masked: t.Masking, Rows: t.RowSources()}
 	}
 	return out
 }

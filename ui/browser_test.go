@@ -49,7 +49,7 @@ func TestExplorerInChromium(t *testing.T) {
 	}
 	const hostilePrefix = "test-ui-hostile/"
 	clean := func() {
-		for _, p := range []string{"spark_catalog/shop.", hostilePrefix} {
+		for _, p := range []string{"spark_catalog/shop.", "spark_catalog/roles_several.", hostilePrefix} {
 			if err := stack.WipeKeys(context.Background(), driver, p); err != nil {
 				t.Error(err)
 			}
@@ -66,6 +66,13 @@ func TestExplorerInChromium(t *testing.T) {
 		t.Fatalf("colline replay: %v\n%s", err, out)
 	}
 	t.Logf("colline replay: %s", strings.TrimSpace(string(out)))
+	// a UNION with a filter in one branch (roles_several's union_branch_filter): a row-level
+	// dependency of some rows only
+	replay = exec.CommandContext(ctx, bin, "replay", "--neo4j", uri,
+		filepath.Join(root, "plan", "testdata", "spark-3.5", "roles_several", "0004-InsertIntoHadoopFsRelationCommand.json"))
+	if out, err := replay.CombinedOutput(); err != nil {
+		t.Fatalf("colline replay: %v\n%s", err, out)
+	}
 	hostile := writeHostile(t, ctx, driver, root, hostilePrefix)
 	// tags (docs/tags.md): the orders' amount and id are tagged; the amount reaches both tables
 	// unmasked, the id reaches country_revenue.orders through a count (masked)

@@ -80,7 +80,8 @@ func run() error {
 	}
 	budget := plan.Budget{Depth: cfg.MaxPlanDepth, Nodes: cfg.MaxPlanNodes, Edges: cfg.MaxPlanEdges, Work: cfg.MaxPlanWork}
 	topics := []string{cfg.KafkaTopic}
-	var processor ingest.Processor = ingest.Extractor{Metrics: m, MaxBytes: cfg.MaxEventBytes, Budget: budget}
+	clusters, _ := cfg.Clusters() // validated by Load
+	var processor ingest.Processor = ingest.Extractor{Metrics: m, MaxBytes: cfg.MaxEventBytes, Budget: budget, Clusters: clusters}
 	var olStep intake.Step
 	if cfg.OpenlineageTopic != "" {
 		v, err := openlineage.NewValidator()
@@ -88,7 +89,7 @@ func run() error {
 			return err
 		}
 		aliases, _ := cfg.Aliases() // validated by Load
-		olStep = intake.Step{Validator: v, Names: openlineage.Names{Aliases: aliases}, MaxBytes: cfg.MaxEventBytes, Edges: cfg.MaxPlanEdges}
+		olStep = intake.Step{Validator: v, Names: openlineage.Names{Aliases: aliases, Clusters: clusters}, MaxBytes: cfg.MaxEventBytes, Edges: cfg.MaxPlanEdges}
 		topics = append(topics, cfg.OpenlineageTopic)
 		processor = ingest.Topics{cfg.KafkaTopic: processor, cfg.OpenlineageTopic: intake.Topic{Step: olStep, Metrics: m}}
 	}

@@ -211,10 +211,16 @@ func TestSoak(t *testing.T) {
 	// Expected: the graph of one instance of every template sent, plus what each further instance
 	// adds (its own run and that run's relationships; what instances share, such as a scheduler's
 	// parent and root runs, once).
+	// (An instance's event id is new, as every sent one's is: a stream's event, whose template
+	// id is its run id, then has its own run beside the one its micro-batches name as parent.)
 	var items []record.Item
 	for k, m := range sentOf {
 		if m > 0 {
-			items = append(items, templates[k].item)
+			it, err := process.Step{}.Item(templates[k].instance(newID(), time.Now().UTC().Format("2006-01-02T15:04:05.000Z")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			items = append(items, it)
 		}
 	}
 	wantCounts, wantEdges := expected(t, asMessages(items))
@@ -241,8 +247,7 @@ func TestSoak(t *testing.T) {
 // template is one event to send again and again: its bytes with a placeholder id and times.
 type template struct {
 	key, raw        []byte
-	id, at, endedAt []byte // the template's own "eventId", "emittedAt" and "endedAt" fields, replaced
-	item            record.Item
+	id, at, endedAt []byte       // the template's own "eventId", "emittedAt" and "endedAt" fields, replaced
 	extra           graph.Counts // what one more instance adds to the graph: its run and the run's relationships
 	tpcds           bool
 }
@@ -306,7 +311,7 @@ func soakTemplates(t *testing.T, largeEvery int) []template {
 		if err := json.Unmarshal(b, &head); err != nil {
 			t.Fatal(err)
 		}
-		tp := template{key: []byte(key), raw: b, item: it, tpcds: tpcds}
+		tp := template{key: []byte(key), raw: b, tpcds: tpcds}
 		tp.id = []byte(`"eventId":"` + head.EventID + `"`)
 		tp.at = []byte(`"emittedAt":"` + head.EmittedAt + `"`)
 		if head.Query.EndedAt != "" {

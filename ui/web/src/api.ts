@@ -28,6 +28,7 @@ export interface Role {
   subtype: string;
   expr?: string;
   masked?: boolean;
+  rows?: string[]; // DECIDES_ROWS: decides only the rows that come from these datasets (some UNION branches); absent: every row
 }
 
 export interface Edge {

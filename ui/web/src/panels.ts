@@ -1,7 +1,7 @@
 // The side panel's views: a column, a table, a link (every role, expression, job, first and last
 // seen, the last run and its status), a job (its runs, reads, writes, status history), the impact
 // list with its CSV export, and the SQL panel.
-import { api, type ColumnDetail, type ColumnTags, type Config, type DatasetDetail, type Hop, type ImpactAnswer, type JobDetail, type Preview, type ReachAnswer, type TagSummary } from './api';
+import { api, type ColumnDetail, type ColumnTags, type Config, type DatasetDetail, type Hop, type ImpactAnswer, type JobDetail, type Preview, type ReachAnswer, type Role, type TagSummary } from './api';
 import { clear, el, short, visible, when } from './dom';
 import type { Link } from './model';
 
@@ -57,6 +57,7 @@ export function legend(): HTMLElement {
     item('l-direct', 'DIRECT: the values flow (identity, transformation, aggregation)'),
     item('l-indirect', 'INDIRECT: a condition or window picks the value'),
     item('l-rows', 'rows: the column decides which rows the table gets (filter, join, group by, sort)'),
+    item('l-rows-partial', 'some rows: it decides only the rows one branch of a UNION brings (click for which)'),
     item('l-stale', 'stale: a later run of the job did not confirm it'),
     item('l-preview', 'SQL panel: not run yet'));
 }
@@ -157,15 +158,19 @@ export function dataset(panel: HTMLElement, d: DatasetDetail, a: Actions) {
 
 export async function link(panel: HTMLElement, l: Link, a: Actions) {
   clear(panel);
-  const to = l.kind === 'FEEDS' ? short(l.target) : `${short(l.target)} (which rows)`;
+  const to = l.kind === 'FEEDS' ? short(l.target) : `${short(l.target)} (${l.partial ? 'which of some of its rows' : 'which rows'})`;
   panel.append(
     el('h2', {}, l.kind === 'FEEDS' ? 'Column edge' : 'Row-level dependency'),
     el('p', { class: 'key' }, `${short(l.source)} → ${to}`),
   );
   if (l.preview) panel.append(el('p', { class: 'note' }, 'From the SQL panel: not run, not in the graph.'));
   for (const e of l.edges) {
-    const roles = el('table', { class: 'roles' }, el('tr', {}, el('th', {}, 'type'), el('th', {}, 'subtype'), el('th', {}, 'masking'), el('th', {}, 'expression')),
-      ...e.roles.map((r) => el('tr', { class: `role role-${r.type.toLowerCase()}` }, el('td', {}, r.type), el('td', {}, r.subtype), el('td', {}, r.masked ? 'masked' : ''), el('td', { class: 'expr' }, visible(r.expr ?? '')))));
+    const rowsOf = (r: Role) => (r.rows ?? []).length === 0 ? 'every row' : `only rows from ${r.rows!.map(short).join(', ')} (a UNION branch)`;
+    const head = [el('th', {}, 'type'), el('th', {}, 'subtype'), el('th', {}, 'masking'), el('th', {}, 'expression')];
+    if (l.kind === 'DECIDES_ROWS') head.push(el('th', {}, 'rows'));
+    const roles = el('table', { class: 'roles' }, el('tr', {}, ...head),
+      ...e.roles.map((r) => el('tr', { class: `role role-${r.type.toLowerCase()}` }, el('td', {}, r.type), el('td', {}, r.subtype), el('td', {}, r.masked ? 'masked' : ''), el('td', { class: 'expr' }, visible(r.expr ?? '')),
+        l.kind === 'DECIDES_ROWS' ? el('td', { class: 'rows' }, visible(rowsOf(r))) : null)));
     const run = el('dd', { class: 'run' }, e.lastRun ? '…' : '–');
     const section = el('section', { class: 'edge', 'data-job': e.job },
       el('h3', {}, 'job ', jobLink(e.job, a), e.stale ? el('span', { class: 'badge stale' }, 'stale') : null),

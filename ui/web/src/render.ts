@@ -189,6 +189,7 @@ export class Drawing {
     const cls = ['link', `kind-${kind}`, `type-${l.type.toLowerCase()}`, `sub-${l.subtype.toLowerCase()}`];
     if (l.stale) cls.push('stale');
     if (l.masked) cls.push('masked');
+    if (l.partial) cls.push('partial');
     if (l.preview) cls.push('preview');
     const d = path(points);
     const g = svg('g', {

@@ -154,6 +154,22 @@ test('click an edge: every role with its expression, the job, first and last see
   assert.ok(rows.includes('Row-level dependency') && rows.includes('FILTER') && rows.includes('(o.status = ?)'), rows);
 });
 
+test('a filter inside one UNION branch: drawn as deciding some rows, and the panel says which', async () => {
+  // roles_several: INSERT INTO union_branch_filter SELECT id, amount FROM orders WHERE status = 'open' UNION ALL SELECT id, 0D FROM customers
+  const R = (t, c) => `spark_catalog/roles_several.${t}${c ? '#' + c : ''}`;
+  await open(lineage(R('union_branch_filter', 'id'), 'up', 2));
+  const link = page.locator(`.link.kind-rows[data-source="${R('orders', 'status')}"]`);
+  assert.match(await link.getAttribute('class'), /\bpartial\b/);
+  await link.locator('.hit').dispatchEvent('click');
+  const panel = page.locator('#panel');
+  await panel.locator('td.rows').first().waitFor();
+  const text = await panel.textContent();
+  assert.ok(text.includes('only rows from roles_several.orders (a UNION branch)'), text);
+  assert.ok(!text.includes('every row'), text);
+  // no row-level dependency reaches the table from the branch that has no filter
+  assert.equal(await page.locator(`.link.kind-rows[data-source^="${R('customers')}"]`).count(), 0);
+});
+
 test('click a column, then its job: runs, reads, writes and status history', async () => {
   await open(lineage(K('top_countries', 'revenue'), 'up', 5));
   await page.locator(`.row[data-column="${K('country_revenue', 'revenue')}"]`).click();
