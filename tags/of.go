@@ -59,7 +59,8 @@ func (s upState) resolve(p Policy) (Status, bool) {
 // last may: the tag then arrives Masked; an aggregation stops the tags whose settings say so). A
 // tag from several columns, or along several paths, is listed once per column it starts at, with
 // its best status along a shortest path. The walk goes up breadth first, one Graph.Step per
-// depth for all keys together. A key that names no column is an error wrapping ErrNotFound.
+// depth for all keys together; when g is an Upstreamer, only from the keys that a tag may reach
+// (untaggedUpstream). A key that names no column is an error wrapping ErrNotFound.
 func Of(ctx context.Context, g Graph, keys []string, lim Limits) ([]ColumnTags, error) {
 	if len(keys) == 0 {
 		return nil, nil
@@ -100,7 +101,7 @@ const statesPerColumn = 7
 // path of 100 hops or more that meets no tag: the walk stops there and says so.)
 func untaggedUpstream(ctx context.Context, g Graph, keys []string, lim Limits) (map[string]ColumnTags, error) {
 	u, ok := g.(Upstreamer)
-	if !ok || lim.steps() < DefaultMaxSteps {
+	if !ok || lim.steps() != DefaultMaxSteps { // Upstream looks as far as a default walk
 		return nil, nil
 	}
 	limit := lim.columns() / statesPerColumn
