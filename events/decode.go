@@ -603,7 +603,7 @@ var (
 	attributeKeys = []string{"exprId", "name", "type", "nullable", "qualifier", "metadataCol"}
 	exprKeys      = []string{"class", "exprId", "name", "type", "sql", "plan", "children", "fields"}
 	datasetKeys   = []string{"kind", "catalog", "namespace", "name", "provider", "location", "tableType", "format", "paths",
-		"url", "table", "query", "servers", "topics", "pattern", "temporary", "description"}
+		"url", "table", "query", "servers", "topics", "pattern", "temporary", "description", "inferred"}
 	writeKeys      = []string{"dataset", "mode", "columns", "partitionColumns", "query", "columnTypes"}
 	ddlKeys        = []string{"action", "dataset", "to", "source", "overwrite", "columns", "dropped"}
 	columnKeys     = []string{"name", "type"}
@@ -960,6 +960,8 @@ func (d *decoder) dataset(ds *Dataset) error {
 			return 15, d.bool(&ds.Temporary)
 		case "description":
 			return 16, d.string(&ds.Description, false)
+		case "inferred":
+			return 17, d.bool(&ds.Inferred)
 		}
 		return unknownKey, nil
 	})

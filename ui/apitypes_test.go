@@ -81,6 +81,7 @@ func TestAPITypes(t *testing.T) {
 		"ColumnDetail": reflect.TypeFor[graph.ColumnDetail](), "DatasetDetail": reflect.TypeFor[graph.DatasetDetail](),
 		"Run": reflect.TypeFor[graph.RunInfo](), "Access": reflect.TypeFor[graph.Access](), "JobDetail": reflect.TypeFor[graph.JobDetail](),
 		"Impacted": reflect.TypeFor[graph.Impacted](), "PreviewEvent": reflect.TypeFor[previewEvent](),
+		"SQLStatement": reflect.TypeFor[SQLStatement](), "SQLTable": reflect.TypeFor[SQLTable](), "SQLColumn": reflect.TypeFor[SQLColumn](),
 	}
 	for name, typ := range structs {
 		checked[name] = true

@@ -161,6 +161,10 @@ async function preview(p: Preview) {
   model = new Model();
   const known = new Set(p.known);
   for (const d of p.lineage.datasets) if (!known.has(d.key)) model.fresh.add(d.key);
+  for (const st of p.statements ?? []) {
+    for (const t of st.inferred ?? []) model.inferred.add(t.key);
+    if (st.outcome === 'tableLevel') for (const k of [...(st.reads ?? []), ...(st.writes ?? [])]) model.tablesOnly.add(k);
+  }
   model.merge(p.lineage, { preview: true });
   if (p.downstream) model.merge(p.downstream);
   view = null;

@@ -1,0 +1,563 @@
+package io.colline.listener.analyze
+
+import scala.collection.mutable
+import scala.util.Try
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.catalyst.analysis.{MultiAlias, UnresolvedAttribute, UnresolvedExtractValue}
+import org.apache.spark.sql.catalyst.catalog.{HiveTableRelation, UnresolvedCatalogRelation}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Cast, ExpectsInputTypes, Explode, Expression, ExprId, GetStructField, LambdaFunction, Literal, NamedExpression, PosExplode, SubqueryExpression}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, InsertIntoStatement, Join, LogicalPlan, Project, SubqueryAlias}
+import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.types.{ArrayType, DataType, ByteType, IntegerType, LongType, MapType, ShortType, NullType, StringType, StructField, StructType}
+
+import io.colline.listener.{Nodes, Reflect}
+
+/**
+ * Schemas for the tables a statement reads that nobody described (no DDL, metastore, graph or
+ * earlier statement defines them): the columns the statement references become the table's
+ * columns, with the types Spark's analysis asks of them, so that the analysis (and the lineage)
+ * is the one Spark would make of the real table. Spark's own analyzer decides, round by round:
+ *
+ *  1. the table is defined with no column it knows of (one placeholder, as Spark needs one);
+ *  2. the statement is analyzed without Spark's final checks; each column reference left
+ *     unresolved where everything below it is resolved is placed by the rules of SQL's name
+ *     resolution: qualified (`o.amount`, `shop.orders.amount`), it belongs to the relation the
+ *     qualifier names; unqualified, to the only relation of its scope (the FROM clause, then the
+ *     enclosing queries) that nobody described; `a.b.c` on a column is a struct field; the
+ *     columns of a `USING` join are on both sides. A new column's type is `void` (Spark's
+ *     NullType: no type yet);
+ *  3. where Spark's type coercion casts a `void` column to a type (`sum(amount)` wants a double,
+ *     `kind = 'x'` a string, an INSERT the target's type), the column takes that type, so that
+ *     the final analysis adds no cast; a function whose argument must be an array or a map
+ *     (`explode`, `size`) makes it one; a column that no expression constrains is a string;
+ *  4. repeated until nothing changes; then the statement is analyzed as any other, with Spark's
+ *     checks.
+ *
+ * What cannot be inferred is never guessed: a `*` over such a table (its other columns are
+ * unknown), an unqualified column that two such tables could hold, a NATURAL join with one (its
+ * keys are the columns both sides have), an INSERT into one by position (its column names). The
+ * statement then keeps table-level lineage only (`TableLevel`), with each name and reason.
+ */
+private[listener] final class Inference(session: SparkSession, reg: Registrar) {
+  import Inference._
+
+  private val catalog = session.sessionState.catalog
+  private val tables = mutable.LinkedHashMap.empty[TableIdentifier, Table]
+
+  /** Whether a table was inferred by this request. */
+  def inferred(id: TableIdentifier): Boolean = tables.contains(norm(id))
+
+  /** The tables this request inferred, with their columns. */
+  def all: Seq[(TableIdentifier, StructType)] = tables.values.map(t => t.id -> t.schema(done = true)).toSeq
+
+  /** The identifier a statement's relation name stands for, when it is a table of the session catalog (not a temporary view). */
+  def ident(parts: Seq[String]): Option[Either[String, TableIdentifier]] = parts.map(_.toLowerCase) match {
+    case Seq(t) if catalog.getRawTempView(t).isDefined => None
+    case Seq(t) => Some(Right(TableIdentifier(t, Some(catalog.getCurrentDatabase.toLowerCase))))
+    case Seq(db, _) if db == globalTemp => None
+    case Seq(db, t) => Some(Right(TableIdentifier(t, Some(db))))
+    case Seq(cat, db, t) if cat == Registrar.SessionCatalog => Some(Right(TableIdentifier(t, Some(db))))
+    case _ => Some(Left(s"${parts.mkString(".")} is not a table of ${Registrar.SessionCatalog} (db.table): it cannot be inferred"))
+  }
+
+  /** Whether a table is known other than by inference: defined by DDL, a metastore, the graph or an earlier statement. */
+  def known(id: TableIdentifier): Boolean = !tables.contains(norm(id)) && Try(catalog.tableExists(id)).getOrElse(false)
+
+  /** Prepares the catalog for a parsed statement: infers the tables it reads that nobody described, or says why it cannot. */
+  def prepare(parsed: LogicalPlan): Prepared = {
+    val refs = Relations.refs(parsed)
+    val ctes = Relations.cteNames(parsed)
+    def unknownParts(parts: Seq[String]): Option[TableIdentifier] =
+      if (parts.size == 1 && ctes(parts.head.toLowerCase)) None
+      else ident(parts).collect { case Right(id) if !known(id) => id }
+    val unknown = refs.flatMap(r => unknownParts(r.parts).map(r -> _))
+    if (unknown.isEmpty) return NoInference
+    val reasons = mutable.LinkedHashSet.empty[String]
+    refs.foreach(r => ident(r.parts).foreach { case Left(why) => reasons += why; case _ => })
+
+    // what the statement writes into a table nobody described
+    val insert = parsed.collectFirst { case i: InsertIntoStatement => i }
+    val target = insert.flatMap(i => i.table match {
+      case u: org.apache.spark.sql.catalyst.analysis.UnresolvedRelation => unknownParts(u.multipartIdentifier).map(u.multipartIdentifier -> _)
+      case _ => None
+    })
+    val byName = insert.exists(i => Reflect.bool(i, "byName").contains(true))
+    target.foreach { case (parts, _) =>
+      if (insert.get.userSpecifiedCols.isEmpty && !byName)
+        reasons += s"INSERT INTO ${parts.mkString(".")}, which nobody described, by position: its column names cannot be inferred " +
+          "(name them: INSERT INTO t (a, b) …, or INSERT INTO t BY NAME …)"
+    }
+    unknown.collect { case (r, id) if r.written && !target.exists(_._2 == id) =>
+      reasons += s"${Nodes.shortName(parsed)} of ${r.parts.mkString(".")}, which nobody described: its columns cannot be inferred"
+    }
+    def isUnknown(f: Relations.From) = unknownParts(f.parts).isDefined
+    Relations.usingJoins(parsed).foreach { case (_, l, r, natural) =>
+      if (natural) (l ++ r).find(isUnknown).foreach(f =>
+        reasons += s"NATURAL JOIN with ${f.parts.mkString(".")}, which nobody described: its keys are the columns both sides have, " +
+          "which cannot be inferred (join with USING or ON)")
+    }
+    Relations.stars(parsed).foreach { case (starTarget, scope) =>
+      scope.filter(isUnknown).filter(f => starTarget.forall(t => names(f, t))).foreach { f =>
+        val star = starTarget.map(_.mkString(".") + ".*").getOrElse("*")
+        reasons += s"$star over ${f.parts.mkString(".")}, which nobody described: its columns cannot be inferred " +
+          "(name the columns the statement needs, or describe the table)"
+      }
+    }
+    if (reasons.nonEmpty) return TableLevel(reasons.toSeq)
+
+    // the tables read: defined with the columns the statement needs
+    val touched = mutable.LinkedHashSet.empty[Table]
+    unknown.foreach { case (_, id) =>
+      val t = tables.getOrElseUpdate(norm(id), new Table(norm(id)))
+      touched += t
+    }
+    Relations.usingJoins(parsed).foreach { case (cols, l, r, _) =>
+      for (side <- Seq(l, r); c <- cols) {
+        val un = side.filter(isUnknown).flatMap(f => unknownParts(f.parts)).distinct
+        val hasIt = side.filterNot(isUnknown).exists(f => ident(f.parts).exists {
+          case Right(id) => Try(catalog.getTableMetadata(id).schema.fieldNames.exists(_.equalsIgnoreCase(c))).getOrElse(false)
+          case _ => false
+        })
+        if (!hasIt) un match {
+          case Seq(id) => tables(norm(id)).add(c, Nil)
+          case Seq() =>
+          case many => reasons += ambiguous(c, many.map(_.unquotedString))
+        }
+      }
+    }
+    val qualifierNames = Relations.qualifiers(parsed)
+    val targetCols = target.map { case (_, id) =>
+      val t = tables.getOrElseUpdate(norm(id), new Table(norm(id)))
+      touched += t
+      t -> (if (byName) Nil else insert.get.userSpecifiedCols)
+    }
+    // while the target's columns wait for the query's types, only the query is analyzed
+    var targetPending = targetCols.isDefined
+    val queryOnly = parsed transformDown { case i: InsertIntoStatement => i.query }
+
+    var rounds = 0
+    var last: Option[LogicalPlan] = None
+    var done = false
+    while (!done && rounds < MaxRounds && reasons.isEmpty) {
+      rounds += 1
+      val t0 = System.nanoTime()
+      touched.foreach(_.fields(qualifierNames, parsed))
+      sync(touched, reasons)
+      if (reasons.nonEmpty) return TableLevel(reasons.toSeq)
+      val t1 = System.nanoTime()
+      val partial = try Some(session.sessionState.analyzer.execute(if (targetPending) queryOnly else parsed)) catch {
+        case NonFatal(_) => None // Spark's own error, which the final analysis reports
+      }
+      var changed = false
+      partial.foreach { p =>
+        val t2 = System.nanoTime()
+        val refs = references(p)
+        val a = place(p, reasons)
+        val b = learn(p, refs)
+        val c = mismatches(p, refs)
+        if (Inference.debug) System.err.println(s"colline infer round $rounds: sync ${(t1 - t0) / 1000} us, analysis ${(t2 - t1) / 1000} us, " +
+          s"rules ${(System.nanoTime() - t2) / 1000} us: placed=$a learned=$b retyped=$c " +
+          touched.map(t => t.id.unquotedString + t.schema(done = false).catalogString).mkString(" "))
+        changed = a || b || c
+        if (targetPending && p.resolved) {
+          val (t, named) = targetCols.get
+          val out = p.output
+          (if (named.isEmpty) out.map(_.name) else named).zip(out).foreach { case (c, a) => t.add(c, Nil); t.set(c, Nil, a.dataType) }
+          targetPending = false
+          changed = true
+        }
+      }
+      if (!changed) {
+        // nothing more to learn: what no expression constrains is a string, then one more round
+        // (a function that needs an array or a map of such a column says so) that is the analysis
+        if (partial.isEmpty) done = true
+        else if (touched.forall(_.isSettled)) { done = true; last = partial }
+        else touched.foreach(_.settle())
+      }
+    }
+    if (reasons.nonEmpty) return TableLevel(reasons.toSeq)
+    touched.foreach(_.settle())
+    sync(touched, reasons)
+    if (reasons.nonEmpty) return TableLevel(reasons.toSeq)
+    // the last round analyzed the statement as it is now defined: with Spark's checks, it is the analysis
+    val analyzed = last.filter(_.resolved).flatMap { p =>
+      try { session.sessionState.analyzer.checkAnalysis(p); Some(p) } catch {
+        case NonFatal(e) if Deadline.expired => throw e
+        case NonFatal(_) => None
+      }
+    }
+    Ready(touched.toSeq.map(t => t.id -> t.schema(done = true)), analyzed, rounds)
+  }
+
+  // ---------------------------------------------------------------- the catalog
+
+  /** (Re)defines the tables whose columns changed, with the catalog API. */
+  private def sync(ts: Iterable[Table], reasons: mutable.LinkedHashSet[String]): Unit = ts.filter(_.dirty).foreach { t =>
+    reg.defineInferred(t.id, t.schema(done = false), t.defined).foreach(why => reasons += s"${t.id.unquotedString} cannot be defined: $why")
+    t.defined = true
+    t.dirty = false
+  }
+
+  // ---------------------------------------------------------------- placing column references
+
+  /** A relation a scope reads directly: the qualifier its columns go by, and the inferred table it is, if it is one. */
+  private final case class Leaf(qualifier: Seq[String], table: Option[Table])
+
+  private def relationId(p: LogicalPlan): Option[TableIdentifier] = (p match {
+    case l: LogicalRelation => l.catalogTable.map(_.identifier)
+    case h: HiveTableRelation => Some(h.tableMeta.identifier)
+    case u: UnresolvedCatalogRelation => Some(u.tableMeta.identifier)
+    case _ => None
+  }).map(norm(_))
+
+  private def leaves(p: LogicalPlan, alias: Option[Seq[String]] = None): Seq[Leaf] = p match {
+    case s: SubqueryAlias => leaves(s.child, alias.orElse(Some(s.identifier.qualifier :+ s.identifier.name)))
+    case j: Join => leaves(j.left) ++ leaves(j.right)
+    case _ if relationId(p).exists(tables.contains) => Seq(Leaf(alias.getOrElse(Nil), tables.get(relationId(p).get)))
+    case _ if Relations.Passing(Nodes.shortName(p)) && p.children.size == 1 => leaves(p.children.head, alias)
+    case _ => Seq(Leaf(alias.getOrElse(Nil), None))
+  }
+
+  /**
+   * Whether the relations below a node are what the node's columns resolve against: the relations
+   * are resolved, and nothing between (but joins, filters and the like, which add no names) is
+   * unresolved. A column reference above an unresolved join condition can be placed already.
+   */
+  private def usable(p: LogicalPlan): Boolean = p match {
+    case s: SubqueryAlias => usable(s.child)
+    case j: Join => usable(j.left) && usable(j.right)
+    case _ if relationId(p).isDefined => true
+    case g: Generate => g.resolved // it adds the names of its output
+    case _ if Relations.Passing(Nodes.shortName(p)) && p.children.size == 1 && Nodes.shortName(p) != "Window" => usable(p.children.head)
+    case other => other.resolved
+  }
+
+  /** The relations an operator resolves its columns against; a Sort or a HAVING also looks below the projection under it, as Spark does. */
+  private def scopeOf(op: LogicalPlan): Seq[Leaf] = {
+    val direct = op.children.flatMap(c => leaves(c))
+    val lookThrough = Nodes.shortName(op) match {
+      case "Sort" | "Filter" | "UnresolvedHaving" => op.children.flatMap {
+        case c @ (_: Project | _: Aggregate) => c.children.flatMap(g => leaves(g))
+        case _ => Nil
+      }
+      case _ => Nil
+    }
+    direct ++ lookThrough
+  }
+
+  /** Names an operator defines itself (SELECT-list aliases), which its other expressions may use. */
+  private def aliasesOf(op: LogicalPlan): Set[String] = {
+    def of(p: LogicalPlan): Seq[String] = p match {
+      case pr: Project => pr.projectList.collect { case a: Alias => a.name.toLowerCase }
+      case ag: Aggregate => ag.aggregateExpressions.collect { case a: Alias => a.name.toLowerCase }
+      case _ => Nil
+    }
+    (of(op) ++ (Nodes.shortName(op) match {
+      case "Sort" | "Filter" | "UnresolvedHaving" => op.children.flatMap(of)
+      case _ => Nil
+    })).toSet
+  }
+
+  /**
+   * Places every column reference the analysis left unresolved where all below it is resolved;
+   * records an unqualified one that several inferred tables could hold. True when a column was added.
+   */
+  private def place(plan: LogicalPlan, reasons: mutable.LinkedHashSet[String]): Boolean = {
+    var added = false
+    def visit(p: LogicalPlan, outer: List[Seq[Leaf]], ready: Boolean): Unit = {
+      Relations.inner(p).foreach(visit(_, outer, ready))
+      val resolvedBelow = ready && p.children.forall(usable)
+      val scopes = scopeOf(p) :: outer
+      val aliases = aliasesOf(p)
+      def expr(e: Expression, lambdas: Set[String]): Unit = e match {
+        case s: SubqueryExpression => visit(s.plan, scopes, resolvedBelow)
+        case l: LambdaFunction =>
+          val args = l.arguments.map(a => a.name.toLowerCase).toSet
+          l.children.foreach(expr(_, lambdas ++ args))
+        case u: UnresolvedAttribute if resolvedBelow && !lambdas(u.nameParts.head.toLowerCase) =>
+          added |= placeOne(u.nameParts, scopes, aliases, reasons)
+        case other => other.children.foreach(expr(_, lambdas))
+      }
+      (p match {
+        case g: Generate => Seq(g.generator) // its output names are names it defines
+        case _ => p.expressions
+      }).foreach(expr(_, Set.empty))
+    }
+    visit(plan, Nil, ready = true)
+    added
+  }
+
+  private def placeOne(parts: Seq[String], scopes: List[Seq[Leaf]], aliases: Set[String], reasons: mutable.LinkedHashSet[String]): Boolean = {
+    // qualified: the longest qualifier that names a relation of the innermost scope that has one
+    if (parts.size > 1) {
+      val matched = scopes.iterator.map { leaves =>
+        (math.min(parts.size - 1, 3) to 1 by -1).iterator.flatMap { k =>
+          val q = parts.take(k).map(_.toLowerCase)
+          leaves.find(l => l.qualifier.size >= k && l.qualifier.takeRight(k).map(_.toLowerCase) == q).map(_ -> k)
+        }.toSeq.headOption
+      }.collectFirst { case Some(m) => m }
+      matched match {
+        case Some((Leaf(_, Some(t)), k)) => return t.add(parts(k), parts.drop(k + 1))
+        case Some(_) => return false // a relation that is known: Spark's own error
+        case None =>
+      }
+    }
+    // unqualified (or a struct field of a column): the only inferred relation in scope
+    if (parts.size == 1 && aliases(parts.head.toLowerCase)) return false
+    scopes.flatten.flatMap(_.table).distinct match {
+      case Seq(t) => t.add(parts.head, parts.tail)
+      case Seq() => false
+      case many =>
+        reasons += ambiguous(parts.head, many.map(_.id.unquotedString))
+        false
+    }
+  }
+
+  // ---------------------------------------------------------------- types
+
+  /** The inferred columns the plan's attributes stand for: exprId → (table, column name). */
+  private def references(p: LogicalPlan): Map[ExprId, (Table, String)] = {
+    val out = mutable.Map.empty[ExprId, (Table, String)]
+    def visit(q: LogicalPlan): Unit = {
+      relationId(q).flatMap(tables.get).foreach(t => q.output.foreach(a => out(a.exprId) = t -> a.name))
+      Relations.inner(q).foreach(visit)
+      q.expressions.foreach(_.foreach { case s: SubqueryExpression => visit(s.plan); case _ => })
+    }
+    visit(p)
+    out.toMap
+  }
+
+  /** An expression that is an inferred column or a struct field of one: the table, column and field path. */
+  private def refOf(e: Expression, refs: Map[ExprId, (Table, String)]): Option[(Table, String, Seq[String])] = e match {
+    case a: Attribute => refs.get(a.exprId).map { case (t, c) => (t, c, Nil) }
+    case g: GetStructField => refOf(g.child, refs).flatMap { case (t, c, path) =>
+      g.name.orElse(Try(g.child.dataType.asInstanceOf[StructType].fields(g.ordinal).name).toOption).map(n => (t, c, path :+ n))
+    }
+    case _ => None
+  }
+
+  private def allExpressions(p: LogicalPlan): Seq[Expression] = {
+    val out = Seq.newBuilder[Expression]
+    def visit(q: LogicalPlan): Unit = {
+      Relations.inner(q).foreach(visit)
+      q.expressions.foreach { e =>
+        out += e
+        e.foreach { case s: SubqueryExpression => visit(s.plan); case _ => }
+      }
+    }
+    visit(p)
+    out.result()
+  }
+
+  /** Casts Spark's coercion put on columns of no type yet: the column takes the cast's type. */
+  private def learn(p: LogicalPlan, refs: Map[ExprId, (Table, String)]): Boolean = {
+    var changed = false
+    allExpressions(p).foreach(_.foreach {
+      case c: Cast => refOf(c.child, refs).foreach { case (t, col, path) => changed |= t.set(col, path, c.dataType) }
+      case _ =>
+    })
+    changed
+  }
+
+  /** Functions whose argument must be of a kind (an array, a map, a number) that a column of no type yet, or of the default string, is not. */
+  private def mismatches(p: LogicalPlan, refs: Map[ExprId, (Table, String)]): Boolean = {
+    var changed = false
+    def want(e: Expression, t: DataType): Unit = refOf(e, refs).foreach { case (tb, col, path) => changed |= tb.retype(col, path, t) }
+    def visitPlan(q: LogicalPlan): Unit = {
+      Relations.inner(q).foreach(visitPlan)
+      val outputs = q match {
+        case g: Generate => Some(g.generatorOutput.size)
+        case _ => None
+      }
+      q.expressions.foreach(e => visitExpr(e, outputs))
+    }
+    def visitExpr(e: Expression, outputs: Option[Int]): Unit = {
+      e match {
+        case s: SubqueryExpression => visitPlan(s.plan)
+        case m: MultiAlias => m.child match {
+          case g @ (_: Explode | _: PosExplode) => generator(g, Some(m.names.size))
+          case _ =>
+        }
+        case g @ (_: Explode | _: PosExplode) => generator(g, outputs)
+        case x: ExpectsInputTypes if x.childrenResolved && !x.resolved && Try(x.checkInputDataTypes().isFailure).getOrElse(false) =>
+          x.children.zip(x.inputTypes).foreach { case (c, expected) => concrete(expected).foreach(want(c, _)) }
+        case _ =>
+      }
+      e.children.foreach(visitExpr(_, None))
+    }
+    def generator(g: Expression, outputs: Option[Int]): Unit = if (g.childrenResolved && !g.resolved) {
+      val asMap = outputs.exists(n => n == (if (g.isInstanceOf[PosExplode]) 3 else 2))
+      want(g.children.head, if (asMap) MapType(NullType, NullType) else ArrayType(NullType))
+    }
+    visitPlan(p)
+    changed
+  }
+
+  private def concrete(expected: AnyRef): Option[DataType] =
+    Reflect.call(expected, "defaultConcreteType").collect { case d: DataType => d }
+}
+
+private[listener] object Inference {
+  val MaxRounds = 12
+  private[analyze] val debug = sys.env.contains("COLLINE_ANALYZE_DEBUG")
+  /** The one column of an inferred table none of whose columns a statement references (Spark needs one). */
+  val Placeholder = "__colline_no_column__"
+  private val globalTemp = "global_temp"
+
+  sealed trait Prepared
+  /** The statement reads no table that nobody described. */
+  case object NoInference extends Prepared
+  /** The tables the statement needed inferred, with their columns as now defined. */
+  final case class Ready(tables: Seq[(TableIdentifier, StructType)], analyzed: Option[LogicalPlan], rounds: Int) extends Prepared
+  /** What cannot be inferred, each with its name and reason: the statement keeps table-level lineage. */
+  final case class TableLevel(reasons: Seq[String]) extends Prepared
+
+  def norm(id: TableIdentifier): TableIdentifier = TableIdentifier(id.table.toLowerCase, id.database.map(_.toLowerCase))
+
+  def ambiguous(column: String, tables: Seq[String]): String =
+    s"column $column is not qualified and could be a column of ${tables.mkString(" or ")}, which nobody described: qualify it " +
+      s"(${tables.head.split('.').last}.$column)"
+
+  /** Whether `t.*`'s target names a relation of a FROM clause (its alias, or the end of its name). */
+  def names(f: Relations.From, target: Seq[String]): Boolean = f.alias match {
+    case Some(a) => target.size == 1 && target.head.equalsIgnoreCase(a)
+    case None => target.size <= f.parts.size && f.parts.takeRight(target.size).map(_.toLowerCase) == target.map(_.toLowerCase)
+  }
+
+  /** Whether a type still holds a part of no type (NullType). */
+  def open(t: DataType): Boolean = t match {
+    case NullType => true
+    case s: StructType => s.fields.exists(f => open(f.dataType))
+    case a: ArrayType => open(a.elementType)
+    case m: MapType => open(m.keyType) || open(m.valueType)
+    case _ => false
+  }
+
+  /** The type with each part of no type a string. */
+  def settled(t: DataType): DataType = t match {
+    case NullType => StringType
+    case s: StructType => StructType(s.fields.map(f => f.copy(dataType = settled(f.dataType))))
+    case a: ArrayType => a.copy(elementType = settled(a.elementType))
+    case m: MapType => m.copy(keyType = settled(m.keyType), valueType = settled(m.valueType))
+    case other => other
+  }
+
+  /** A struct field path added to a type (a column of no type yet becomes a struct). */
+  def withField(t: DataType, path: Seq[String]): Option[DataType] = path match {
+    case Seq() => Some(t)
+    case Seq(f, rest @ _*) => t match {
+      case NullType => withField(NullType, rest).map(ft => StructType(Seq(StructField(f, ft))))
+      case s: StructType =>
+        s.fields.indexWhere(_.name.equalsIgnoreCase(f)) match {
+          case -1 => withField(NullType, rest).map(ft => StructType(s.fields :+ StructField(f, ft)))
+          case i => withField(s.fields(i).dataType, rest).map(ft => StructType(s.fields.updated(i, s.fields(i).copy(dataType = ft))))
+        }
+      case _ => None
+    }
+  }
+
+  /** The type with the part at a field path replaced, when `replace` says so of the part there. */
+  def at(t: DataType, path: Seq[String], replace: DataType => Option[DataType]): Option[DataType] = path match {
+    case Seq() => replace(t)
+    case Seq(f, rest @ _*) => t match {
+      case s: StructType => s.fields.indexWhere(_.name.equalsIgnoreCase(f)) match {
+        case -1 => None
+        case i => at(s.fields(i).dataType, rest, replace).map(ft => StructType(s.fields.updated(i, s.fields(i).copy(dataType = ft))))
+      }
+      case _ => None
+    }
+  }
+
+  /** A table being inferred: its columns in the order the statements met them, each with its type so far. */
+  final class Table(val id: TableIdentifier) {
+    private val columns = mutable.LinkedHashMap.empty[String, (String, DataType)]
+    /** Columns whose type is the default string, which a function may still make an array or a map. */
+    private val defaulted = mutable.Set.empty[String]
+    var dirty = true
+    /** Whether the table is in the catalog already (then only its columns change). */
+    var defined = false
+
+    def add(name: String, path: Seq[String]): Boolean = {
+      val k = name.toLowerCase
+      val (n, t) = columns.getOrElse(k, (name, NullType))
+      withField(t, path) match {
+        case Some(nt) if !columns.contains(k) || nt != t =>
+          columns(k) = (n, nt); dirty = true; true
+        case _ => false
+      }
+    }
+
+    /** The type a cast asks of a part of no type yet. */
+    def set(name: String, path: Seq[String], t: DataType): Boolean = columns.get(name.toLowerCase) match {
+      case Some((n, cur)) =>
+        at(cur, path, part => if (part == NullType || (open(part) && !open(t) && sameKind(part, t))) Some(t) else None) match {
+          case Some(nt) if nt != cur => columns(name.toLowerCase) = (n, nt); dirty = true; true
+          case _ => false
+        }
+      case None => false
+    }
+
+    /** The kind of value a function needs of a part of no type yet, or of one that is a string by default. */
+    def retype(name: String, path: Seq[String], t: DataType): Boolean = {
+      val k = name.toLowerCase
+      columns.get(k) match {
+        case Some((n, cur)) =>
+          val key = (k +: path.map(_.toLowerCase)).mkString(".")
+          at(cur, path, part => if (part == NullType || (defaulted(key) && part == StringType)) Some(t) else None) match {
+            case Some(nt) if nt != cur => columns(k) = (n, nt); defaulted -= key; dirty = true; true
+            case _ => false
+          }
+        case None => false
+      }
+    }
+
+    /** Struct fields the statement names on a column (`a.b.c`), before Spark's analysis would fail on them. */
+    def fields(qualifiers: Set[String], parsed: LogicalPlan): Unit = {
+      def visit(p: LogicalPlan): Unit = { Relations.inner(p).foreach(visit); p.expressions.foreach(expr) }
+      def expr(e: Expression): Unit = e.foreach {
+        case s: SubqueryExpression => visit(s.plan)
+        case u: UnresolvedAttribute =>
+          column(u.nameParts).foreach { case (c, path) => if (path.nonEmpty) add(c, path) }
+        case x: UnresolvedExtractValue => (x.child, x.extraction) match {
+          // a[0] is an element of an array, a['k'] a value of a map
+          case (u: UnresolvedAttribute, Literal(_, IntegerType | LongType | ShortType | ByteType)) =>
+            column(u.nameParts).foreach { case (c, path) => retype(c, path, ArrayType(NullType)) }
+          case (u: UnresolvedAttribute, Literal(_, StringType)) =>
+            column(u.nameParts).foreach { case (c, path) => retype(c, path, MapType(StringType, NullType)) }
+          case _ =>
+        }
+        case _ =>
+      }
+      /** The column a name path starts at (after its qualifiers), and the struct fields after it. */
+      def column(parts: Seq[String]): Option[(String, Seq[String])] =
+        parts.indices.filter(i => columns.contains(parts(i).toLowerCase) && parts.take(i).forall(q => qualifiers(q.toLowerCase)))
+          .lastOption.map(i => parts(i) -> parts.drop(i + 1)) // the longest qualifier, as Spark reads a name
+      visit(parsed)
+    }
+
+    /** What no expression constrained becomes a string. */
+    def settle(): Unit = columns.foreach { case (k, (n, t)) =>
+      if (open(t)) {
+        columns(k) = (n, settled(t))
+        dirty = true
+        if (t == NullType) defaulted += k
+      }
+    }
+
+    def isSettled: Boolean = columns.values.forall { case (_, t) => !open(t) }
+
+    def schema(done: Boolean): StructType = {
+      val fields = columns.values.map { case (n, t) => StructField(n, if (done) settled(t) else t, nullable = true) }.toSeq
+      StructType(if (fields.isEmpty) Seq(StructField(Placeholder, StringType, nullable = true)) else fields)
+    }
+  }
+
+  /** Whether a learned type fits an open part: an array for an array, a map for a map, a struct for a struct. */
+  private def sameKind(open: DataType, t: DataType): Boolean = (open, t) match {
+    case (_: ArrayType, _: ArrayType) | (_: MapType, _: MapType) | (_: StructType, _: StructType) => true
+    case _ => false
+  }
+}
