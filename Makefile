@@ -72,7 +72,7 @@ test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Sp
 	@dev/step ui-bundle $(MAKE) --no-print-directory ui-bundle
 	@dev/step unit+integration go test -race -count=1 ./...
 	@dev/step plans $(MAKE) --no-print-directory plans
-	@dev/step e2e go test -count=1 -tags e2e -v -timeout 30m ./e2e/
+	@dev/step e2e go test -count=1 -tags e2e -v -timeout 40m ./e2e/
 	@dev/step spark24 $(MAKE) --no-print-directory spark24-test
 	@dev/step ui $(MAKE) --no-print-directory ui-test
 	@COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-3} dev/step faults $(MAKE) --no-print-directory faults
@@ -129,6 +129,10 @@ bench: services ## benchmarks (not a test, not in CI; WIPES the Neo4j graph): do
 .PHONY: degraded-capture
 degraded-capture: ## re-capture the degraded corpus (plan/testdata/degraded/): every scenario with the listener's cap at 4 KB, Spark 3.5 and 4.1
 	dev/capture --degraded
+
+.PHONY: connect-capture
+connect-capture: ## re-capture the Spark Connect corpus (plan/testdata/connect/): the connect_* scenarios through a Spark Connect server of 4.1 and 3.5 with pyspark's client
+	dev/capture-connect
 
 .PHONY: analyzer
 analyzer: ## start colline's analyzer (a local Spark that analyzes SQL and never runs it) on 127.0.0.1:18990, kept warm, its token in .cache/analyzer-token: docs/analyze.md

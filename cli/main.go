@@ -30,6 +30,8 @@ usage:
                   [--format table|dot|mermaid|json|events] FILE.sql...
   colline impact  [ANALYZER] [--old OLD.sql]... [--job NS/APP] [--depth N]
                   [--format text|json|markdown] [--fail-on breaking|alter|never] NEW.sql...
+  colline lineage (--app ID | --parent RUN) [--limit N] [--format text|json] [--neo4j URI] [--user NAME]
+                  [--password-file F] [--ca-file F] [--database NAME]
   colline ui      [--addr HOST:PORT]
   colline version
 
@@ -67,6 +69,13 @@ Kafka as the consumer does, from the consumer's variables: COLLINE_KAFKA_TLS, _T
 _TLS_CERT_FILE and _TLS_KEY_FILE (mutual TLS), COLLINE_KAFKA_SASL_MECHANISM, _SASL_USERNAME and
 _SASL_PASSWORD_FILE or _SASL_PASSWORD (docs/operations.md); the user needs Read and Describe on
 the topic.
+
+lineage answers a scheduler's question from the graph: the runs of a Spark application (--app, its
+spark.app.id) or every run under one of the scheduler's runs (--parent: a run id, or
+namespace/job/runId as passed to Spark in spark.openlineage.parentJobNamespace, parentJobName and
+parentRunId, or spark.colline.parent.*), oldest first, with the Spark Connect user of each run, the
+datasets they read and wrote, and the column lineage into what they wrote. The same answer is
+GET /api/runs?app=ID or ?parent=RUN of colline ui. Neo4j flags as for replay (read only).
 
 ui serves the lineage explorer, a web page that draws a column's upstream and downstream as table
 boxes with column edges, the impact list (CSV too), job views and the SQL panel, reading Neo4j
@@ -118,6 +127,8 @@ func Main(ctx context.Context, version string, args []string, stdout, stderr io.
 		err = upgrade(ctx, rest, stdout)
 	case "ui":
 		err = serveUI(ctx, version, rest, stdout, stderr)
+	case "lineage":
+		err = lineageCmd(ctx, rest, stdout)
 	case "analyze":
 		err = analyzeCmd(ctx, rest, stdout, stderr)
 	case "impact":

@@ -22,6 +22,8 @@ var schema = []string{
 	`CREATE INDEX run_emitted_at IF NOT EXISTS FOR (n:Run) ON (n.emittedAt)`,
 	`CREATE INDEX feeds_last_seen IF NOT EXISTS FOR ()-[f:FEEDS]-() ON (f.lastSeen)`,
 	`CREATE INDEX decides_rows_last_seen IF NOT EXISTS FOR ()-[x:DECIDES_ROWS]-() ON (x.lastSeen)`,
+	// The runs of a Spark application (Reader.Runs: colline lineage --app, GET /api/runs?app=).
+	`CREATE INDEX run_app_id IF NOT EXISTS FOR (n:Run) ON (n.appId)`,
 }
 
 func zeroNil(t time.Time) any {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"time"
 
+	"github.com/colline/colline/events"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/record"
 )
@@ -12,14 +13,20 @@ import (
 // with what it read, wrote and changed by DDL, and the run it was spawned from.
 //
 //	(:Job)-[:HAS_RUN]->(:Run {key, status, startedAt, endedAt, producer,
-//	                          appId, executionId, funcName, sparkVersion, emittedAt, degraded, overBudget?, analyzed})
+//	                          appId, executionId, funcName, sparkVersion, emittedAt, degraded, overBudget?, analyzed,
+//	                          connectUserId, connectUserName, connectSessionId, connectOperationId, connectClientType})
+//
+// connect* are the Spark Connect operation that ran a listener event's execution (query.connect):
+// the user id and name as the client sent them (not authenticated), the session, the operation
+// and the client's type; absent for executions that did not come through Spark Connect.
 //
 // analyzed is true for an event of `colline analyze` (markers.analyzed): lineage Spark's analyzer
 // derived from SQL that did not run; absent for runs.
 //	(:Run)-[:READ]->(:Dataset)
 //	(:Run)-[:WROTE {mode, columnLineage?}]->(:Dataset)
 //	(:Run)-[:CHANGED {action}]->(:Dataset)
-//	(:Run)-[:CHILD_OF]->(:Run)          an OpenLineage run's parent facet
+//	(:Run)-[:CHILD_OF]->(:Run)          an OpenLineage run's parent facet, or the scheduler's run
+//	                                    a listener event names (and that run's root run)
 //
 // A listener run is one event. An OpenLineage run is all the events of its runId, in any order
 // and any number of times: status is running until a terminal event (success, failure, aborted)
@@ -72,6 +79,7 @@ type runRow struct {
 	degraded                                                     *bool // a listener run's; nil for OpenLineage
 	overBudget                                                   string
 	analyzed                                                     bool // markers.analyzed
+	connect                                                      *events.Connect
 }
 
 // ColumnLineageMissing is the columnLineage of a WROTE whose column lineage the event did not carry
@@ -94,7 +102,7 @@ func newRunRow(it record.Item, jobKey string, ts time.Time) *runRow {
 			key: env.EventID, jobKey: jobKey, appID: env.App.ID, executionID: &x, funcName: env.Query.FuncName,
 			status: env.Query.Status, sparkVersion: env.Producer.Spark,
 			endedAt: parseTime(env.Query.EndedAt), emittedAt: parseTime(env.EmittedAt), degraded: &degraded,
-			analyzed: env.Markers.Analyzed,
+			analyzed: env.Markers.Analyzed, connect: env.Query.Connect,
 		}
 	}
 	o := it.OpenLineage
@@ -130,6 +138,9 @@ func (r *runRow) merge(n *runRow) *runRow {
 		m.overBudget = n.overBudget
 	} else if n.overBudget != "" {
 		m.overBudget = n.overBudget
+	}
+	if n.connect != nil {
+		m.connect = n.connect
 	}
 	m.analyzed = m.analyzed || n.analyzed
 	if n.startedAt != nil && (m.startedAt == nil || n.startedAt.Before(*m.startedAt)) {
@@ -176,6 +187,11 @@ SET r.appId = coalesce(row.appId, r.appId),
     r.degraded = coalesce(row.degraded, r.degraded),
     r.overBudget = CASE WHEN row.degraded IS NOT NULL THEN row.overBudget ELSE coalesce(row.overBudget, r.overBudget) END,
     r.analyzed = CASE WHEN row.analyzed THEN true ELSE r.analyzed END,
+    r.connectUserId = coalesce(row.connectUserId, r.connectUserId),
+    r.connectUserName = coalesce(row.connectUserName, r.connectUserName),
+    r.connectSessionId = coalesce(row.connectSessionId, r.connectSessionId),
+    r.connectOperationId = coalesce(row.connectOperationId, r.connectOperationId),
+    r.connectClientType = coalesce(row.connectClientType, r.connectClientType),
     r.startedAt = CASE WHEN row.startedAt IS NOT NULL AND (r.startedAt IS NULL OR row.startedAt < r.startedAt) THEN row.startedAt ELSE r.startedAt END,
     r.endedAt = CASE WHEN ` + statusWinsCypher + ` AND row.endedAt IS NOT NULL THEN row.endedAt ELSE r.endedAt END,
     r.status = CASE WHEN ` + statusWinsCypher + ` THEN row.status ELSE r.status END
@@ -187,14 +203,27 @@ RETURN count(*) AS n`,
 			if x.executionID != nil {
 				exec = *x.executionID
 			}
-			return map[string]any{
+			row := map[string]any{
 				"key": x.key, "jobKey": x.jobKey, "appId": stringOrNil(x.appID), "executionId": exec,
 				"funcName": stringOrNil(x.funcName), "status": stringOrNil(x.status), "sparkVersion": stringOrNil(x.sparkVersion),
 				"producer": stringOrNil(x.producer), "startedAt": timeOrNil(x.startedAt),
 				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": boolOrNil(x.degraded), "overBudget": stringOrNil(x.overBudget), "analyzed": x.analyzed,
 			}
+			connectParams(row, x.connect)
+			return row
 		})
 	},
+}
+
+// connectParams adds a run's Spark Connect operation to its statement parameters (every value
+// null when the run has none, so that the SET keeps what is stored).
+func connectParams(row map[string]any, c *events.Connect) {
+	if c == nil {
+		c = &events.Connect{}
+	}
+	row["connectUserId"], row["connectUserName"] = stringOrNil(c.UserID), stringOrNil(c.UserName)
+	row["connectSessionId"], row["connectOperationId"] = stringOrNil(c.SessionID), stringOrNil(c.OperationID)
+	row["connectClientType"] = stringOrNil(c.ClientType)
 }
 
 // parentRow links an OpenLineage run to its parent run (both are in the runs rows).
@@ -275,13 +304,17 @@ func (b *batch) run(it record.Item, jobKey string, ts time.Time) {
 	b.runs[r.key] = r
 }
 
-// parent merges the link of run to its parent run p, p's job, and p's run when the batch has none.
+// parent merges the link of run to its parent run p, p's job, and p's run when the batch has
+// none; then, when p has a root run, the link of p to it in the same way.
 func (b *batch) parent(run string, p *record.ParentRun, ts time.Time) {
 	job := p.JobNamespace + "/" + p.JobName
 	b.job(job, p.JobNamespace, p.JobName, ts)
 	b.runs.get(p.RunID, func() *runRow { return &runRow{key: p.RunID, jobKey: job} })
 	k := parentRow{run: run, parent: p.RunID}
 	b.parents[k] = &k
+	if p.Root != nil && p.Root.RunID != p.RunID && p.Root.RunID != run {
+		b.parent(p.RunID, p.Root, ts)
+	}
 }
 
 // read merges the READ of a dataset by run.

@@ -82,6 +82,7 @@ func TestAPITypes(t *testing.T) {
 		"Run": reflect.TypeFor[graph.RunInfo](), "Access": reflect.TypeFor[graph.Access](), "JobDetail": reflect.TypeFor[graph.JobDetail](),
 		"Impacted": reflect.TypeFor[graph.Impacted](), "PreviewEvent": reflect.TypeFor[previewEvent](),
 		"SQLStatement": reflect.TypeFor[SQLStatement](), "SQLTable": reflect.TypeFor[SQLTable](), "SQLColumn": reflect.TypeFor[SQLColumn](),
+		"RunRef": reflect.TypeFor[graph.RunRef](), "RunConnect": reflect.TypeFor[graph.RunConnect](), "RunSet": reflect.TypeFor[graph.RunSet](),
 	}
 	for name, typ := range structs {
 		checked[name] = true

@@ -44,6 +44,7 @@ type Reader interface {
 	Column(ctx context.Context, key string) (*graph.ColumnDetail, error)
 	Job(ctx context.Context, key string, runs int) (*graph.JobDetail, error)
 	Run(ctx context.Context, key string) (*graph.RunInfo, error)
+	Runs(ctx context.Context, q graph.RunQuery) (*graph.RunSet, error)
 	Known(ctx context.Context, datasets, columns []string) (map[string]bool, error)
 }
 
@@ -131,6 +132,7 @@ func New(r Reader, p Params) http.Handler {
 	api.HandleFunc("GET /api/dataset", s.dataset())
 	api.HandleFunc("GET /api/job", s.job())
 	api.HandleFunc("GET /api/run", s.run())
+	api.HandleFunc("GET /api/runs", s.runs)
 	api.HandleFunc("POST /api/preview", s.preview)
 	api.HandleFunc("POST /api/sql", s.sql)
 	api.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {

@@ -66,6 +66,13 @@ func (f *fakeReader) Job(context.Context, string, int) (*graph.JobDetail, error)
 func (f *fakeReader) Run(context.Context, string) (*graph.RunInfo, error) {
 	return &graph.RunInfo{}, nil
 }
+func (f *fakeReader) Runs(_ context.Context, q graph.RunQuery) (*graph.RunSet, error) {
+	if q.App == "none" || q.Parent == "none" {
+		return nil, graph.ErrNotFound
+	}
+	return &graph.RunSet{App: q.App, Runs: []graph.RunInfo{{Key: "r1", Job: "ns/app", AppID: q.App, Reads: []string{}, Writes: []string{}}},
+		Reads: []string{}, Writes: []string{}, Edges: []graph.Edge{}}, nil
+}
 func (f *fakeReader) Known(context.Context, []string, []string) (map[string]bool, error) {
 	return map[string]bool{}, nil
 }
@@ -157,6 +164,12 @@ func TestHeadersAndErrors(t *testing.T) {
 		{"/api/lineage?dataset=none", 404, "not found"},
 		{"/api/search?q=" + strings.Repeat("x", 201), 400, "at most 200"},
 		{"/api/column?key=k", 502, "the graph query failed; the explorer's log has the cause"},
+		{"/api/runs", 400, "give one of the parameters app"},
+		{"/api/runs?app=a&parent=p", 400, "give one of the parameters app"},
+		{"/api/runs?app=local-1&limit=0", 400, "is not a number in 1..500"},
+		{"/api/runs?parent=airflow/dag.task/", 400, "has no run id after its last slash"},
+		{"/api/runs?app=none", 404, "not found"},
+		{"/api/runs?app=local-1", 200, `"appId":"local-1"`},
 		{"/api/nope", 404, "no API GET /api/nope"},
 	} {
 		w := get(t, h, tc.path)
