@@ -141,7 +141,7 @@ type Dataset struct {
 	Pattern     string   `json:"pattern,omitempty"`
 	Temporary   bool     `json:"temporary,omitempty"`
 	Description string   `json:"description,omitempty"`
-	// Inferred (since 1.4, analyzed events only): the table's schema was inferred by colline
+	// Inferred (since 1.5, analyzed events only): the table's schema was inferred by colline
 	// analyze from the statements that read it (its columns are those they reference, its types
 	// those Spark's analysis asked of them), as nobody described the table.
 	Inferred bool `json:"inferred,omitempty"`
