@@ -77,6 +77,7 @@ func serveUI(ctx context.Context, version string, args []string, stdout, stderr 
 	if err != nil {
 		return fmt.Errorf("COLLINE_UI_ADDR %s: %w", c.UiAddr, err)
 	}
+	p.Tags = reader.Tags()
 	srv := p.Server(c.UiAddr, ui.New(reader, p))
 	scheme := "http"
 	if c.UiTLSCertFile != "" {

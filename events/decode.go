@@ -605,7 +605,7 @@ var (
 	attributeKeys = []string{"exprId", "name", "type", "nullable", "qualifier", "metadataCol"}
 	exprKeys      = []string{"class", "exprId", "name", "type", "sql", "plan", "children", "fields"}
 	datasetKeys   = []string{"kind", "catalog", "namespace", "name", "provider", "location", "tableType", "format", "paths",
-		"url", "table", "query", "servers", "topics", "pattern", "temporary", "description", "inferred"}
+		"url", "table", "query", "servers", "topics", "pattern", "temporary", "description", "columnComments", "tagProperties", "inferred"}
 	writeKeys      = []string{"dataset", "mode", "columns", "partitionColumns", "query", "columnTypes"}
 	ddlKeys        = []string{"action", "dataset", "to", "source", "overwrite", "columns", "dropped"}
 	columnKeys     = []string{"name", "type"}
@@ -1014,10 +1014,32 @@ func (d *decoder) dataset(ds *Dataset) error {
 			return 15, d.bool(&ds.Temporary)
 		case "description":
 			return 16, d.string(&ds.Description, false)
+		case "columnComments":
+			return 17, d.stringMap(&ds.ColumnComments)
+		case "tagProperties":
+			return 18, d.stringMap(&ds.TagProperties)
 		case "inferred":
-			return 17, d.bool(&ds.Inferred)
+			return 19, d.bool(&ds.Inferred)
 		}
 		return unknownKey, nil
+	})
+}
+
+// stringMap reads an object of strings (since 1.5: a table's column comments and tag
+// properties); an object, even empty, makes *dst non-nil, null leaves it nil.
+func (d *decoder) stringMap(dst *map[string]string) error {
+	if d.dec.PeekKind() == '{' && *dst == nil {
+		*dst = map[string]string{}
+	}
+	return d.object(nil, func(key []byte) (int, error) {
+		k := string(key)
+		if _, dup := (*dst)[k]; dup {
+			return dupKey, nil
+		}
+		var v string
+		err := d.string(&v, false)
+		(*dst)[k] = v
+		return mapKey, err
 	})
 }
 

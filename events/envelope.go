@@ -141,6 +141,12 @@ type Dataset struct {
 	Pattern     string   `json:"pattern,omitempty"`
 	Temporary   bool     `json:"temporary,omitempty"`
 	Description string   `json:"description,omitempty"`
+	// ColumnComments are a catalog table's column comments that hold a tag (#key or #key=value),
+	// by column name; TagProperties its table properties colline.tags.<column>. Since 1.5 the
+	// listener sends both, possibly empty, for every catalog table: nil means an older listener,
+	// which said nothing of tags (docs/tags.md).
+	ColumnComments map[string]string `json:"columnComments,omitempty"`
+	TagProperties  map[string]string `json:"tagProperties,omitempty"`
 	// Inferred (since 1.5, analyzed events only): the table's schema was inferred by colline
 	// analyze from the statements that read it (its columns are those they reference, its types
 	// those Spark's analysis asked of them), as nobody described the table.

@@ -92,7 +92,8 @@ func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 				}
 			}
 		}
-		return nil, nil
+		failed = "tags" // the tags the events carry, where they were set (tags.go)
+		return nil, writeTagSets(ctx, tx, EventTagSets(items))
 	}, neo4j.WithTxTimeout(timeout))
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {

@@ -81,6 +81,24 @@ func (d *Dataset) Schema() ([]SchemaField, error) {
 	return s.Fields, err
 }
 
+// TagField is a tag of the tags dataset facet (TagsDatasetFacet 1-0-0): Field names the column
+// (dataset) it tags, "" for the dataset itself.
+type TagField struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Source string `json:"source,omitempty"`
+	Field  string `json:"field,omitempty"`
+}
+
+// Tags decodes the dataset's tags facet; ok is false when it has none.
+func (d *Dataset) Tags() (tags []TagField, ok bool, err error) {
+	var s struct {
+		Tags []TagField `json:"tags"`
+	}
+	ok, err = facet(d.Facets, "tags", &s)
+	return s.Tags, ok, err
+}
+
 // SQL returns the query of the job's sql facet, "" when it has none.
 func (j *Job) SQL() (string, error) {
 	var s struct {

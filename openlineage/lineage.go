@@ -131,8 +131,54 @@ func (e *Event) Lineage(n Names) (*plan.Lineage, error) {
 			return nil, err
 		}
 	}
-	return m.lineage(), nil
+	lin := m.lineage()
+	for side, list := range [][]Dataset{inputs, outputs} {
+		for i := range list {
+			dt, err := m.tags(&list[i])
+			if err != nil {
+				loc := fmt.Sprintf("/%s/%d/facets/tags", [...]string{"inputs", "outputs"}[side], i)
+				if e.Kind == DatasetEvent {
+					loc = "/dataset/facets/tags"
+				}
+				return nil, m.invalid(loc, err)
+			}
+			if dt != nil && !slices.ContainsFunc(lin.Tags, func(x plan.DatasetTags) bool { return x.Dataset == dt.Dataset }) {
+				lin.Tags = append(lin.Tags, *dt)
+			}
+		}
+	}
+	return lin, nil
 }
+
+// tags maps a dataset's tags facet (TagsDatasetFacet): its field-level tags, as the whole set the
+// producer gives the dataset's columns (nil when it has no such facet). A tag without a field
+// tags the dataset, which colline does not follow: it is left out.
+func (m *mapper) tags(d *Dataset) (*plan.DatasetTags, error) {
+	ts, ok, err := d.Tags()
+	if !ok || err != nil {
+		return nil, err
+	}
+	id := m.ids[idKey(d.Namespace, d.Name)]
+	dt := &plan.DatasetTags{Dataset: id.Key, Source: SourceTags}
+	for _, t := range ts {
+		if t.Field == "" || t.Key == "" {
+			continue
+		}
+		src := SourceTags
+		if t.Source != "" {
+			src += ":" + t.Source
+		}
+		v := t.Value
+		if v == "" {
+			v = "true"
+		}
+		dt.Tags = append(dt.Tags, plan.ColumnTag{Column: plan.ColumnKey(id.Key, t.Field), Key: t.Key, Value: v, Source: src})
+	}
+	return dt, nil
+}
+
+// SourceTags is the source of the tags of a TagsDatasetFacet (docs/tags.md).
+const SourceTags = "openlineage"
 
 // mapper builds one event's lineage.
 type mapper struct {
@@ -444,10 +490,10 @@ func MessageKey(e *Event) string {
 }
 
 // mapped are the facets Lineage and Parent read, by name.
-var mapped = map[string]bool{"columnLineage": true, "schema": true, "symlinks": true, "lifecycleStateChange": true, "parent": true}
+var mapped = map[string]bool{"columnLineage": true, "schema": true, "symlinks": true, "lifecycleStateChange": true, "parent": true, "tags": true}
 
 // Maps reports whether colline reads the facet of this name (a dataset's columnLineage, schema,
-// symlinks and lifecycleStateChange, a run's parent): a problem in any other facet does not change
+// symlinks, lifecycleStateChange and tags, a run's parent): a problem in any other facet does not change
 // the lineage colline takes from the event.
 func Maps(facet string) bool { return mapped[facet] }
 

@@ -43,6 +43,13 @@ func AppRunID(appID string) string { return uuid.NewSHA1(runNamespace, []byte("a
 // (OVERWRITE, and DROP, TRUNCATE, RENAME from DDL). Datasets are named as colline names them.
 // Facets are written at the versions of the embedded spec, so the event validates against it.
 func FromSpark(env *events.Envelope, lin *plan.Lineage) ([]byte, error) {
+	return FromSparkTagged(env, lin, nil)
+}
+
+// FromSparkTagged is FromSpark with the tags the written columns carry (by column key; colline
+// follows them along lineage, docs/tags.md): each output gets a tags facet (TagsDatasetFacet)
+// with them, field-level, each with its source, so that a receiver (Marquez, DataHub) shows them.
+func FromSparkTagged(env *events.Envelope, lin *plan.Lineage, tags map[string][]TagField) ([]byte, error) {
 	urls, err := facetURLs()
 	if err != nil {
 		return nil, err
@@ -201,6 +208,19 @@ func FromSpark(env *events.Envelope, lin *plan.Lineage) ([]byte, error) {
 			}
 			facets["columnLineage"] = f("ColumnLineageDatasetFacet.json", cl)
 		}
+		var tagged []map[string]any
+		for _, c := range w.Columns {
+			for _, t := range tags[c.Key] {
+				x := map[string]any{"key": t.Key, "value": t.Value, "field": c.Name}
+				if t.Source != "" {
+					x["source"] = t.Source
+				}
+				tagged = append(tagged, x)
+			}
+		}
+		if len(tagged) > 0 {
+			facets["tags"] = f("TagsDatasetFacet.json", map[string]any{"tags": tagged})
+		}
 		if w.Mode == "overwrite" {
 			facets["lifecycleStateChange"] = f("LifecycleStateChangeDatasetFacet.json", map[string]any{"lifecycleStateChange": "OVERWRITE"})
 		}
@@ -266,7 +286,7 @@ func JobName(env *events.Envelope, lin *plan.Lineage) string {
 var facetURLs = sync.OnceValues(func() (map[string]string, error) {
 	out := map[string]string{}
 	for _, file := range []string{"ParentRunFacet.json", "ProcessingEngineRunFacet.json", "ErrorMessageRunFacet.json", "JobTypeJobFacet.json",
-		"SQLJobFacet.json", "SchemaDatasetFacet.json", "ColumnLineageDatasetFacet.json", "LifecycleStateChangeDatasetFacet.json"} {
+		"SQLJobFacet.json", "SchemaDatasetFacet.json", "ColumnLineageDatasetFacet.json", "LifecycleStateChangeDatasetFacet.json", "TagsDatasetFacet.json"} {
 		data, err := specFS.ReadFile("spec/facets/" + file)
 		if err != nil {
 			return nil, err

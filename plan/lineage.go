@@ -24,6 +24,9 @@ type Lineage struct {
 	Changes []Change
 	// Unknown counts plan nodes, by class, that no specific rule knew and the generic rule handled.
 	Unknown map[string]int
+	// Tags are the column tags the event's datasets carry (tags.go): Spark catalog comments and
+	// properties, an OpenLineage TagsDatasetFacet. One set per dataset whose source says.
+	Tags []DatasetTags
 	// Degraded is true for a degraded event (markers.truncated: the listener cut it to fit its
 	// size cap, dropping expressions and maybe outputs). Its lineage is table-level only: Reads,
 	// Writes with their columns and Changes are complete, and Edges and RowDeps are empty because

@@ -67,6 +67,17 @@ func TestExplorerInChromium(t *testing.T) {
 	}
 	t.Logf("colline replay: %s", strings.TrimSpace(string(out)))
 	hostile := writeHostile(t, ctx, driver, root, hostilePrefix)
+	// tags (docs/tags.md): the orders' amount and id are tagged; the amount reaches both tables
+	// unmasked, the id reaches country_revenue.orders through a count (masked)
+	tagKey, tagSource := "ui-pii", "ui-test-"+stack.NewID()
+	tagFile := filepath.Join(dir, "tags.yaml")
+	if err := os.WriteFile(tagFile, []byte("version: 1\nsource: "+tagSource+"\ncolumns:\n  - dataset: spark_catalog/shop.orders\n    columns: [amount, order_id]\n    tags: {"+tagKey+": x}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.CommandContext(ctx, bin, "tags", "load", "--neo4j", uri, tagFile).CombinedOutput(); err != nil {
+		t.Fatalf("colline tags load: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { graph.NewWriter(driver, "").RemoveTags(context.Background(), []string{"file:" + tagSource}) })
 
 	// colline ui on a free port; its first line says where.
 	t.Cleanup(clean) // after the explorer stops
@@ -82,7 +93,7 @@ func TestExplorerInChromium(t *testing.T) {
 	node := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "--test-concurrency=1", "test/")
 	node.Dir = filepath.Join(root, "ui", "web")
 	node.Env = append(os.Environ(), "COLLINE_UI_URL="+u.URL, "COLLINE_CHROMIUM="+strings.TrimSpace(string(chromium)),
-		"COLLINE_UI_SCREENSHOTS="+shots, "COLLINE_HOSTILE_COLUMN="+hostile.column, "COLLINE_HOSTILE_NAME="+hostile.name)
+		"COLLINE_UI_SCREENSHOTS="+shots, "COLLINE_HOSTILE_COLUMN="+hostile.column, "COLLINE_HOSTILE_NAME="+hostile.name, "COLLINE_TAG_KEY="+tagKey)
 	out, err = node.CombinedOutput()
 	t.Logf("node --test ui/web/test:\n%s", out)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/colline/colline/openlineage/intake"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/retention"
+	"github.com/colline/colline/tags/watch"
 )
 
 // version is set at build time: -ldflags "-X main.version=1.2.3".
@@ -123,9 +124,15 @@ func run() error {
 		Backlog:       backlog,
 		NoPacing:      cfg.MemoryLimitRatio == 0, // COLLINE_MEMORY_LIMIT_RATIO=0: no soft limit at all
 	}
+	// after each write: the tag policy check (docs/tags.md), then the OpenLineage events, with the
+	// tags the written columns carry
+	tagGraph := graph.NewReader(driver, cfg.Neo4jDatabase).Tags()
+	watcher := &watch.Watcher{Graph: tagGraph, Metrics: watch.NewMetrics(reg), Logger: log}
 	if emitter != nil {
-		params.Emitter = emitter
+		emitter.Tags = tagGraph
+		watcher.Next = emitter
 	}
+	params.Emitter = watcher
 	loop, err := ingest.New(params)
 	if err != nil {
 		return err

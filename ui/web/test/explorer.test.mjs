@@ -251,6 +251,39 @@ test('SQL panel: without colline analyze it says so; plan events are drawn and j
   assert.match(await page.locator('#sql-result').textContent(), /statement 1: .*\(\w+\)/);
 });
 
+test('tag badges on the columns a tag reaches, masked where a count hides it; the path highlighted on demand', async () => {
+  const tag = process.env.COLLINE_TAG_KEY;
+  assert.ok(tag, 'COLLINE_TAG_KEY');
+  const tagged = () => page.waitForFunction(() => Number(document.body.dataset.tagged ?? 0) > 0);
+  await open(lineage(K('top_countries', 'revenue'), 'up', 5));
+  await tagged();
+  for (const c of [K('orders', 'amount'), K('country_revenue', 'revenue'), K('top_countries', 'revenue')]) {
+    assert.equal(await page.locator(`.row[data-column="${c}"] .tag-unmasked[data-tag="${tag}"]`).count(), 1, `${c} carries ${tag}`);
+  }
+  assert.equal(await page.locator(`.row[data-column="${K('orders', 'status')}"] .tag`).count(), 0, 'orders.status is not tagged');
+  await page.locator(`.row[data-column="${K('top_countries', 'revenue')}"]`).click();
+  const section = page.locator(`#panel section.tag[data-tag="${tag}"]`);
+  await section.waitFor();
+  assert.match(await section.textContent(), /unmasked.*from shop\.orders#amount in 2 hop/);
+  assert.equal(await section.locator('ol.path li').count(), 2);
+  await section.locator('button.highlight').click();
+  const path = await page.locator('#drawing .link.tagpath').evaluateAll((ls) => ls.map((l) => `${l.dataset.source} > ${l.dataset.target}`).sort());
+  assert.deepEqual(path, [`${K('country_revenue', 'revenue')} > ${K('top_countries', 'revenue')}`, `${K('orders', 'amount')} > ${K('country_revenue', 'revenue')}`]);
+  await shot('ui-tags.png');
+  // the id reaches country_revenue.orders only through count(): masked, and it stops there
+  await open(lineage(K('orders', 'order_id'), 'down', 2));
+  await tagged();
+  assert.equal(await page.locator(`.row[data-column="${K('country_revenue', 'orders')}"] .tag-masked[data-tag="${tag}"]`).count(), 1);
+  // the list of tags, with the reach as CSV and JSON
+  await page.locator('#tags').click();
+  const list = page.locator(`#panel section.tag[data-tag="${tag}"]`);
+  await list.waitFor();
+  assert.match(await list.locator('a.button').first().getAttribute('href'), /\/api\/tags\/reach\?tag=ui-pii&format=csv/);
+  await list.locator('button', { hasText: 'Reach' }).click();
+  await page.locator('#panel table.reach').waitFor();
+  assert.equal(await page.locator('#panel tr.reached.tag-masked').count(), 1);
+});
+
 test('hostile names from Spark are shown as text, never as markup', async () => {
   const col = process.env.COLLINE_HOSTILE_COLUMN, name = process.env.COLLINE_HOSTILE_NAME;
   assert.ok(col && name, 'COLLINE_HOSTILE_COLUMN and _NAME');

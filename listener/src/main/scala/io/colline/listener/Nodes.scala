@@ -47,8 +47,27 @@ private[listener] object Nodes {
       "name" -> J.Str(id.table),
       "provider" -> J.opt(ct.provider),
       "location" -> J.opt(ct.storage.locationUri.map(u => Redact.uri(u.toString)).orElse(fallbackLocation)),
-      "tableType" -> J.Str(ct.tableType.name))
+      "tableType" -> J.Str(ct.tableType.name),
+      "columnComments" -> tagComments(ct),
+      "tagProperties" -> tagProperties(ct))
   }
+
+  /** Tags in the catalog (1.5, docs/tags.md): the column comments that hold one (`#key`), always sent, maybe empty. */
+  private def tagComments(ct: CatalogTable): J.Obj = {
+    val o = J.obj()
+    Try(ct.schema.fields.foreach(f => f.getComment().filter(_.contains('#')).foreach(c => o.put(f.name, c.take(MaxTagText)))))
+    o
+  }
+
+  /** Tags in the catalog (1.5): the table properties `colline.tags.<column>`, and no other property. */
+  private def tagProperties(ct: CatalogTable): J.Obj = {
+    val o = J.obj()
+    Try(ct.properties.foreach { case (k, v) => if (k.startsWith(TagPropertyPrefix)) o.put(k, String.valueOf(v).take(MaxTagText)) })
+    o
+  }
+
+  private val TagPropertyPrefix = "colline.tags."
+  private val MaxTagText = 1000
 
   def pathDataset(format: String, paths: Seq[String]): J.Obj =
     J.obj("kind" -> J.Str("path"), "format" -> J.str(format), "paths" -> J.strs(paths.map(Redact.uri)))
