@@ -25,10 +25,14 @@ import io.colline.listener.{Nodes, Reflect}
  *  2. the statement is analyzed without Spark's final checks; each column reference left
  *     unresolved where everything below it is resolved is placed by the rules of SQL's name
  *     resolution: qualified (`o.amount`, `shop.orders.amount`), it belongs to the relation the
- *     qualifier names; unqualified, to the only relation of its scope (the FROM clause, then the
- *     enclosing queries) that nobody described; `a.b.c` on a column is a struct field; the
- *     columns of a `USING` join are on both sides. A new column's type is `void` (Spark's
- *     NullType: no type yet);
+ *     qualifier names; unqualified, to a known relation of its own FROM clause that has it (Spark
+ *     resolves it there), or else to the only relation nobody described of its scope (the FROM
+ *     clause, then the enclosing queries up to the first whose known relation has it); `a.b.c`
+ *     on a column is a struct field; the key columns of a `USING` join are on both sides, and
+ *     its other columns are those of its sides (Spark's projection of the join is seen through).
+ *     A new column's type is `void` (Spark's NullType: no type yet); the columns are in the order
+ *     the statements first name them (the position in the SQL text), whatever the order Spark's
+ *     rules resolve them in;
  *  3. where Spark's type coercion casts a `void` column to a type (`sum(amount)` wants a double,
  *     `kind = 'x'` a string, an INSERT the target's type), the column takes that type, so that
  *     the final analysis adds no cast; a function whose argument must be an array or a map
@@ -38,14 +42,18 @@ import io.colline.listener.{Nodes, Reflect}
  *
  * What cannot be inferred is never guessed: a `*` over such a table (its other columns are
  * unknown), an unqualified column that two such tables could hold, a NATURAL join with one (its
- * keys are the columns both sides have), an INSERT into one by position (its column names). The
- * statement then keeps table-level lineage only (`TableLevel`), with each name and reason.
+ * keys are the columns both sides have), an INSERT into one by position (its column names). Nor
+ * is a column that the rounds could not place while a table nobody described is below it: when
+ * Spark's final analysis would fail on it, it is named with where it stands. The statement then
+ * keeps table-level lineage only (`TableLevel`), with each name and reason.
  */
 private[listener] final class Inference(session: SparkSession, reg: Registrar) {
   import Inference._
 
   private val catalog = session.sessionState.catalog
   private val tables = mutable.LinkedHashMap.empty[TableIdentifier, Table]
+  /** Statements prepared so far: a column first named by a later statement comes after those of earlier ones. */
+  private var statement = 0L
 
   /** Whether a table was inferred by this request. */
   def inferred(id: TableIdentifier): Boolean = tables.contains(norm(id))
@@ -75,6 +83,7 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
       else ident(parts).collect { case Right(id) if !known(id) => id }
     val unknown = refs.flatMap(r => unknownParts(r.parts).map(r -> _))
     if (unknown.isEmpty) return NoInference
+    statement += 1
     val reasons = mutable.LinkedHashSet.empty[String]
     refs.foreach(r => ident(r.parts).foreach { case Left(why) => reasons += why; case _ => })
 
@@ -122,7 +131,7 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
           case _ => false
         })
         if (!hasIt) un match {
-          case Seq(id) => tables(norm(id)).add(c, Nil)
+          case Seq(id) => tables(norm(id)).add(c, Nil, mention(parsed, c, side.filter(isUnknown)))
           case Seq() =>
           case many => reasons += ambiguous(c, many.map(_.unquotedString))
         }
@@ -144,7 +153,7 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
     while (!done && rounds < MaxRounds && reasons.isEmpty) {
       rounds += 1
       val t0 = System.nanoTime()
-      touched.foreach(_.fields(qualifierNames, parsed))
+      touched.foreach(_.fields(qualifierNames, parsed, at))
       sync(touched, reasons)
       if (reasons.nonEmpty) return TableLevel(reasons.toSeq)
       val t1 = System.nanoTime()
@@ -165,7 +174,7 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
         if (targetPending && p.resolved) {
           val (t, named) = targetCols.get
           val out = p.output
-          (if (named.isEmpty) out.map(_.name) else named).zip(out).foreach { case (c, a) => t.add(c, Nil); t.set(c, Nil, a.dataType) }
+          (if (named.isEmpty) out.map(_.name) else named).zip(out).foreach { case (c, a) => t.add(c, Nil, at(None)); t.set(c, Nil, a.dataType) }
           targetPending = false
           changed = true
         }
@@ -182,14 +191,47 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
     touched.foreach(_.settle())
     sync(touched, reasons)
     if (reasons.nonEmpty) return TableLevel(reasons.toSeq)
-    // the last round analyzed the statement as it is now defined: with Spark's checks, it is the analysis
-    val analyzed = last.filter(_.resolved).flatMap { p =>
+    def checked(p: LogicalPlan): Option[LogicalPlan] = if (!p.resolved) None else
       try { session.sessionState.analyzer.checkAnalysis(p); Some(p) } catch {
         case NonFatal(e) if Deadline.expired => throw e
         case NonFatal(_) => None
       }
+    // the last round analyzed the statement as it is now defined, or one more analysis does
+    val analyzed = last.flatMap(checked).orElse {
+      val p = try Some(session.sessionState.analyzer.execute(parsed)) catch {
+        case NonFatal(e) if Deadline.expired => throw e
+        case NonFatal(_) => None // Spark's own error, which the analysis reports
+      }
+      val ok = p.flatMap(checked)
+      // Spark's analysis fails: a column over a table nobody described that could not be placed or typed is named, not guessed
+      if (ok.isEmpty) p.foreach(unplaced(_, reasons))
+      ok
     }
+    if (reasons.nonEmpty) return TableLevel(reasons.toSeq)
     Ready(touched.toSeq.map(t => t.id -> t.schema(done = true)), analyzed, rounds)
+  }
+
+  /** The order key of a column first named at a position of this statement's text (None: after every named one). */
+  private def at(startIndex: Option[Int]): Long = (statement << 32) | startIndex.map(_.toLong).getOrElse(0xffffffffL)
+
+  /** Where a statement first names a column of a USING join's side: unqualified, or qualified by one of the side's relations. */
+  private def mention(parsed: LogicalPlan, column: String, side: Seq[Relations.From]): Long = {
+    val qualifiers = side.map(f => f.alias.getOrElse(f.parts.last).toLowerCase).toSet
+    var first: Option[Int] = None
+    def visit(p: LogicalPlan): Unit = {
+      Relations.inner(p).foreach(visit)
+      p.expressions.foreach(_.foreach {
+        case s: SubqueryExpression => visit(s.plan)
+        case u: UnresolvedAttribute if u.nameParts.nonEmpty && (u.nameParts match {
+          case Seq(c, _*) if c.equalsIgnoreCase(column) => true
+          case Seq(q, c, _*) => qualifiers(q.toLowerCase) && c.equalsIgnoreCase(column)
+          case _ => false
+        }) => u.origin.startIndex.foreach(i => first = Some(first.fold(i)(math.min(_, i))))
+        case _ =>
+      })
+    }
+    visit(parsed)
+    at(first)
   }
 
   // ---------------------------------------------------------------- the catalog
@@ -204,7 +246,7 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
   // ---------------------------------------------------------------- placing column references
 
   /** A relation a scope reads directly: the qualifier its columns go by, and the inferred table it is, if it is one. */
-  private final case class Leaf(qualifier: Seq[String], table: Option[Table])
+  private final case class Leaf(qualifier: Seq[String], table: Option[Table], names: Set[String] = Set.empty)
 
   private def relationId(p: LogicalPlan): Option[TableIdentifier] = (p match {
     case l: LogicalRelation => l.catalogTable.map(_.identifier)
@@ -213,12 +255,16 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
     case _ => None
   }).map(norm(_))
 
+  /** Spark's projection of a USING or NATURAL join (ResolveNaturalAndUsingJoin tags it with the sides' hidden columns): its columns are its sides'. */
+  private def usingJoin(p: Project): Boolean = p.child.isInstanceOf[Join] && p.getTagValue(Project.hiddenOutputTag).isDefined
+
   private def leaves(p: LogicalPlan, alias: Option[Seq[String]] = None): Seq[Leaf] = p match {
     case s: SubqueryAlias => leaves(s.child, alias.orElse(Some(s.identifier.qualifier :+ s.identifier.name)))
     case j: Join => leaves(j.left) ++ leaves(j.right)
+    case pr: Project if usingJoin(pr) => leaves(pr.child)
     case _ if relationId(p).exists(tables.contains) => Seq(Leaf(alias.getOrElse(Nil), tables.get(relationId(p).get)))
     case _ if Relations.Passing(Nodes.shortName(p)) && p.children.size == 1 => leaves(p.children.head, alias)
-    case _ => Seq(Leaf(alias.getOrElse(Nil), None))
+    case _ => Seq(Leaf(alias.getOrElse(Nil), None, if (p.resolved) p.output.map(_.name.toLowerCase).toSet else Set.empty))
   }
 
   /**
@@ -228,6 +274,7 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
    */
   private def usable(p: LogicalPlan): Boolean = p match {
     case s: SubqueryAlias => usable(s.child)
+    case pr: Project if usingJoin(pr) => usable(pr.child)
     case j: Join => usable(j.left) && usable(j.right)
     case _ if relationId(p).isDefined => true
     case g: Generate => g.resolved // it adds the names of its output
@@ -262,11 +309,11 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
   }
 
   /**
-   * Places every column reference the analysis left unresolved where all below it is resolved;
-   * records an unqualified one that several inferred tables could hold. True when a column was added.
+   * Calls f on every column reference the analysis left unresolved where all below it is
+   * resolved (not a lambda's variable), with its operator, its scopes (innermost first) and the
+   * names the operator defines itself.
    */
-  private def place(plan: LogicalPlan, reasons: mutable.LinkedHashSet[String]): Boolean = {
-    var added = false
+  private def unresolved(plan: LogicalPlan)(f: (UnresolvedAttribute, LogicalPlan, List[Seq[Leaf]], Set[String]) => Unit): Unit = {
     def visit(p: LogicalPlan, outer: List[Seq[Leaf]], ready: Boolean): Unit = {
       Relations.inner(p).foreach(visit(_, outer, ready))
       val resolvedBelow = ready && p.children.forall(usable)
@@ -277,8 +324,7 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
         case l: LambdaFunction =>
           val args = l.arguments.map(a => a.name.toLowerCase).toSet
           l.children.foreach(expr(_, lambdas ++ args))
-        case u: UnresolvedAttribute if resolvedBelow && !lambdas(u.nameParts.head.toLowerCase) =>
-          added |= placeOne(u.nameParts, scopes, aliases, reasons)
+        case u: UnresolvedAttribute if resolvedBelow && !lambdas(u.nameParts.head.toLowerCase) => f(u, p, scopes, aliases)
         case other => other.children.foreach(expr(_, lambdas))
       }
       (p match {
@@ -287,31 +333,81 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
       }).foreach(expr(_, Set.empty))
     }
     visit(plan, Nil, ready = true)
+  }
+
+  /**
+   * Places every column reference the analysis left unresolved where all below it is resolved;
+   * records an unqualified one that several inferred tables could hold. True when a column was added.
+   */
+  private def place(plan: LogicalPlan, reasons: mutable.LinkedHashSet[String]): Boolean = {
+    var added = false
+    unresolved(plan) { (u, _, scopes, aliases) => added |= placeOne(u.nameParts, at(u.origin.startIndex), scopes, aliases, reasons) }
     added
   }
 
-  private def placeOne(parts: Seq[String], scopes: List[Seq[Leaf]], aliases: Set[String], reasons: mutable.LinkedHashSet[String]): Boolean = {
-    // qualified: the longest qualifier that names a relation of the innermost scope that has one
-    if (parts.size > 1) {
-      val matched = scopes.iterator.map { leaves =>
-        (math.min(parts.size - 1, 3) to 1 by -1).iterator.flatMap { k =>
-          val q = parts.take(k).map(_.toLowerCase)
-          leaves.find(l => l.qualifier.size >= k && l.qualifier.takeRight(k).map(_.toLowerCase) == q).map(_ -> k)
-        }.toSeq.headOption
-      }.collectFirst { case Some(m) => m }
-      matched match {
-        case Some((Leaf(_, Some(t)), k)) => return t.add(parts(k), parts.drop(k + 1))
-        case Some(_) => return false // a relation that is known: Spark's own error
-        case None =>
-      }
+  /** The relation of the innermost scope that has one which a qualified name's longest qualifier names, with the qualifier's length. */
+  private def qualified(parts: Seq[String], scopes: List[Seq[Leaf]]): Option[(Leaf, Int)] =
+    if (parts.size < 2) None
+    else scopes.iterator.map { leaves =>
+      (math.min(parts.size - 1, 3) to 1 by -1).iterator.flatMap { k =>
+        val q = parts.take(k).map(_.toLowerCase)
+        leaves.find(l => l.qualifier.size >= k && l.qualifier.takeRight(k).map(_.toLowerCase) == q).map(_ -> k)
+      }.toSeq.headOption
+    }.collectFirst { case Some(m) => m }
+
+  /**
+   * Why Spark's final analysis fails on a column of a table nobody described, each named with
+   * where it stands: a reference the rounds could not place while such a table is in its scope,
+   * or a function that cannot take the type the column's other uses gave it. A reference to a
+   * relation that is known (a described table, a derived table) is left to Spark's own error.
+   */
+  private def unplaced(plan: LogicalPlan, reasons: mutable.LinkedHashSet[String]): Unit = {
+    def where(e: Expression) = (e.origin.line, e.origin.startPosition) match {
+      case (Some(l), Some(c)) => s" (line $l, column ${c + 1} of the statement)"
+      case _ => ""
     }
-    // unqualified (or a struct field of a column): the only inferred relation in scope
-    if (parts.size == 1 && aliases(parts.head.toLowerCase)) return false
-    scopes.flatten.flatMap(_.table).distinct match {
-      case Seq(t) => t.add(parts.head, parts.tail)
-      case Seq() => false
-      case many =>
-        reasons += ambiguous(parts.head, many.map(_.id.unquotedString))
+    unresolved(plan) { (u, _, scopes, aliases) =>
+      val knownRelation = qualified(u.nameParts, scopes).exists(_._1.table.isEmpty)
+      val alias = u.nameParts.size == 1 && aliases(u.nameParts.head.toLowerCase)
+      val visible = scopes.flatten.flatMap(_.table).distinct.map(_.id.unquotedString)
+      if (!knownRelation && !alias && visible.nonEmpty)
+        reasons += s"column ${u.nameParts.mkString(".")}${where(u)} cannot be placed in ${visible.mkString(" or ")}, which nobody " +
+          "described: its uses ask for a struct field of a column that is not a struct"
+    }
+    val refs = references(plan)
+    allExpressions(plan).foreach(_.foreach {
+      case x if x.childrenResolved && !x.resolved && Try(x.checkInputDataTypes().isFailure).getOrElse(false) =>
+        x.children.flatMap(c => refOf(c, refs)).foreach { case (t, col, path) =>
+          val name = (col +: path).mkString(".")
+          val typ = t.schema(done = true).find(_.name.equalsIgnoreCase(col)).map(_.dataType.catalogString).getOrElse("?")
+          reasons += s"column $name of ${t.id.unquotedString}, which nobody described${where(x)}: ${x.prettyName} cannot take it " +
+            s"as the type its other uses ask ($typ): no type satisfies every use"
+        }
+      case _ =>
+    })
+  }
+
+  private def placeOne(parts: Seq[String], pos: Long, scopes: List[Seq[Leaf]], aliases: Set[String], reasons: mutable.LinkedHashSet[String]): Boolean = {
+    // qualified: the longest qualifier that names a relation of the innermost scope that has one
+    qualified(parts, scopes) match {
+      case Some((Leaf(_, Some(t), _), k)) => return t.add(parts(k), parts.drop(k + 1), pos)
+      case Some(_) => return false // a relation that is known: Spark's own error
+      case None =>
+    }
+    // unqualified (or a struct field of a column): a known relation of the innermost scope that has
+    // the column holds it (Spark resolves it there); otherwise the only inferred relation of the
+    // scopes up to the first whose known relation has it, which could hold it as well
+    val name = parts.head.toLowerCase
+    if (parts.size == 1 && aliases(name)) return false
+    val outer = scopes.indexWhere(_.exists(l => l.table.isEmpty && l.names(name)))
+    if (outer == 0) return false
+    val upTo = if (outer < 0) scopes else scopes.take(outer + 1)
+    val known = if (outer < 0) Nil else scopes(outer).filter(l => l.table.isEmpty && l.names(name)).map(l => l.qualifier.mkString("."))
+    (upTo.flatten.flatMap(_.table).distinct, known) match {
+      case (Seq(t), Seq()) => t.add(parts.head, parts.tail, pos)
+      case (Seq(), _) => false
+      case (many, _) =>
+        reasons += ambiguous(parts.head, many.map(_.id.unquotedString), known)
         false
     }
   }
@@ -417,9 +513,9 @@ private[listener] object Inference {
 
   def norm(id: TableIdentifier): TableIdentifier = TableIdentifier(id.table.toLowerCase, id.database.map(_.toLowerCase))
 
-  def ambiguous(column: String, tables: Seq[String]): String =
-    s"column $column is not qualified and could be a column of ${tables.mkString(" or ")}, which nobody described: qualify it " +
-      s"(${tables.head.split('.').last}.$column)"
+  def ambiguous(column: String, tables: Seq[String], known: Seq[String] = Nil): String =
+    s"column $column is not qualified and could be a column of ${tables.mkString(" or ")}, which nobody described" +
+      known.map(k => s", or of $k (an enclosing query's)").mkString + s": qualify it (${tables.head.split('.').last}.$column)"
 
   /** Whether `t.*`'s target names a relation of a FROM clause (its alias, or the end of its name). */
   def names(f: Relations.From, target: Seq[String]): Boolean = f.alias match {
@@ -471,17 +567,23 @@ private[listener] object Inference {
     }
   }
 
-  /** A table being inferred: its columns in the order the statements met them, each with its type so far. */
+  /** A table being inferred: its columns, each with its type so far, in the order the statements first name them. */
   final class Table(val id: TableIdentifier) {
     private val columns = mutable.LinkedHashMap.empty[String, (String, DataType)]
+    /** Where the statements first name each column (statement, then position in its text); ties keep the order met. */
+    private val first = mutable.Map.empty[String, Long]
     /** Columns whose type is the default string, which a function may still make an array or a map. */
     private val defaulted = mutable.Set.empty[String]
     var dirty = true
     /** Whether the table is in the catalog already (then only its columns change). */
     var defined = false
 
-    def add(name: String, path: Seq[String]): Boolean = {
+    def add(name: String, path: Seq[String], pos: Long): Boolean = {
       val k = name.toLowerCase
+      if (first.get(k).forall(pos < _)) {
+        if (first.contains(k)) dirty = true // the order changes
+        first(k) = pos
+      }
       val (n, t) = columns.getOrElse(k, (name, NullType))
       withField(t, path) match {
         case Some(nt) if !columns.contains(k) || nt != t =>
@@ -515,12 +617,12 @@ private[listener] object Inference {
     }
 
     /** Struct fields the statement names on a column (`a.b.c`), before Spark's analysis would fail on them. */
-    def fields(qualifiers: Set[String], parsed: LogicalPlan): Unit = {
+    def fields(qualifiers: Set[String], parsed: LogicalPlan, at: Option[Int] => Long): Unit = {
       def visit(p: LogicalPlan): Unit = { Relations.inner(p).foreach(visit); p.expressions.foreach(expr) }
       def expr(e: Expression): Unit = e.foreach {
         case s: SubqueryExpression => visit(s.plan)
         case u: UnresolvedAttribute =>
-          column(u.nameParts).foreach { case (c, path) => if (path.nonEmpty) add(c, path) }
+          column(u.nameParts).foreach { case (c, path) => if (path.nonEmpty) add(c, path, at(u.origin.startIndex)) }
         case x: UnresolvedExtractValue => (x.child, x.extraction) match {
           // a[0] is an element of an array, a['k'] a value of a map
           case (u: UnresolvedAttribute, Literal(_, IntegerType | LongType | ShortType | ByteType)) =>
@@ -550,7 +652,8 @@ private[listener] object Inference {
     def isSettled: Boolean = columns.values.forall { case (_, t) => !open(t) }
 
     def schema(done: Boolean): StructType = {
-      val fields = columns.values.map { case (n, t) => StructField(n, if (done) settled(t) else t, nullable = true) }.toSeq
+      val ordered = columns.toSeq.zipWithIndex.sortBy { case ((k, _), i) => (first.getOrElse(k, Long.MaxValue), i) }.map(_._1._2)
+      val fields = ordered.map { case (n, t) => StructField(n, if (done) settled(t) else t, nullable = true) }
       StructType(if (fields.isEmpty) Seq(StructField(Placeholder, StringType, nullable = true)) else fields)
     }
   }

@@ -17,8 +17,8 @@ private[listener] object Marks {
     def dataset(d: J.Obj): Boolean = {
       val inferred = (d.get("kind"), d.get("catalog"), d.get("namespace"), d.get("name")) match {
         case (Some(J.Str("table")), cat, Some(ns: J.Arr), Some(J.Str(name))) if cat.forall(_ == J.Str(Registrar.SessionCatalog)) =>
-          ns.items match {
-            case Seq(J.Str(db)) => inference.inferred(TableIdentifier(name, Some(db)))
+          ns.items.toList match { // a List on Scala 2.12 and 2.13 (an ArrayBuffer is no immutable Seq on 2.13)
+            case List(J.Str(db)) => inference.inferred(TableIdentifier(name, Some(db)))
             case _ => false
           }
         case _ => false
