@@ -174,7 +174,11 @@ private[listener] final class Analyzer(base: SparkSession, cfg: Config, val root
     val cpu0 = Analyzer.cpuNanos()
     val parsed = parse(session, st, r).getOrElse(return r)
     var prepared: Option[LogicalPlan] = None
-    inference.map(_.prepare(parsed)) match {
+    val inferring = try inference.map(_.prepare(parsed)) catch {
+      case NonFatal(e) if Deadline.expired => Deadline.check(); throw e
+      case NonFatal(e) => error(r, st, "inference", e); return r // the statement's error, not the request's
+    }
+    inferring match {
       case Some(Inference.TableLevel(reasons)) =>
         r.put("outcome", "tableLevel")
         r.put("reason", reasons.mkString("; "))

@@ -9,6 +9,7 @@ import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.analysis.{MultiAlias, UnresolvedAttribute, UnresolvedExtractValue}
 import org.apache.spark.sql.catalyst.catalog.{HiveTableRelation, UnresolvedCatalogRelation}
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Cast, ExpectsInputTypes, Explode, Expression, ExprId, GetStructField, LambdaFunction, Literal, NamedExpression, PosExplode, SubqueryExpression}
+import org.apache.spark.sql.catalyst.plans.{LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, InsertIntoStatement, Join, LogicalPlan, Project, SubqueryAlias}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.types.{ArrayType, DataType, ByteType, IntegerType, LongType, MapType, ShortType, NullType, StringType, StructField, StructType}
@@ -256,10 +257,16 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
   }).map(norm(_))
 
   /** Spark's projection of a USING or NATURAL join (ResolveNaturalAndUsingJoin tags it with the sides' hidden columns): its columns are its sides'. */
+  private def semi(j: Join): Boolean = j.joinType match {
+    case LeftSemi | LeftAnti => true
+    case _ => false
+  }
+
   private def usingJoin(p: Project): Boolean = p.child.isInstanceOf[Join] && p.getTagValue(Project.hiddenOutputTag).isDefined
 
   private def leaves(p: LogicalPlan, alias: Option[Seq[String]] = None): Seq[Leaf] = p match {
     case s: SubqueryAlias => leaves(s.child, alias.orElse(Some(s.identifier.qualifier :+ s.identifier.name)))
+    case j: Join if semi(j) => leaves(j.left) // its columns are the left side's
     case j: Join => leaves(j.left) ++ leaves(j.right)
     case pr: Project if usingJoin(pr) => leaves(pr.child)
     case _ if relationId(p).exists(tables.contains) => Seq(Leaf(alias.getOrElse(Nil), tables.get(relationId(p).get)))
@@ -371,8 +378,9 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
       val alias = u.nameParts.size == 1 && aliases(u.nameParts.head.toLowerCase)
       val visible = scopes.flatten.flatMap(_.table).distinct.map(_.id.unquotedString)
       if (!knownRelation && !alias && visible.nonEmpty)
-        reasons += s"column ${u.nameParts.mkString(".")}${where(u)} cannot be placed in ${visible.mkString(" or ")}, which nobody " +
-          "described: its uses ask for a struct field of a column that is not a struct"
+        reasons += s"column ${u.nameParts.mkString(".")}${where(u)} is not resolved by Spark's analysis over ${visible.mkString(" or ")}, " +
+          "which nobody described, with the columns and types inferred for it (a struct field of a column that is not a struct, " +
+          "or a place where Spark does not look in that table): qualify it, or describe the table"
     }
     val refs = references(plan)
     allExpressions(plan).foreach(_.foreach {
@@ -381,7 +389,7 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
           val name = (col +: path).mkString(".")
           val typ = t.schema(done = true).find(_.name.equalsIgnoreCase(col)).map(_.dataType.catalogString).getOrElse("?")
           reasons += s"column $name of ${t.id.unquotedString}, which nobody described${where(x)}: ${x.prettyName} cannot take it " +
-            s"as the type its other uses ask ($typ): no type satisfies every use"
+            s"as $typ, the type inferred from its uses, and inference chooses no other for it: describe the table"
         }
       case _ =>
     })
@@ -415,20 +423,30 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
   // ---------------------------------------------------------------- types
 
   /** The inferred columns the plan's attributes stand for: exprId → (table, column name). */
-  private def references(p: LogicalPlan): Map[ExprId, (Table, String)] = {
-    val out = mutable.Map.empty[ExprId, (Table, String)]
+  private def references(p: LogicalPlan): Map[ExprId, (Table, String, Seq[String])] = {
+    val out = mutable.Map.empty[ExprId, (Table, String, Seq[String])]
     def visit(q: LogicalPlan): Unit = {
-      relationId(q).flatMap(tables.get).foreach(t => q.output.foreach(a => out(a.exprId) = t -> a.name))
+      relationId(q).flatMap(tables.get).foreach(t => q.output.foreach(a => out(a.exprId) = (t, a.name, Nil)))
       Relations.inner(q).foreach(visit)
       q.expressions.foreach(_.foreach { case s: SubqueryExpression => visit(s.plan); case _ => })
     }
     visit(p)
+    // a new name for one (`id AS key`, an INSERT's column list) stands for it too: what Spark asks
+    // of the name (the INSERT's cast to its column's type) it asks of the column
+    val aliases = allExpressions(p).flatMap(_.collect { case a: Alias => a })
+    var grown = true
+    while (grown) {
+      grown = false
+      aliases.foreach { a =>
+        if (!out.contains(a.exprId)) refOf(a.child, out.toMap).foreach { r => out(a.exprId) = r; grown = true }
+      }
+    }
     out.toMap
   }
 
   /** An expression that is an inferred column or a struct field of one: the table, column and field path. */
-  private def refOf(e: Expression, refs: Map[ExprId, (Table, String)]): Option[(Table, String, Seq[String])] = e match {
-    case a: Attribute => refs.get(a.exprId).map { case (t, c) => (t, c, Nil) }
+  private def refOf(e: Expression, refs: Map[ExprId, (Table, String, Seq[String])]): Option[(Table, String, Seq[String])] = e match {
+    case a: Attribute if a.resolved => refs.get(a.exprId)
     case g: GetStructField => refOf(g.child, refs).flatMap { case (t, c, path) =>
       g.name.orElse(Try(g.child.dataType.asInstanceOf[StructType].fields(g.ordinal).name).toOption).map(n => (t, c, path :+ n))
     }
@@ -449,17 +467,29 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
   }
 
   /** Casts Spark's coercion put on columns of no type yet: the column takes the cast's type. */
-  private def learn(p: LogicalPlan, refs: Map[ExprId, (Table, String)]): Boolean = {
+  private def learn(p: LogicalPlan, refs: Map[ExprId, (Table, String, Seq[String])]): Boolean = {
     var changed = false
+    // the columns of no type yet whose type an expression of no type has: it is theirs, passed on
+    // unchanged (`max(amount)`, `lag(amount)`, `coalesce(a, b)`), so a cast of it asks theirs
+    val named = allExpressions(p).flatMap(_.collect { case a: Alias => a.exprId -> a.child }).toMap // what a name stands for
+    def typeless(e: Expression, depth: Int = 0): Seq[(Table, String, Seq[String])] = refOf(e, refs) match {
+      case Some(r) => Seq(r)
+      case None if depth < 64 && Try(e.resolved && e.dataType == NullType).getOrElse(false) => e match {
+        case a: Attribute => named.get(a.exprId).toSeq.flatMap(typeless(_, depth + 1))
+        case _ => e.children.flatMap(typeless(_, depth + 1))
+      }
+      case None => Nil
+    }
     allExpressions(p).foreach(_.foreach {
-      case c: Cast => refOf(c.child, refs).foreach { case (t, col, path) => changed |= t.set(col, path, c.dataType) }
+      case c: Cast => (refOf(c.child, refs).toSeq ++ (if (Try(c.child.dataType == NullType).getOrElse(false)) typeless(c.child) else Nil))
+        .distinct.foreach { case (t, col, path) => changed |= t.set(col, path, c.dataType) }
       case _ =>
     })
     changed
   }
 
   /** Functions whose argument must be of a kind (an array, a map, a number) that a column of no type yet, or of the default string, is not. */
-  private def mismatches(p: LogicalPlan, refs: Map[ExprId, (Table, String)]): Boolean = {
+  private def mismatches(p: LogicalPlan, refs: Map[ExprId, (Table, String, Seq[String])]): Boolean = {
     var changed = false
     def want(e: Expression, t: DataType): Unit = refOf(e, refs).foreach { case (tb, col, path) => changed |= tb.retype(col, path, t) }
     def visitPlan(q: LogicalPlan): Unit = {

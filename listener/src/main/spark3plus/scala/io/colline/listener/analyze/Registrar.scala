@@ -364,17 +364,21 @@ private[listener] final class Registrar(session: SparkSession, root: Option[File
 
   /**
    * Defines a table that Inference infers for this request, with its columns, at the analyzer's
-   * own location; `again`: changes its columns. Its files are JSON: the one file format that holds
-   * a column of no type yet (void), as Inference's columns are until Spark's analysis types them.
+   * own location; `again`: changes its columns (drops and defines it again). Its files are JSON:
+   * the one file format that holds a column of no type yet (void), as Inference's columns are
+   * until Spark's analysis types them.
    * None, or why the table cannot be defined.
    */
   def defineInferred(id: TableIdentifier, schema: StructType, again: Boolean): Option[String] = {
     if (!own) return Some("the catalog is a metastore, which the analyzer never writes to: tables cannot be inferred")
     val db = id.database.get
     if (again && catalog.tableExists(id) && !isBase(id)) {
-      catalog.externalCatalog.alterTableDataSchema(db, id.table, schema) // columns may go (the placeholder)
-      catalog.invalidateCachedTable(id)
-      return None
+      // defined anew rather than altered: a Hive metastore refuses a type change at a position, and
+      // a column named earlier in the SQL may be found later
+      Try(catalog.dropTable(id, ignoreIfNotExists = true, purge = true)).failed.toOption match {
+        case Some(e) => return Some(s"it cannot be redefined: ${e.getMessage}")
+        case None =>
+      }
     }
     if (!catalog.databaseExists(db)) createDatabase(db, ifNotExists = true, Map.empty) match {
       case NotApplied(why) => return Some(why)
