@@ -77,6 +77,8 @@ async function route() {
     await showTags();
   } else if (route === 'impact') {
     await showImpact({ column: params.get('column') ?? undefined, dataset: params.get('dataset') ?? undefined });
+  } else if (route === 'sql') {
+    panels.sql(panel(), cfg, actions);
   } else {
     panels.welcome(panel());
   }
