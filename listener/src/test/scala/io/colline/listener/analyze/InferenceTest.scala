@@ -142,4 +142,21 @@ class InferenceTest extends munit.FunSuite {
     assertEquals(str(known, "outcome"), "error", J.render(known))
     assertEquals(str(obj(known, "error").get, "errorClass"), "UNRESOLVED_COLUMN.WITH_SUGGESTION", J.render(known))
   }
+
+  test("a type chosen by default is revised by a later use, and the script analyzed again with it") {
+    // s.a is a string by default in the view; the INSERT writes it into base.t's int column
+    val sts = sql(
+      """CREATE TEMPORARY VIEW v AS SELECT s.a, s.note FROM shop.src s;
+        |INSERT INTO base.t SELECT v.a, v.note FROM v""".stripMargin, Seq("spark.sql.storeAssignmentPolicy" -> "ANSI"))
+    assertEquals(sts.map(str(_, "outcome")), Seq("event", "event"), sts.map(J.render(_)).mkString("\n"))
+    assertEquals(inferred(sts(0)), Seq("shop.src(a int, note string)"), J.render(sts(0)))
+    assertEquals(castsOnInferred(sts(1)), Nil, J.render(sts(1)))
+  }
+
+  test("paths shape a column: an array's element, a map's value, a field of an element; inline's argument") {
+    val Seq(st) = sql("CREATE TABLE base.n2 USING parquet AS SELECT p.items[0].sku, p.m['k'] AS mk, x.q FROM shop.p p " +
+      "LATERAL VIEW inline(p.rows) x AS q, r")
+    assertEquals(str(st, "outcome"), "event", J.render(st))
+    assertEquals(inferred(st), Seq("shop.p(items array<struct<sku:string>>, m map<string,string>, rows array<struct<q:string,r:string>>)"), J.render(st))
+  }
 }

@@ -78,10 +78,29 @@ private[listener] final class Analyzer(base: SparkSession, cfg: Config, val root
       Settings.refusal(session, k).foreach(why => throw new IllegalArgumentException("conf: " + why))
       session.conf.set(k.trim, v)
     }
-    val reg = new Registrar(session, root)
     val c = cfg.copy(namespace = req.namespace, publishReads = req.reads)
+    val inference = if (req.infer) Some(new Inference) else None
+    // a later statement that revises a type inference chose by default for an earlier one (an
+    // INSERT of the column into a bigint) makes the request run again from its start, with the
+    // revised types, in a new session (the first pass's temporary views and settings gone): each
+    // statement then sees the types the whole script needs
+    var answer = pass(req, c, inference, session)
+    var passes = 1
+    while (inference.exists(_.revised) && passes < Inference.MaxPasses) {
+      passes += 1
+      val again = base.newSession()
+      Settings.lock(again)
+      req.conf.foreach { case (k, v) => again.conf.set(k.trim, v) }
+      answer = pass(req, c, inference, again)
+    }
+    answer
+  }
+
+  /** One pass over a request's tables, schema parts and files, in a session of its own. */
+  private def pass(req: Request, c: Config, inference: Option[Inference], session: SparkSession): J.Obj = {
+    val reg = new Registrar(session, root)
     val sources = new Sources(session, if (ownCatalog) Sources.DDL else Sources.Metastore)
-    val inference = if (req.infer) Some(new Inference(session, reg)) else None
+    inference.foreach(_.start(session, reg))
     try {
       val tables = J.arr(req.tables.map { t =>
         Deadline.check()

@@ -8,7 +8,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.analysis.{MultiAlias, UnresolvedAttribute, UnresolvedExtractValue}
 import org.apache.spark.sql.catalyst.catalog.{HiveTableRelation, UnresolvedCatalogRelation}
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Cast, ExpectsInputTypes, Explode, Expression, ExprId, GetStructField, LambdaFunction, Literal, NamedExpression, PosExplode, SubqueryExpression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Cast, CreateNamedStruct, OuterReference, ExpectsInputTypes, Explode, Expression, ExprId, GetArrayItem, GetMapValue, GetStructField, LambdaFunction, Literal, NamedExpression, PosExplode, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.{LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, InsertIntoStatement, Join, LogicalPlan, Project, SubqueryAlias}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
@@ -48,13 +48,35 @@ import io.colline.listener.{Nodes, Reflect}
  * Spark's final analysis would fail on it, it is named with where it stands. The statement then
  * keeps table-level lineage only (`TableLevel`), with each name and reason.
  */
-private[listener] final class Inference(session: SparkSession, reg: Registrar) {
+private[listener] final class Inference {
   import Inference._
 
-  private val catalog = session.sessionState.catalog
+  private var session: SparkSession = _
+  private var reg: Registrar = _
+  private def catalog = session.sessionState.catalog
   private val tables = mutable.LinkedHashMap.empty[TableIdentifier, Table]
   /** Statements prepared so far: a column first named by a later statement comes after those of earlier ones. */
   private var statement = 0L
+  private var revisedInPass = false
+
+  /**
+   * Starts a pass over a request in a session (the first, or one more after a revision): the
+   * tables inferred by an earlier pass keep their columns and types and are defined again as the
+   * statements that read them come.
+   */
+  def start(s: SparkSession, r: Registrar): Unit = {
+    session = s
+    reg = r
+    statement = 0L
+    revisedInPass = false
+    tables.values.foreach { t => t.defined = false; t.definedAs = None; t.dirty = true; t.revisedFrom = Long.MaxValue }
+  }
+
+  /**
+   * Whether a statement of this pass revised a type inference chose by default in an earlier one:
+   * the earlier statements saw another type, so the request is analyzed again (`MaxPasses`).
+   */
+  def revised: Boolean = revisedInPass
 
   /** Whether a table was inferred by this request. */
   def inferred(id: TableIdentifier): Boolean = tables.contains(norm(id))
@@ -77,6 +99,7 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
 
   /** Prepares the catalog for a parsed statement: infers the tables it reads that nobody described, or says why it cannot. */
   def prepare(parsed: LogicalPlan): Prepared = {
+    revise(parsed, statement + 1) // a statement of this pass that comes after those prepared
     val refs = Relations.refs(parsed)
     val ctes = Relations.cteNames(parsed)
     def unknownParts(parts: Seq[String]): Option[TableIdentifier] =
@@ -185,23 +208,29 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
         // (a function that needs an array or a map of such a column says so) that is the analysis
         if (partial.isEmpty) done = true
         else if (touched.forall(_.isSettled)) { done = true; last = partial }
-        else touched.foreach(_.settle())
+        else touched.foreach(_.settle(statement))
       }
     }
     if (reasons.nonEmpty) return TableLevel(reasons.toSeq)
-    touched.foreach(_.settle())
+    touched.foreach(_.settle(statement))
     sync(touched, reasons)
     if (reasons.nonEmpty) return TableLevel(reasons.toSeq)
-    def checked(p: LogicalPlan): Option[LogicalPlan] = if (!p.resolved) None else
+    // an INSERT of a column this statement made a string by default into a column of another type
+    if (revise(parsed, statement)) { last = None; sync(touched, reasons) }
+    if (reasons.nonEmpty) return TableLevel(reasons.toSeq)
+    def checked(p: LogicalPlan): Option[LogicalPlan] = if (!p.resolved) {
+      if (Inference.debug) System.err.println(s"colline infer: unresolved in ${catalog.getCurrentDatabase} ns=${session.sessionState.catalogManager.currentNamespace.mkString(".")}: " + p.treeString.take(600))
+      None
+    } else
       try { session.sessionState.analyzer.checkAnalysis(p); Some(p) } catch {
         case NonFatal(e) if Deadline.expired => throw e
-        case NonFatal(_) => None
+        case NonFatal(e) => if (Inference.debug) System.err.println("colline infer: check: " + e.getMessage.take(300)); None
       }
     // the last round analyzed the statement as it is now defined, or one more analysis does
     val analyzed = last.flatMap(checked).orElse {
       val p = try Some(session.sessionState.analyzer.execute(parsed)) catch {
         case NonFatal(e) if Deadline.expired => throw e
-        case NonFatal(_) => None // Spark's own error, which the analysis reports
+        case NonFatal(e) => if (Inference.debug) System.err.println("colline infer: final: " + e.getMessage.take(300)); None // Spark's own error, which the analysis reports
       }
       val ok = p.flatMap(checked)
       // Spark's analysis fails: a column over a table nobody described that could not be placed or typed is named, not guessed
@@ -209,7 +238,69 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
       ok
     }
     if (reasons.nonEmpty) return TableLevel(reasons.toSeq)
-    Ready(touched.toSeq.map(t => t.id -> t.schema(done = true)), analyzed, rounds)
+    if (tables.values.exists(_.revisedFrom < statement)) revisedInPass = true
+    Ready(touched.toSeq.map(t => t.id -> t.schema(done = true, statement)), analyzed, rounds)
+  }
+
+  /**
+   * An INSERT into a described table of a column whose type an earlier statement chose by default
+   * (a string: nothing there constrained it) while the target's column has another type: the
+   * column takes the target's type, as a column of no type does (Spark would refuse the string
+   * under ANSI store assignment, or cast it), and the pass is marked `revised`. The column is
+   * followed through the names that stand for it, casts to its own type and views.
+   */
+  private def revise(parsed: LogicalPlan, current: Long): Boolean = tables.nonEmpty && {
+    var changed = false
+    // only once the inferred tables it reads are defined in this pass (a failed lookup of one in
+    // a Hive metastore leaves it unresolvable for the statement's later analyses)
+    val pending = Relations.refs(parsed).exists(r => ident(r.parts).exists {
+      case Right(id) => tables.get(norm(id)).exists(!_.defined)
+      case _ => false
+    })
+    if (!pending)
+    parsed.collectFirst { case i: InsertIntoStatement => i }.foreach { insert =>
+      val target = insert.table match {
+        case u: org.apache.spark.sql.catalyst.analysis.UnresolvedRelation =>
+          ident(u.multipartIdentifier).collect { case Right(id) if known(id) => id }
+        case _ => None
+      }
+      target.flatMap(id => Try(catalog.getTableMetadata(id)).toOption).foreach { meta =>
+        val query = try Some(session.sessionState.analyzer.execute(insert.query)).filter(_.resolved) catch {
+          case NonFatal(e) if Deadline.expired => throw e
+          case NonFatal(_) => None // Spark's own error, which the analysis reports
+        }
+        query.foreach { q =>
+          val static = insert.partitionSpec.collect { case (k, Some(_)) => k.toLowerCase }.toSet
+          val byName = Reflect.bool(insert, "byName").contains(true)
+          val types = meta.schema.fields.map(f => f.name.toLowerCase -> f.dataType).toMap
+          val names: Seq[String] =
+            if (insert.userSpecifiedCols.nonEmpty) insert.userSpecifiedCols
+            else if (byName) q.output.map(_.name)
+            else meta.schema.fieldNames.toSeq.filterNot(n => static(n.toLowerCase))
+          val refs = references(q)
+          val named = allExpressions(q).flatMap(_.collect { case a: Alias => a.exprId -> a.child }).toMap
+          // the expression a written column is, down to the inferred columns it places as they are
+          // (the column itself, a field of a struct it builds)
+          def assign(e: Expression, t: DataType, depth: Int): Unit = if (depth < 64) refOf(e, refs) match {
+            case Some((tb, col, path)) => tb.revise(col, path, t).foreach { since =>
+              changed = true
+              if (since < current) revisedInPass = true // an earlier statement saw the other type
+            }
+            case None => (e, t) match {
+              case (a: Alias, _) => assign(a.child, t, depth + 1)
+              case (a: Attribute, _) => named.get(a.exprId).foreach(assign(_, t, depth + 1))
+              case (c: CreateNamedStruct, st: StructType) => c.nameExprs.zip(c.valExprs).foreach {
+                case (Literal(f, StringType), v) => st.fields.find(_.name.equalsIgnoreCase(f.toString)).foreach(g => assign(v, g.dataType, depth + 1))
+                case _ =>
+              }
+              case _ =>
+            }
+          }
+          names.zip(q.output).foreach { case (n, a) => types.get(n.toLowerCase).foreach(assign(a, _, 0)) }
+        }
+      }
+    }
+    changed
   }
 
   /** The order key of a column first named at a position of this statement's text (None: after every named one). */
@@ -238,9 +329,15 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
   // ---------------------------------------------------------------- the catalog
 
   /** (Re)defines the tables whose columns changed, with the catalog API. */
-  private def sync(ts: Iterable[Table], reasons: mutable.LinkedHashSet[String]): Unit = ts.filter(_.dirty).foreach { t =>
-    reg.defineInferred(t.id, t.schema(done = false), t.defined).foreach(why => reasons += s"${t.id.unquotedString} cannot be defined: $why")
-    t.defined = true
+  private def sync(ts: Iterable[Table], reasons: mutable.LinkedHashSet[String]): Unit = ts.foreach { t =>
+    val now = t.schema(done = false, statement)
+    if (t.dirty || !t.definedAs.contains(now)) {
+      val why = reg.defineInferred(t.id, now, t.defined)
+      if (Inference.debug) System.err.println(s"colline infer: define ${t.id} again=${t.defined} ${now.catalogString}: ${why.getOrElse("ok")} exists=${Try(catalog.tableExists(t.id))}")
+      why.foreach(why => reasons += s"${t.id.unquotedString} cannot be defined: $why")
+      t.defined = true
+      t.definedAs = Some(now)
+    }
     t.dirty = false
   }
 
@@ -269,6 +366,11 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
     case j: Join if semi(j) => leaves(j.left) // its columns are the left side's
     case j: Join => leaves(j.left) ++ leaves(j.right)
     case pr: Project if usingJoin(pr) => leaves(pr.child)
+    // UNPIVOT (an Expand once analyzed): its own columns (the name and value columns), and its
+    // input's others, which pass through it (its identifier columns are those it does not unpivot)
+    case _ if (Nodes.shortName(p) == "Unpivot" || Nodes.shortName(p) == "Expand") && p.children.size == 1 =>
+      val own = if (p.resolved) p.output.map(_.name.toLowerCase).toSet -- p.children.head.output.map(_.name.toLowerCase) else Set.empty[String]
+      leaves(p.children.head, alias) :+ Leaf(alias.getOrElse(Nil), None, own)
     case _ if relationId(p).exists(tables.contains) => Seq(Leaf(alias.getOrElse(Nil), tables.get(relationId(p).get)))
     case _ if Relations.Passing(Nodes.shortName(p)) && p.children.size == 1 => leaves(p.children.head, alias)
     case _ => Seq(Leaf(alias.getOrElse(Nil), None, if (p.resolved) p.output.map(_.name.toLowerCase).toSet else Set.empty))
@@ -326,18 +428,23 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
       val resolvedBelow = ready && p.children.forall(usable)
       val scopes = scopeOf(p) :: outer
       val aliases = aliasesOf(p)
-      def expr(e: Expression, lambdas: Set[String]): Unit = e match {
+      def expr(e: Expression, lambdas: Set[String], aliases: Set[String]): Unit = e match {
         case s: SubqueryExpression => visit(s.plan, scopes, resolvedBelow)
         case l: LambdaFunction =>
           val args = l.arguments.map(a => a.name.toLowerCase).toSet
-          l.children.foreach(expr(_, lambdas ++ args))
+          l.children.foreach(expr(_, lambdas ++ args, aliases))
         case u: UnresolvedAttribute if resolvedBelow && !lambdas(u.nameParts.head.toLowerCase) => f(u, p, scopes, aliases)
-        case other => other.children.foreach(expr(_, lambdas))
+        case other => other.children.foreach(expr(_, lambdas, aliases))
       }
+      // a SELECT-list item may use the aliases of the items before it (a lateral alias), never its own
+      def before(list: Seq[NamedExpression], i: Int) = list.take(i).collect { case a: Alias => a.name.toLowerCase }.toSet
       (p match {
-        case g: Generate => Seq(g.generator) // its output names are names it defines
-        case _ => p.expressions
-      }).foreach(expr(_, Set.empty))
+        case g: Generate => Seq(g.generator -> aliases) // its output names are names it defines
+        case pr: Project => pr.projectList.indices.map(i => pr.projectList(i) -> before(pr.projectList, i))
+        case ag: Aggregate => ag.groupingExpressions.map(_ -> aliases) ++
+          ag.aggregateExpressions.indices.map(i => ag.aggregateExpressions(i) -> before(ag.aggregateExpressions, i))
+        case _ => p.expressions.map(_ -> aliases)
+      }).foreach { case (e, a) => expr(e, Set.empty, a) }
     }
     visit(plan, Nil, ready = true)
   }
@@ -386,7 +493,7 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
     allExpressions(plan).foreach(_.foreach {
       case x if x.childrenResolved && !x.resolved && Try(x.checkInputDataTypes().isFailure).getOrElse(false) =>
         x.children.flatMap(c => refOf(c, refs)).foreach { case (t, col, path) =>
-          val name = (col +: path).mkString(".")
+          val name = pathName(col, path)
           val typ = t.schema(done = true).find(_.name.equalsIgnoreCase(col)).map(_.dataType.catalogString).getOrElse("?")
           reasons += s"column $name of ${t.id.unquotedString}, which nobody described${where(x)}: ${x.prettyName} cannot take it " +
             s"as $typ, the type inferred from its uses, and inference chooses no other for it: describe the table"
@@ -434,19 +541,50 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
     // a new name for one (`id AS key`, an INSERT's column list) stands for it too: what Spark asks
     // of the name (the INSERT's cast to its column's type) it asks of the column
     val aliases = allExpressions(p).flatMap(_.collect { case a: Alias => a })
+    // so does a column a generator makes of one: explode's of an element, inline's of a field of one
+    val generates = Seq.newBuilder[Generate]
+    def plans(q: LogicalPlan): Unit = {
+      q match { case g: Generate if g.resolved => generates += g; case _ => }
+      Relations.inner(q).foreach(plans)
+      q.expressions.foreach(_.foreach { case s: SubqueryExpression => plans(s.plan); case _ => })
+    }
+    plans(p)
     var grown = true
     while (grown) {
       grown = false
       aliases.foreach { a =>
         if (!out.contains(a.exprId)) refOf(a.child, out.toMap).foreach { r => out(a.exprId) = r; grown = true }
       }
+      generates.result().foreach { g =>
+        g.generator.children.headOption.flatMap(refOf(_, out.toMap)).foreach { case (t, c, path) =>
+          generated(g).foreach { case (a, steps) =>
+            if (!out.contains(a.exprId)) { out(a.exprId) = (t, c, path ++ steps); grown = true }
+          }
+        }
+      }
     }
     out.toMap
+  }
+
+  /** The columns a generator makes of an element of its array argument, each with its path in the argument. */
+  private def generated(g: Generate): Seq[(Attribute, Seq[String])] = {
+    val out = g.generatorOutput
+    (g.generator, g.generator.children.headOption.map(_.dataType)) match {
+      case (_: PosExplode, Some(_: ArrayType)) if out.size == 2 => Seq(out(1) -> Seq(ElementStep))
+      case (_: Explode, Some(_: ArrayType)) if out.size == 1 => Seq(out.head -> Seq(ElementStep))
+      case (x, Some(ArrayType(st: StructType, _))) if x.getClass.getSimpleName == "Inline" && st.size == out.size =>
+        out.zip(st.fields).map { case (a, f) => a -> Seq(ElementStep, f.name) }
+      case _ => Nil
+    }
   }
 
   /** An expression that is an inferred column or a struct field of one: the table, column and field path. */
   private def refOf(e: Expression, refs: Map[ExprId, (Table, String, Seq[String])]): Option[(Table, String, Seq[String])] = e match {
     case a: Attribute if a.resolved => refs.get(a.exprId)
+    case c: Cast if Try(c.child.resolved && c.child.dataType == c.dataType).getOrElse(false) => refOf(c.child, refs) // to its own type: the column unchanged
+    case o: OuterReference => refOf(o.e, refs) // a correlated subquery's use of it
+    case g: GetArrayItem => refOf(g.child, refs).map { case (t, c, path) => (t, c, path :+ ElementStep) }
+    case g: GetMapValue => refOf(g.child, refs).map { case (t, c, path) => (t, c, path :+ ValueStep) }
     case g: GetStructField => refOf(g.child, refs).flatMap { case (t, c, path) =>
       g.name.orElse(Try(g.child.dataType.asInstanceOf[StructType].fields(g.ordinal).name).toOption).map(n => (t, c, path :+ n))
     }
@@ -495,29 +633,35 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
     def visitPlan(q: LogicalPlan): Unit = {
       Relations.inner(q).foreach(visitPlan)
       val outputs = q match {
-        case g: Generate => Some(g.generatorOutput.size)
+        case g: Generate => Some(g.generatorOutput.map(_.name))
         case _ => None
       }
       q.expressions.foreach(e => visitExpr(e, outputs))
     }
-    def visitExpr(e: Expression, outputs: Option[Int]): Unit = {
+    def visitExpr(e: Expression, outputs: Option[Seq[String]]): Unit = {
       e match {
         case s: SubqueryExpression => visitPlan(s.plan)
         case m: MultiAlias => m.child match {
-          case g @ (_: Explode | _: PosExplode) => generator(g, Some(m.names.size))
+          case g if generates(g) => generator(g, Some(m.names))
           case _ =>
         }
-        case g @ (_: Explode | _: PosExplode) => generator(g, outputs)
+        case g if generates(g) => generator(g, outputs)
         case x: ExpectsInputTypes if x.childrenResolved && !x.resolved && Try(x.checkInputDataTypes().isFailure).getOrElse(false) =>
           x.children.zip(x.inputTypes).foreach { case (c, expected) => concrete(expected).foreach(want(c, _)) }
         case _ =>
       }
       e.children.foreach(visitExpr(_, None))
     }
-    def generator(g: Expression, outputs: Option[Int]): Unit = if (g.childrenResolved && !g.resolved) {
-      val asMap = outputs.exists(n => n == (if (g.isInstanceOf[PosExplode]) 3 else 2))
-      want(g.children.head, if (asMap) MapType(NullType, NullType) else ArrayType(NullType))
+    def generator(g: Expression, outputs: Option[Seq[String]]): Unit = if (g.childrenResolved && !g.resolved) g match {
+      case _: Explode | _: PosExplode =>
+        val asMap = outputs.exists(n => n.size == (if (g.isInstanceOf[PosExplode]) 3 else 2))
+        want(g.children.head, if (asMap) MapType(NullType, NullType) else ArrayType(NullType))
+      // inline(a): an array of structs, one field per column it makes; the names its columns are
+      // given stand for the fields' (which a renaming list hides: any names give the same analysis)
+      case _ => outputs.filter(_.nonEmpty).foreach(names =>
+        want(g.children.head, ArrayType(StructType(names.map(n => StructField(n, NullType))))))
     }
+    def generates(g: Expression) = g.isInstanceOf[Explode] || g.isInstanceOf[PosExplode] || g.getClass.getSimpleName == "Inline"
     visitPlan(p)
     changed
   }
@@ -528,6 +672,8 @@ private[listener] final class Inference(session: SparkSession, reg: Registrar) {
 
 private[listener] object Inference {
   val MaxRounds = 12
+  /** Passes over a request: one, and one more for each revision of a type chosen by default (`Inference.revised`). */
+  val MaxPasses = 3
   private[analyze] val debug = sys.env.contains("COLLINE_ANALYZE_DEBUG")
   /** The one column of an inferred table none of whose columns a statement references (Spark needs one). */
   val Placeholder = "__colline_no_column__"
@@ -571,24 +717,20 @@ private[listener] object Inference {
     case other => other
   }
 
-  /** A struct field path added to a type (a column of no type yet becomes a struct). */
-  def withField(t: DataType, path: Seq[String]): Option[DataType] = path match {
-    case Seq() => Some(t)
-    case Seq(f, rest @ _*) => t match {
-      case NullType => withField(NullType, rest).map(ft => StructType(Seq(StructField(f, ft))))
-      case s: StructType =>
-        s.fields.indexWhere(_.name.equalsIgnoreCase(f)) match {
-          case -1 => withField(NullType, rest).map(ft => StructType(s.fields :+ StructField(f, ft)))
-          case i => withField(s.fields(i).dataType, rest).map(ft => StructType(s.fields.updated(i, s.fields(i).copy(dataType = ft))))
-        }
-      case _ => None
-    }
-  }
+  /** In a column's path, an array's element and a map's value (no field name: a name has no NUL). */
+  val ElementStep = "\u0000[]"
+  val ValueStep = "\u0000{}"
 
-  /** The type with the part at a field path replaced, when `replace` says so of the part there. */
+  /** A column's path as SQL writes it: a.b[0].c, m['k'] shown as m[…]. */
+  def pathName(col: String, path: Seq[String]): String =
+    col + path.map { case ElementStep => "[0]"; case ValueStep => "[…]"; case f => "." + f }.mkString
+
+  /** The type with the part at a path (struct fields, array elements, map values) replaced, when `replace` says so of the part there. */
   def at(t: DataType, path: Seq[String], replace: DataType => Option[DataType]): Option[DataType] = path match {
     case Seq() => replace(t)
     case Seq(f, rest @ _*) => t match {
+      case a: ArrayType if f == ElementStep => at(a.elementType, rest, replace).map(e => a.copy(elementType = e))
+      case m: MapType if f == ValueStep => at(m.valueType, rest, replace).map(v => m.copy(valueType = v))
       case s: StructType => s.fields.indexWhere(_.name.equalsIgnoreCase(f)) match {
         case -1 => None
         case i => at(s.fields(i).dataType, rest, replace).map(ft => StructType(s.fields.updated(i, s.fields(i).copy(dataType = ft))))
@@ -603,10 +745,14 @@ private[listener] object Inference {
     /** Where the statements first name each column (statement, then position in its text); ties keep the order met. */
     private val first = mutable.Map.empty[String, Long]
     /** Columns whose type is the default string, which a function may still make an array or a map. */
-    private val defaulted = mutable.Set.empty[String]
+    private val defaulted = mutable.Map.empty[String, Long] // → the statement that made it a string
     var dirty = true
     /** Whether the table is in the catalog already (then only its columns change). */
     var defined = false
+    /** The schema it is defined with in the catalog. */
+    var definedAs: Option[StructType] = None
+    /** The earliest statement whose default string a later use replaced (Long.MaxValue: none). */
+    var revisedFrom = Long.MaxValue
 
     def add(name: String, path: Seq[String], pos: Long): Boolean = {
       val k = name.toLowerCase
@@ -615,7 +761,7 @@ private[listener] object Inference {
         first(k) = pos
       }
       val (n, t) = columns.getOrElse(k, (name, NullType))
-      withField(t, path) match {
+      shaped(t, path.map(Field)) match {
         case Some(nt) if !columns.contains(k) || nt != t =>
           columns(k) = (n, nt); dirty = true; true
         case _ => false
@@ -625,8 +771,13 @@ private[listener] object Inference {
     /** The type a cast asks of a part of no type yet. */
     def set(name: String, path: Seq[String], t: DataType): Boolean = columns.get(name.toLowerCase) match {
       case Some((n, cur)) =>
-        at(cur, path, part => if (part == NullType || (open(part) && !open(t) && sameKind(part, t))) Some(t) else None) match {
-          case Some(nt) if nt != cur => columns(name.toLowerCase) = (n, nt); dirty = true; true
+        // a string by default that Spark's coercion casts to another type: a use needs that type
+        val k = name.toLowerCase
+        val fromDefault = path.isEmpty && cur == StringType && defaulted.contains(k) && t != StringType && !open(t)
+        if (fromDefault) {
+          columns(k) = (n, t); revisedFrom = math.min(revisedFrom, defaulted(k)); defaulted -= k; dirty = true; true
+        } else at(cur, path, part => if (part == NullType || (open(part) && !open(t) && sameKind(part, t))) Some(t) else None) match {
+          case Some(nt) if nt != cur => columns(k) = (n, nt); dirty = true; true
           case _ => false
         }
       case None => false
@@ -638,11 +789,33 @@ private[listener] object Inference {
       columns.get(k) match {
         case Some((n, cur)) =>
           val key = (k +: path.map(_.toLowerCase)).mkString(".")
-          at(cur, path, part => if (part == NullType || (defaulted(key) && part == StringType)) Some(t) else None) match {
+          at(cur, path, part => if (part == NullType || (defaulted.contains(key) && part == StringType)) Some(t) else None) match {
             case Some(nt) if nt != cur => columns(k) = (n, nt); defaulted -= key; dirty = true; true
             case _ => false
           }
         case None => false
+      }
+    }
+
+    /** A later statement's type for a column that was a string by default: true when it changes. */
+    def revise(name: String, path: Seq[String], t: DataType): Option[Long] = {
+      val k = name.toLowerCase
+      val key = (k +: path.map(_.toLowerCase)).mkString(".")
+      val since = defaulted.get(key)
+      if (open(t)) return None
+      columns.get(k).flatMap { case (n, cur) =>
+        at(cur, path, {
+          case StringType if since.isDefined && t != StringType => Some(t)
+          // a struct known by the fields the statements name, written where a struct with those
+          // fields and more goes: it is that struct
+          case st: StructType if st != t && fits(st, t) => Some(t)
+          case _ => None
+        }) match {
+          case Some(nt) if nt != cur =>
+            columns(k) = (n, nt); defaulted -= key; dirty = true
+            Some(since.getOrElse(first.getOrElse(k, 0L) >>> 32))
+          case _ => None
+        }
       }
     }
 
@@ -653,15 +826,19 @@ private[listener] object Inference {
         case s: SubqueryExpression => visit(s.plan)
         case u: UnresolvedAttribute =>
           column(u.nameParts).foreach { case (c, path) => if (path.nonEmpty) add(c, path, at(u.origin.startIndex)) }
-        case x: UnresolvedExtractValue => (x.child, x.extraction) match {
-          // a[0] is an element of an array, a['k'] a value of a map
-          case (u: UnresolvedAttribute, Literal(_, IntegerType | LongType | ShortType | ByteType)) =>
-            column(u.nameParts).foreach { case (c, path) => retype(c, path, ArrayType(NullType)) }
-          case (u: UnresolvedAttribute, Literal(_, StringType)) =>
-            column(u.nameParts).foreach { case (c, path) => retype(c, path, MapType(StringType, NullType)) }
-          case _ =>
-        }
+        case x: UnresolvedExtractValue => steps(x).foreach { case (c, st) => shape(c, st) }
         case _ =>
+      }
+      // a[0] is an element of an array, a['k'] a value of a map, x.f (x not a name: a[0].f) a struct field
+      def steps(e: Expression): Option[(String, Seq[Step])] = e match {
+        case u: UnresolvedAttribute => column(u.nameParts).map { case (c, path) => c -> path.map(Field) }
+        case x: UnresolvedExtractValue => steps(x.child).flatMap { case (c, st) => x.extraction match {
+          case Literal(_, IntegerType | LongType | ShortType | ByteType) => Some(c -> (st :+ Element))
+          case Literal(v, StringType) if !x.child.isInstanceOf[UnresolvedAttribute] && !subscript(x) => Some(c -> (st :+ Field(v.toString)))
+          case Literal(_, StringType) => Some(c -> (st :+ Value))
+          case _ => None
+        } }
+        case _ => None
       }
       /** The column a name path starts at (after its qualifiers), and the struct fields after it. */
       def column(parts: Seq[String]): Option[(String, Seq[String])] =
@@ -670,22 +847,90 @@ private[listener] object Inference {
       visit(parsed)
     }
 
+    /**
+     * The shape a path of struct fields, array elements and map values asks of a column: its parts
+     * of no type (or its own default string) take it; a struct met by fields only becomes an array
+     * of it where an element is asked (Spark reads `a.f` on an array of structs too), and a field of
+     * an array is a field of its elements. A path the type cannot have changes nothing (Spark's error).
+     */
+    def shape(name: String, steps: Seq[Step]): Unit = {
+      val k = name.toLowerCase
+      columns.get(k).foreach { case (n, cur) =>
+        val base = if (cur == StringType && defaulted.contains(k)) NullType else cur
+        shaped(base, steps).filter(_ != cur).foreach { nt =>
+          columns(k) = (n, nt); defaulted -= k; dirty = true
+        }
+      }
+    }
+
     /** What no expression constrained becomes a string. */
-    def settle(): Unit = columns.foreach { case (k, (n, t)) =>
+    def settle(now: Long): Unit = columns.foreach { case (k, (n, t)) =>
       if (open(t)) {
         columns(k) = (n, settled(t))
         dirty = true
-        if (t == NullType) defaulted += k
+        if (t == NullType) defaulted(k) = now
       }
     }
 
     def isSettled: Boolean = columns.values.forall { case (_, t) => !open(t) }
 
-    def schema(done: Boolean): StructType = {
-      val ordered = columns.toSeq.zipWithIndex.sortBy { case ((k, _), i) => (first.getOrElse(k, Long.MaxValue), i) }.map(_._1._2)
+    /**
+     * The columns as a statement sees them: those the statements up to it name (a pass after a
+     * revision knows the later ones too, which the earlier statements must not see), in order.
+     */
+    def schema(done: Boolean, upTo: Long = Long.MaxValue): StructType = {
+      val ordered = columns.toSeq.filter { case (k, _) => first.get(k).forall(f => (f >>> 32) <= upTo) }.zipWithIndex.sortBy { case ((k, _), i) => (first.getOrElse(k, Long.MaxValue), i) }.map(_._1._2)
       val fields = ordered.map { case (n, t) => StructField(n, if (done) settled(t) else t, nullable = true) }
       StructType(if (fields.isEmpty) Seq(StructField(Placeholder, StringType, nullable = true)) else fields)
     }
+  }
+
+  /** A step into a column's value: a struct field, an array's element, a map's value. */
+  sealed trait Step
+  final case class Field(name: String) extends Step
+  case object Element extends Step
+  case object Value extends Step
+
+  /** The type with a path of steps added (see Table.shape). */
+  def shaped(t: DataType, steps: Seq[Step]): Option[DataType] = steps match {
+    case Seq() => Some(t)
+    case Seq(Field(f), rest @ _*) => t match {
+      case NullType => shaped(NullType, rest).map(ft => StructType(Seq(StructField(f, ft))))
+      case s: StructType => s.fields.indexWhere(_.name.equalsIgnoreCase(f)) match {
+        case -1 => shaped(NullType, rest).map(ft => StructType(s.fields :+ StructField(f, ft)))
+        case i => shaped(s.fields(i).dataType, rest).map(ft => StructType(s.fields.updated(i, s.fields(i).copy(dataType = ft))))
+      }
+      case a: ArrayType => shaped(a.elementType, steps).map(e => a.copy(elementType = e))
+      case _ => None
+    }
+    case Seq(Element, rest @ _*) => t match {
+      case NullType => shaped(NullType, rest).map(ArrayType(_))
+      case a: ArrayType => shaped(a.elementType, rest).map(e => a.copy(elementType = e))
+      case s: StructType => shaped(s, rest).map(ArrayType(_))
+      case _ => None
+    }
+    case Seq(Value, rest @ _*) => t match {
+      case NullType => shaped(NullType, rest).map(MapType(StringType, _))
+      case m: MapType => shaped(m.valueType, rest).map(v => m.copy(valueType = v))
+      case _ => None
+    }
+  }
+
+  /** Whether an extraction is written `x[...]` (a subscript) rather than `x.f`, as the statement's text says where Spark kept it. */
+  def subscript(x: Expression): Boolean = (x.origin.sqlText, x.origin.stopIndex) match {
+    case (Some(text), Some(stop)) if stop >= 0 && stop < text.length => text.charAt(stop) == ']'
+    case _ => false
+  }
+
+  /** Whether a type inferred from a column's uses is a part of a described one: its struct fields are there, its types the same (or of no type, or a string, maybe by default). */
+  def fits(inferred: DataType, target: DataType): Boolean = (inferred, target) match {
+    case (NullType, _) => true
+    case (StringType, _: StructType | _: ArrayType | _: MapType) => false
+    case (StringType, _) => true
+    case (s: StructType, t: StructType) => s.fields.forall(f => t.fields.find(_.name.equalsIgnoreCase(f.name)).exists(g => fits(f.dataType, g.dataType)))
+    case (a: ArrayType, b: ArrayType) => fits(a.elementType, b.elementType)
+    case (a: MapType, b: MapType) => fits(a.keyType, b.keyType) && fits(a.valueType, b.valueType)
+    case (a, b) => a == b
   }
 
   /** Whether a learned type fits an open part: an array for an array, a map for a map, a struct for a struct. */
