@@ -104,6 +104,15 @@ func TestExplorerInChromium(t *testing.T) {
 	}
 	t.Cleanup(func() { p.Close() })
 	t.Logf("analyzer: Spark %s at %s, ready in %.1fs", p.Spark, p.URL, p.Startup.Seconds())
+	// warm, as make demo's is by the time a user pastes SQL: the first analyses of a fresh JVM
+	// (inference's rounds included) are its slowest, and the explorer gives a request
+	// COLLINE_UI_QUERY_TIMEOUT (15 s by default)
+	warm := time.Now()
+	if _, err := p.Client().Analyze(ctx, analyze.Request{App: "colline-ui-warm-up", Infer: true, Files: []analyze.Part{{Name: "warm.sql",
+		SQL: "CREATE TABLE warm.t USING parquet AS SELECT s.id, sum(s.amount) AS total FROM warm.s s WHERE s.kind = 'x' GROUP BY s.id"}}}); err != nil {
+		t.Fatalf("the analyzer's warm-up: %v", err)
+	}
+	t.Logf("analyzer warmed up in %.1fs", time.Since(warm).Seconds())
 	withSQL := stack.StartUI(t, bin, filepath.Join(dir, "ui-sql.log"), "COLLINE_NEO4J_URI="+uri,
 		"COLLINE_UI_ANALYZER_URL="+p.URL, "COLLINE_UI_ANALYZER_TOKEN_FILE="+p.TokenFile)
 	node(t, ctx, root, append(env, "COLLINE_UI_URL="+withSQL.URL, "COLLINE_UI_ANALYZER=1"), "--test-name-pattern=SQL panel with the analyzer")
