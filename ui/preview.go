@@ -206,7 +206,7 @@ func (s *server) previewSQL(w http.ResponseWriter, r *http.Request, a *Analysis)
 			from = append(from, c.Key)
 		}
 	}
-	out := map[string]any{"events": evs, "lineage": subgraphJSON(sg, graph.Walk{}), "known": nonNil(slices.Sorted(maps.Keys(known)))}
+	out := map[string]any{"events": nonNil(evs), "lineage": subgraphJSON(sg, graph.Walk{}), "known": nonNil(slices.Sorted(maps.Keys(known)))}
 	if a.Statements != nil {
 		out["statements"] = a.Statements
 	}

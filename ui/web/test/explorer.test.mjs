@@ -359,10 +359,15 @@ SELECT t.region, sum(t.amount) AS total FROM support.tickets t WHERE t.status = 
   assert.equal(await page.locator('#drawing .box.inferred').count(), 1);
   assert.match(await page.locator(`#sql-result p.inferred[data-table="${T()}"]`).textContent(), /support\.tickets inferred: region string, amount double, status string/);
   await shot('ui-sql-inferred.png');
-  // not tested yet, because it fails: a statement that only has table-level lineage (a * over a
-  // table nobody described) is never drawn, and its reason never shown (Chromium, 2026-12-06:
-  // body.dataset.drawn does not change within 60 s). The analyzer's answer itself is tested by
-  // InferenceTest and TestAnalyzeInferred.
+});
+
+test('SQL panel with the analyzer: what cannot be inferred is named, with table-level lineage', withAnalyzer, async () => {
+  // a * over a table nobody described: table-level lineage, the reason named, nothing guessed
+  await drawSQL('INSERT INTO shop.top_countries SELECT * FROM support.tickets');
+  await page.locator('#sql-result .outcome-tableLevel').waitFor({ timeout: 10000 });
+  const text = await page.locator('#sql-result').textContent();
+  assert.match(text, /table-level lineage only: reads support\.tickets, writes shop\.top_countries/);
+  assert.match(text, /\* over support\.tickets, which nobody described/);
 });
 
 test('SQL panel with the analyzer: a refused statement is shown at its line and column', withAnalyzer, async () => {
