@@ -227,6 +227,9 @@ var inferLimits = map[string]string{
 	"subquery_in":                "column segment is not qualified and could be a column of subquery_in.dim or subquery_in.src",
 	"subquery_not_exists_not_in": "column segment is not qualified and could be a column of subquery_not_exists_not_in.dim or subquery_not_exists_not_in.src",
 	"subquery_scalar":            "column amount is not qualified and could be a column of subquery_scalar.src or subquery_scalar.dim",
+	// try_element_at(arr, k) over a table nobody described: Spark takes an array or a map there,
+	// and which one cannot be inferred
+	"roles_conditional_family": "column arr of roles_conditional_family.src, which nobody described",
 }
 
 // inferGaps are the golden scenarios whose inferred analysis is known to be wrong (an error or
