@@ -54,6 +54,13 @@ class AnalyzerTest extends munit.FunSuite {
     assert(!J.render(res).contains("colline_secret_column"), J.render(res))
   }
 
+  test("CREATE TABLE without USING on the memory catalog: a data source table, as on Spark 4, its CTAS an event") {
+    val sts = sql("CREATE TABLE base.plain (a INT, b STRING); CREATE TABLE base.plain_ctas AS SELECT a, upper(b) AS b FROM base.t")
+    assert(sts.size == 2 && sts.forall(s => str(s, "outcome") != "error"), sts.map(J.render(_)).mkString("\n"))
+    assertEquals(bool(sts.head, "applied"), Some(true), J.render(sts.head))
+    assertEquals(str(sts(1), "outcome"), "event", J.render(sts(1)))
+  }
+
   test("one request's session and catalog entries are invisible to the next") {
     val first = sql("CREATE DATABASE iso; CREATE TABLE iso.t (a INT) USING parquet; CREATE TEMPORARY VIEW iv AS SELECT 1 AS a; " +
       "CREATE GLOBAL TEMPORARY VIEW igv AS SELECT 1 AS a; SET spark.sql.caseSensitive = true; USE base; " +

@@ -249,7 +249,11 @@ object Server {
           .config("spark.hadoop.javax.jdo.option.ConnectionURL",
             "jdbc:derby:;databaseName=" + new File(work, "metastore_db").getAbsolutePath + ";create=true")
           .config("spark.hadoop.datanucleus.schema.autoCreateAll", "true")
-      case None => b.config("spark.sql.catalogImplementation", "in-memory")
+      case None =>
+        // CREATE TABLE without USING or STORED AS makes a data source table, as on Spark 4 (on
+        // 3.x it asks for a Hive table, which the in-memory catalog refuses): its lineage is the same
+        b.config("spark.sql.catalogImplementation", "in-memory")
+          .config("spark.sql.legacy.createHiveTableByDefault", "false")
     }
     // spark.* system properties (dev/spark-analyze -D…) reach the session through SparkConf
     val s = b.getOrCreate()
