@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -63,14 +62,7 @@ func roleLines(t *testing.T, dir string) []string {
 		return key
 	}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		env, err := events.Decode(data)
-		if err != nil {
-			t.Fatal(err)
-		}
+		env := decodeEventFile(t, f)
 		lin, err := Extract(env)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
@@ -114,14 +106,7 @@ func TestCommonExpressionsWithoutIDs(t *testing.T) {
 	}
 	stripped := 0
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		env, err := events.Decode(data)
-		if err != nil {
-			t.Fatal(err)
-		}
+		env := decodeEventFile(t, f)
 		want := render(env, mustExtract(t, env))
 		for i := range env.Nodes {
 			for role := range env.Nodes[i].Exprs {
@@ -159,14 +144,7 @@ func TestMicroBatchesShareLineage(t *testing.T) {
 			byTarget := map[string][]string{} // query id + written dataset → rendered lineage per batch
 			batches := map[int64]bool{}
 			for _, f := range files {
-				data, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				env, err := events.Decode(data)
-				if err != nil {
-					t.Fatal(err)
-				}
+				env := decodeEventFile(t, f)
 				st := env.Query.Stream
 				if st == nil || env.Query.FuncName == "stream" {
 					continue
