@@ -4,9 +4,10 @@ package graph
 // RowDeps: filters, joins, grouping, sorting), once per (column, dataset, job) rather than once
 // per written column. roles[k] is "INDIRECT/SUBTYPE", exprs[k] its expression ("" when none).
 //
-//	(:Column)-[:DECIDES_ROWS {job, roles, exprs, lastRun, firstSeen, lastSeen}]->(:Dataset)
+//	(:Column)-[:DECIDES_ROWS {job, roles, exprs, firstSeen, lastSeen?, lastRun?, stale?}]->(:Dataset)
 //
-// Its rows are lineageRows (element.go) whose target is the dataset.
+// lastSeen and lastRun are absent while the edge is current (as FEEDS'). Its rows are
+// lineageRows (element.go) whose target is the dataset.
 
 var decides = element{
 	name:          "decides",
@@ -15,19 +16,19 @@ var decides = element{
 MATCH (s:Column {key: row.source})
 MATCH (d:Dataset {key: row.dataset})
 MERGE (s)-[x:DECIDES_ROWS {job: row.job}]->(d)
-SET x.roles = CASE WHEN x.lastSeen IS NULL OR x.lastSeen <= row.lastSeen THEN row.roles ELSE x.roles END,
-    x.exprs = CASE WHEN x.lastSeen IS NULL OR x.lastSeen <= row.lastSeen THEN row.exprs ELSE x.exprs END,
-    x.lastRun = CASE WHEN x.lastSeen IS NULL OR x.lastSeen <= row.lastSeen THEN row.lastRun ELSE x.lastRun END,
+SET x.roles = CASE WHEN ` + rowWins("x") + ` THEN row.roles ELSE x.roles END,
+    x.exprs = CASE WHEN ` + rowWins("x") + ` THEN row.exprs ELSE x.exprs END,
+    x.lastRun = CASE WHEN row.current THEN null WHEN ` + rowWins("x") + ` THEN row.lastRun ELSE x.lastRun END,
     x.firstSeen = CASE WHEN x.firstSeen IS NULL OR row.firstSeen < x.firstSeen THEN row.firstSeen ELSE x.firstSeen END,
-    x.stale = CASE WHEN x.lastSeen < row.lastSeen THEN null ELSE x.stale END,
-    x.lastSeen = CASE WHEN x.lastSeen IS NULL OR x.lastSeen <= row.lastSeen THEN row.lastSeen ELSE x.lastSeen END
+    x.stale = CASE WHEN ` + storedSeen("x") + ` < row.lastSeen THEN null ELSE x.stale END,
+    x.lastSeen = CASE WHEN row.current THEN null WHEN ` + rowWins("x") + ` THEN row.lastSeen ELSE x.lastSeen END
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
 		return params(r.decides, func(x lineageRow) map[string]any {
 			roles, exprs, _ := roleLists(x.ts)
 			return map[string]any{
 				"source": x.source, "dataset": x.target, "job": x.job, "roles": roles, "exprs": exprs,
-				"lastRun": x.lastRun, "firstSeen": x.first, "lastSeen": x.last,
+				"lastRun": x.lastRun, "firstSeen": x.first, "lastSeen": x.last, "current": x.current, "slotSeen": zeroNil(x.slotSeen),
 			}
 		})
 	},

@@ -35,7 +35,11 @@ type element struct {
 // that row is a map, so row.x counts as a read of property x: a row field read before a SET must
 // not share its name with a property the SET writes (columns MATCHes by row.dataset and sets
 // c.datasetKey from it; TestNoEagerTPCDS guards this on real batches, with the executed plans).
-var elements = []element{jobs, datasets, columns, fields, fieldLinks, runs, parents, reads, wrote, feeds, decides, marks, columnMarks, renames, changed}
+//
+// lineageState is a read: the writer runs it, then decides what the lineage statements after it
+// write (version.go); their rows depend on what it read.
+var elements = []element{jobs, datasets, columns, fields, fieldLinks, runs, parents, reads, wrote,
+	lineageState, supersedeFeeds, supersedeDecides, feeds, decides, lineages, marks, columnMarks, renames, changed}
 
 // Lineage relationship types, as EdgeRow.Kind.
 const (
@@ -66,20 +70,25 @@ func newEdgeRow(kind, source, target, job string, ts []plan.Transformation) Edge
 
 // lineageRow is a lineage relationship in a batch: a FEEDS (feeds.go), or a DECIDES_ROWS
 // (decides.go) whose target is a dataset key; one per (source, target, job), with the roles and
-// run of its newest observation.
+// run of its newest observation. current says that it is an edge of the version the batch makes
+// current (version.go): it then keeps no lastSeen and lastRun of its own; slotSeen is the stored
+// LINEAGE's lastSeen, the lastSeen of the edges that are current before the batch (zero: none).
 type lineageRow struct {
 	seen
 	source, target, job, lastRun string
 	ts                           []plan.Transformation
+	current                      bool
+	slotSeen                     time.Time
 }
 
-// lineage merges edge e of job, in run, observed at ts, into rows (the batch's feeds or decides):
-// the newest observation's roles win.
-func (b *batch) lineage(rows set[[3]string, lineageRow], e plan.Edge, job, run string, ts time.Time) {
+// mergeEdge merges edge e of job, in run, observed at ts, into rows (the batch's feeds or
+// decides): the newest observation's roles win.
+func mergeEdge(rows set[[3]string, lineageRow], e plan.Edge, job, run string, ts time.Time) *lineageRow {
 	x := rows.get([3]string{e.Source, e.Target, job}, func() *lineageRow { return &lineageRow{source: e.Source, target: e.Target, job: job} })
 	if x.observe(ts) {
 		x.ts, x.lastRun = e.Transformations, run
 	}
+	return x
 }
 
 func (a *lineageRow) compare(b *lineageRow) int {
@@ -107,7 +116,8 @@ type statement struct {
 	rows  []map[string]any
 }
 
-// statements turns rows into the ordered statement list of one transaction.
+// statements turns rows into the ordered statement list of one transaction, with the lineage
+// rows as decided last (buildRows: as for an empty graph).
 func (r *rows) statements() []statement {
 	st := make([]statement, 0, len(elements))
 	for _, e := range elements {

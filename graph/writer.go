@@ -64,7 +64,6 @@ func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 	if err != nil {
 		return err
 	}
-	stmts := r.statements()
 
 	timeout := w.timeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -74,11 +73,19 @@ func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 
 	var failed string
 	_, err = sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		for _, st := range stmts {
-			for chunk := range slices.Chunk(st.rows, maxRows) {
+		for _, e := range elements {
+			failed = e.name
+			if e.name == lineageState.name {
 				// Driver errors go back unwrapped: the driver classifies them for its retries.
-				failed = st.name
-				res, err := tx.Run(ctx, keepPlan+st.query, map[string]any{"rows": chunk})
+				states, err := readStates(ctx, tx, r)
+				if err != nil {
+					return nil, err
+				}
+				r.decide(states)
+				continue
+			}
+			for chunk := range slices.Chunk(e.rows(r), maxRows) {
+				res, err := tx.Run(ctx, keepPlan+e.query, map[string]any{"rows": chunk})
 				if err != nil {
 					return nil, err
 				}
@@ -88,7 +95,7 @@ func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 				}
 				n, _ := rec.Get("n")
 				if got, ok := n.(int64); !ok || got != int64(len(chunk)) {
-					return nil, fmt.Errorf("%w: statement %s handled %v of %d rows", errRowCount, st.name, n, len(chunk))
+					return nil, fmt.Errorf("%w: statement %s handled %v of %d rows", errRowCount, e.name, n, len(chunk))
 				}
 			}
 		}
@@ -101,6 +108,43 @@ func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 		return fmt.Errorf("graph write of %d items (statement %s): %w", len(items), failed, err)
 	}
 	return nil
+}
+
+// readStates runs lineageState in tx: the stored LINEAGE of each of r's versions.
+func readStates(ctx context.Context, tx neo4j.ManagedTransaction, r *rows) (map[[2]string]versionState, error) {
+	states := make(map[[2]string]versionState, len(r.versions))
+	for chunk := range slices.Chunk(lineageState.rows(r), maxRows) {
+		res, err := tx.Run(ctx, keepPlan+lineageState.query, map[string]any{"rows": chunk})
+		if err != nil {
+			return nil, err
+		}
+		recs, err := res.Collect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(recs) != len(chunk) {
+			return nil, fmt.Errorf("%w: statement %s returned %d of %d rows", errRowCount, lineageState.name, len(recs), len(chunk))
+		}
+		for _, rec := range recs {
+			i, _ := get[int64](rec, "i")
+			if i < 0 || int(i) >= len(r.versions) {
+				return nil, fmt.Errorf("%w: statement %s returned row %d of %d", errRowCount, lineageState.name, i, len(r.versions))
+			}
+			v := r.versions[i]
+			st := versionState{}
+			st.exists, _ = get[bool](rec, "exists")
+			st.fingerprint, _ = get[string](rec, "fingerprint")
+			st.lastRun, _ = get[string](rec, "lastRun")
+			st.stale, _ = get[bool](rec, "stale")
+			for k, t := range map[string]*time.Time{"since": &st.since, "firstSeen": &st.firstSeen, "lastSeen": &st.lastSeen} {
+				if x, ok := get[time.Time](rec, k); ok {
+					*t = x.UTC()
+				}
+			}
+			states[[2]string{v.job, v.dataset}] = st
+		}
+	}
+	return states, nil
 }
 
 // keepPlan tells Neo4j to keep a statement's first plan. By default Neo4j replans a statement
