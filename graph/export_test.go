@@ -1,7 +1,10 @@
 package graph
 
 import (
+	"context"
 	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/colline/colline/record"
 )
@@ -33,3 +36,15 @@ func (s Statement) Params() map[string]any { return map[string]any{"rows": s.row
 func (s Statement) Name() string           { return s.name }
 func (s Statement) Query() string          { return s.query }
 func (s Statement) Rows() []map[string]any { return s.rows }
+
+// WriteIn runs Write's statements for items in tx (the lineage decided from what tx reads), each
+// after prefix ("PROFILE " or ""), and gives observe each statement's summary: the profile test
+// measures the real write with it.
+func WriteIn(ctx context.Context, tx neo4j.ExplicitTransaction, items []record.Item, prefix string, observe func(name string, rows int, sum neo4j.ResultSummary)) error {
+	r, err := buildRows(items)
+	if err != nil {
+		return err
+	}
+	var failed string
+	return writeRows(ctx, tx, r, &failed, prefix, observe)
+}

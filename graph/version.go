@@ -271,7 +271,9 @@ func minTime(a, b time.Time) time.Time {
 var lineageState = element{
 	name: "lineage state",
 	query: `UNWIND $rows AS row
-OPTIONAL MATCH (:Job {key: row.job})-[l:LINEAGE]->(:Dataset {key: row.dataset})
+MATCH (j:Job {key: row.job})
+MATCH (d:Dataset {key: row.dataset})
+OPTIONAL MATCH (j)-[l:LINEAGE]->(d)
 RETURN row.i AS i, l IS NOT NULL AS exists, l.fingerprint AS fingerprint, l.since AS since, l.firstSeen AS firstSeen,
        l.lastSeen AS lastSeen, l.lastRun AS lastRun, l.stale AS stale`,
 	rows: func(r *rows) []map[string]any {

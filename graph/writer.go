@@ -73,33 +73,7 @@ func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 
 	var failed string
 	_, err = sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		for _, e := range elements {
-			failed = e.name
-			if e.name == lineageState.name {
-				// Driver errors go back unwrapped: the driver classifies them for its retries.
-				states, err := readStates(ctx, tx, r)
-				if err != nil {
-					return nil, err
-				}
-				r.decide(states)
-				continue
-			}
-			for chunk := range slices.Chunk(e.rows(r), maxRows) {
-				res, err := tx.Run(ctx, keepPlan+e.query, map[string]any{"rows": chunk})
-				if err != nil {
-					return nil, err
-				}
-				rec, err := res.Single(ctx)
-				if err != nil {
-					return nil, err
-				}
-				n, _ := rec.Get("n")
-				if got, ok := n.(int64); !ok || got != int64(len(chunk)) {
-					return nil, fmt.Errorf("%w: statement %s handled %v of %d rows", errRowCount, e.name, n, len(chunk))
-				}
-			}
-		}
-		return nil, nil
+		return nil, writeRows(ctx, tx, r, &failed, "", nil)
 	}, neo4j.WithTxTimeout(timeout))
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
@@ -110,17 +84,70 @@ func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 	return nil
 }
 
+// runner runs a statement: a managed or an explicit transaction.
+type runner interface {
+	Run(ctx context.Context, cypher string, params map[string]any) (neo4j.ResultWithContext, error)
+}
+
+// writeRows runs the statements of r in tx, in the order of elements, deciding the lineage rows
+// from the LINEAGEs it reads on the way; failed names the statement running. prefix goes before
+// each statement (the profile test's "PROFILE "), and observe, when set, gets each statement's
+// summary.
+func writeRows(ctx context.Context, tx runner, r *rows, failed *string, prefix string, observe func(name string, rows int, sum neo4j.ResultSummary)) error {
+	for _, e := range elements {
+		*failed = e.name
+		if e.name == lineageState.name {
+			// Driver errors go back unwrapped: the driver classifies them for its retries.
+			states, err := readStates(ctx, tx, r, prefix, observe)
+			if err != nil {
+				return err
+			}
+			r.decide(states)
+			continue
+		}
+		for chunk := range slices.Chunk(e.rows(r), maxRows) {
+			res, err := tx.Run(ctx, prefix+keepPlan+e.query, map[string]any{"rows": chunk})
+			if err != nil {
+				return err
+			}
+			rec, err := res.Single(ctx)
+			if err != nil {
+				return err
+			}
+			n, _ := rec.Get("n")
+			if got, ok := n.(int64); !ok || got != int64(len(chunk)) {
+				return fmt.Errorf("%w: statement %s handled %v of %d rows", errRowCount, e.name, n, len(chunk))
+			}
+			if observe != nil {
+				sum, err := res.Consume(ctx)
+				if err != nil {
+					return err
+				}
+				observe(e.name, len(chunk), sum)
+			}
+		}
+	}
+	return nil
+}
+
 // readStates runs lineageState in tx: the stored LINEAGE of each of r's versions.
-func readStates(ctx context.Context, tx neo4j.ManagedTransaction, r *rows) (map[[2]string]versionState, error) {
+func readStates(ctx context.Context, tx runner, r *rows, prefix string, observe func(name string, rows int, sum neo4j.ResultSummary)) (map[[2]string]versionState, error) {
 	states := make(map[[2]string]versionState, len(r.versions))
 	for chunk := range slices.Chunk(lineageState.rows(r), maxRows) {
-		res, err := tx.Run(ctx, keepPlan+lineageState.query, map[string]any{"rows": chunk})
+		res, err := tx.Run(ctx, prefix+keepPlan+lineageState.query, map[string]any{"rows": chunk})
 		if err != nil {
 			return nil, err
 		}
 		recs, err := res.Collect(ctx)
 		if err != nil {
 			return nil, err
+		}
+		if observe != nil {
+			sum, err := res.Consume(ctx)
+			if err != nil {
+				return nil, err
+			}
+			observe(lineageState.name, len(chunk), sum)
 		}
 		if len(recs) != len(chunk) {
 			return nil, fmt.Errorf("%w: statement %s returned %d of %d rows", errRowCount, lineageState.name, len(recs), len(chunk))
