@@ -24,7 +24,7 @@ SET x.roles = CASE WHEN ` + rowWins("x") + ` THEN row.roles ELSE x.roles END,
     x.lastSeen = CASE WHEN row.current THEN null WHEN ` + rowWins("x") + ` THEN row.lastSeen ELSE x.lastSeen END
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		return params(r.decides, func(x lineageRow) map[string]any {
+		return params(lineageRows(r.decides, false), func(x lineageRow) map[string]any {
 			roles, exprs, _ := roleLists(x.ts)
 			return map[string]any{
 				"source": x.source, "dataset": x.target, "job": x.job, "roles": roles, "exprs": exprs,
@@ -32,5 +32,26 @@ RETURN count(*) AS n`,
 			}
 		})
 	},
-	edges: func(r *rows) []EdgeRow { return edgeRows(DecidesRows, r.decides) },
+	edges: func(r *rows) []EdgeRow { return edgeRows(DecidesRows, lineageRows(r.decides, false)) },
+}
+
+// newDecides creates the DECIDES_ROWS of lineage the graph does not hold yet, as newFeeds.
+var newDecides = element{
+	name:          "new decides",
+	relationships: []string{"DECIDES_ROWS"},
+	query: `UNWIND $rows AS row
+MATCH (s:Column {key: row.source})
+MATCH (d:Dataset {key: row.dataset})
+CREATE (s)-[:DECIDES_ROWS {job: row.job, roles: row.roles, exprs: row.exprs, firstSeen: row.firstSeen, lastSeen: row.ownSeen, lastRun: row.ownRun}]->(d)
+RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any {
+		return params(lineageRows(r.decides, true), func(x lineageRow) map[string]any {
+			roles, exprs, _ := roleLists(x.ts)
+			return map[string]any{
+				"source": x.source, "dataset": x.target, "job": x.job, "roles": roles, "exprs": exprs,
+				"firstSeen": x.first, "ownSeen": x.ownSeen(), "ownRun": x.ownRun(),
+			}
+		})
+	},
+	edges: func(r *rows) []EdgeRow { return edgeRows(DecidesRows, lineageRows(r.decides, true)) },
 }

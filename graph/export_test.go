@@ -12,18 +12,28 @@ import (
 // Statement is a write statement with its rows, for the external tests (tpcds_test.go).
 type Statement = statement
 
-// Statements returns the statements Write runs for items, in order, with the lineage decided as
-// if every (job, dataset) of the batch had a LINEAGE of another version, last seen in 1970: so
-// every kind of statement has rows (the superseding ones included).
+// Statements returns the statements Write runs for items, in order, with what the graph holds
+// made up so that every kind of statement has rows: every other listener run and column exists,
+// and half the (job, dataset)s (two in four) have a LINEAGE of another version, last seen in 1970 (the others
+// have none: their edges are created).
 func Statements(items []record.Item) ([]Statement, error) {
 	r, err := buildRows(items)
 	if err != nil {
 		return nil, err
 	}
+	r.oldRuns, r.oldColumns = map[string]bool{}, map[string]bool{}
+	for i, x := range r.runs {
+		r.oldRuns[x.key] = i%2 == 0
+	}
+	for i, c := range r.columns {
+		r.oldColumns[c.key] = i%2 == 0
+	}
 	states := map[[2]string]versionState{}
-	for _, v := range r.versions {
+	for i, v := range r.versions {
 		at := time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
-		states[[2]string{v.job, v.dataset}] = versionState{exists: true, fingerprint: "another", since: at, firstSeen: at, lastSeen: at, lastRun: "old"}
+		if i%4 < 2 {
+			states[[2]string{v.job, v.dataset}] = versionState{exists: true, fingerprint: "another", since: at, firstSeen: at, lastSeen: at, lastRun: "old"}
+		}
 	}
 	r.decide(states)
 	return r.statements(), nil

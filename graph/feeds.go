@@ -31,7 +31,7 @@ SET f.roles = CASE WHEN ` + rowWins("f") + ` THEN row.roles ELSE f.roles END,
     f.lastSeen = CASE WHEN row.current THEN null WHEN ` + rowWins("f") + ` THEN row.lastSeen ELSE f.lastSeen END
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		return params(r.feeds, func(f lineageRow) map[string]any {
+		return params(lineageRows(r.feeds, false), func(f lineageRow) map[string]any {
 			roles, exprs, masked := roleLists(f.ts)
 			sum := plan.Strongest(f.ts)
 			return map[string]any{
@@ -41,7 +41,32 @@ RETURN count(*) AS n`,
 			}
 		})
 	},
-	edges: func(r *rows) []EdgeRow { return edgeRows(Feeds, r.feeds) },
+	edges: func(r *rows) []EdgeRow { return edgeRows(Feeds, lineageRows(r.feeds, false)) },
+}
+
+// newFeeds creates the FEEDS of lineage the graph does not hold yet (fresh rows): no MERGE, no
+// test of a stored lastSeen, and no property but those of the relationship's first write.
+var newFeeds = element{
+	name:          "new feeds",
+	relationships: []string{"FEEDS"},
+	query: `UNWIND $rows AS row
+MATCH (s:Column {key: row.source})
+MATCH (t:Column {key: row.target})
+CREATE (s)-[:FEEDS {job: row.job, roles: row.roles, exprs: row.exprs, masked: row.masked, type: row.type, subtype: row.subtype,
+                    firstSeen: row.firstSeen, lastSeen: row.ownSeen, lastRun: row.ownRun}]->(t)
+RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any {
+		return params(lineageRows(r.feeds, true), func(f lineageRow) map[string]any {
+			roles, exprs, masked := roleLists(f.ts)
+			sum := plan.Strongest(f.ts)
+			return map[string]any{
+				"source": f.source, "target": f.target, "job": f.job,
+				"roles": roles, "exprs": exprs, "masked": masked, "type": sum.Type, "subtype": sum.Subtype,
+				"firstSeen": f.first, "ownSeen": f.ownSeen(), "ownRun": f.ownRun(),
+			}
+		})
+	},
+	edges: func(r *rows) []EdgeRow { return edgeRows(Feeds, lineageRows(r.feeds, true)) },
 }
 
 // storedSeen is the lastSeen of lineage relationship x as stored: its own, or for a current edge

@@ -24,6 +24,11 @@ type rows struct {
 	changed  []changedRow
 	parents  []parentRow
 
+	// listenerRuns are the keys of the runs of listener events (one event each).
+	listenerRuns map[string]bool
+	// Set by existing (existing.go): the listener runs and columns of the batch the graph holds.
+	oldRuns, oldColumns map[string]bool
+
 	// Set by decide (version.go) from the versions and the stored LINEAGEs.
 	supersede []supersedeRow
 	feeds     []lineageRow
@@ -117,6 +122,12 @@ func buildRows(items []record.Item) (*rows, error) {
 		}
 	}
 	r := b.rows()
+	r.listenerRuns = map[string]bool{}
+	for _, x := range r.runs {
+		if x.listener() {
+			r.listenerRuns[x.key] = true
+		}
+	}
 	r.decide(nil)
 	return r, nil
 }

@@ -238,7 +238,7 @@ func TestStatementsAreFlat(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, st := range sts {
-		if len(st.rows) == 0 {
+		if len(st.rows) == 0 && st.name != "existing" { // a read of its own shape (existing.go)
 			t.Errorf("statement %s has no rows", st.name)
 		}
 		for _, row := range st.rows {

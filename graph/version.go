@@ -2,9 +2,11 @@ package graph
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"time"
 
@@ -58,6 +60,9 @@ type versionState struct {
 	fingerprint, lastRun       string
 	since, firstSeen, lastSeen time.Time
 	stale                      bool
+	// orphans: no LINEAGE, but edges of the job into the dataset exist (a model-2 graph's, or a
+	// retention pass stopped between two steps); false when the LINEAGE exists.
+	orphans bool
 }
 
 // versions splits an item's lineage by the dataset each edge ends in (a column edge's target
@@ -228,6 +233,7 @@ func (r *rows) decide(states map[[2]string]versionState) {
 		}
 		for _, x := range rows {
 			x.slotSeen = slotSeen
+			x.fresh = !st.exists && !st.orphans // nothing to merge with: created
 		}
 		if newer {
 			// The newest run's version becomes current: its edges drop their own lastSeen.
@@ -267,22 +273,67 @@ func minTime(a, b time.Time) time.Time {
 
 // lineageState reads the stored LINEAGE of each (job, dataset) of the batch: its rows are the
 // versions, and it returns one record per row (i: the row's index), with nulls where there is
-// none. It writes nothing; see the comment at the top about the locks that keep what it read.
+// none, and whether edges of the job into the dataset exist without a LINEAGE. It writes
+// nothing; see the comment at the top about the locks that keep what it read.
 var lineageState = element{
-	name: "lineage state",
-	query: `UNWIND $rows AS row
+	name:  "lineage state",
+	query: lineageStateQuery,
+	rows:  lineageStateRows,
+	read:  readStates,
+}
+
+const lineageStateQuery = `UNWIND $rows AS row
 MATCH (j:Job {key: row.job})
 MATCH (d:Dataset {key: row.dataset})
 OPTIONAL MATCH (j)-[l:LINEAGE]->(d)
 RETURN row.i AS i, l IS NOT NULL AS exists, l.fingerprint AS fingerprint, l.since AS since, l.firstSeen AS firstSeen,
-       l.lastSeen AS lastSeen, l.lastRun AS lastRun, l.stale AS stale`,
-	rows: func(r *rows) []map[string]any {
-		out := make([]map[string]any, len(r.versions))
-		for i, v := range r.versions {
-			out[i] = map[string]any{"i": int64(i), "job": v.job, "dataset": v.dataset}
+       l.lastSeen AS lastSeen, l.lastRun AS lastRun, l.stale AS stale,
+       CASE WHEN l IS NULL THEN EXISTS { MATCH (d)<-[:DECIDES_ROWS {job: row.job}]-(:Column) }
+         OR EXISTS { MATCH (d)-[:HAS_COLUMN]->(:Column)-[:HAS_FIELD*0..]->(:Column)<-[:FEEDS {job: row.job}]-(:Column) }
+         ELSE false END AS orphans`
+
+func lineageStateRows(r *rows) []map[string]any {
+	out := make([]map[string]any, len(r.versions))
+	for i, v := range r.versions {
+		out[i] = map[string]any{"i": int64(i), "job": v.job, "dataset": v.dataset}
+	}
+	return out
+}
+
+// readStates runs lineageState in tx and decides r's lineage rows from what it read.
+func readStates(ctx context.Context, tx runner, r *rows, prefix string, observe observer) error {
+	states := make(map[[2]string]versionState, len(r.versions))
+	const name = "lineage state"
+	for chunk := range slices.Chunk(lineageStateRows(r), maxRows) {
+		recs, err := collect(ctx, tx, name, prefix+keepPlan+lineageStateQuery, map[string]any{"rows": chunk}, len(chunk), observe)
+		if err != nil {
+			return err
 		}
-		return out
-	},
+		if len(recs) != len(chunk) {
+			return fmt.Errorf("%w: statement %s returned %d of %d rows", errRowCount, name, len(recs), len(chunk))
+		}
+		for _, rec := range recs {
+			i, _ := get[int64](rec, "i")
+			if i < 0 || int(i) >= len(r.versions) {
+				return fmt.Errorf("%w: statement %s returned row %d of %d", errRowCount, name, i, len(r.versions))
+			}
+			v := r.versions[i]
+			st := versionState{}
+			st.exists, _ = get[bool](rec, "exists")
+			st.fingerprint, _ = get[string](rec, "fingerprint")
+			st.lastRun, _ = get[string](rec, "lastRun")
+			st.stale, _ = get[bool](rec, "stale")
+			st.orphans, _ = get[bool](rec, "orphans")
+			for k, t := range map[string]*time.Time{"since": &st.since, "firstSeen": &st.firstSeen, "lastSeen": &st.lastSeen} {
+				if x, ok := get[time.Time](rec, k); ok {
+					*t = x.UTC()
+				}
+			}
+			states[[2]string{v.job, v.dataset}] = st
+		}
+	}
+	r.decide(states)
+	return nil
 }
 
 // supersedeFeeds and supersedeDecides give the current edges of each row's (job, dataset) the

@@ -89,89 +89,55 @@ type runner interface {
 	Run(ctx context.Context, cypher string, params map[string]any) (neo4j.ResultWithContext, error)
 }
 
-// writeRows runs the statements of r in tx, in the order of elements, deciding the lineage rows
-// from the LINEAGEs it reads on the way; failed names the statement running. prefix goes before
-// each statement (the profile test's "PROFILE "), and observe, when set, gets each statement's
-// summary.
-func writeRows(ctx context.Context, tx runner, r *rows, failed *string, prefix string, observe func(name string, rows int, sum neo4j.ResultSummary)) error {
+// writeRows runs the statements of r in tx, in the order of elements, reading on the way what
+// the statements after a read need to know; failed names the statement running. prefix goes
+// before each statement (the profile test's "PROFILE "), and observe, when set, gets each
+// statement's summary.
+func writeRows(ctx context.Context, tx runner, r *rows, failed *string, prefix string, observe observer) error {
 	for _, e := range elements {
 		*failed = e.name
-		if e.name == lineageState.name {
+		if e.read != nil {
 			// Driver errors go back unwrapped: the driver classifies them for its retries.
-			states, err := readStates(ctx, tx, r, prefix, observe)
-			if err != nil {
+			if err := e.read(ctx, tx, r, prefix, observe); err != nil {
 				return err
 			}
-			r.decide(states)
 			continue
 		}
 		for chunk := range slices.Chunk(e.rows(r), maxRows) {
-			res, err := tx.Run(ctx, prefix+keepPlan+e.query, map[string]any{"rows": chunk})
+			recs, err := collect(ctx, tx, e.name, prefix+keepPlan+e.query, map[string]any{"rows": chunk}, len(chunk), observe)
 			if err != nil {
 				return err
 			}
-			rec, err := res.Single(ctx)
-			if err != nil {
-				return err
+			var n any
+			if len(recs) == 1 {
+				n, _ = recs[0].Get("n")
 			}
-			n, _ := rec.Get("n")
 			if got, ok := n.(int64); !ok || got != int64(len(chunk)) {
 				return fmt.Errorf("%w: statement %s handled %v of %d rows", errRowCount, e.name, n, len(chunk))
-			}
-			if observe != nil {
-				sum, err := res.Consume(ctx)
-				if err != nil {
-					return err
-				}
-				observe(e.name, len(chunk), sum)
 			}
 		}
 	}
 	return nil
 }
 
-// readStates runs lineageState in tx: the stored LINEAGE of each of r's versions.
-func readStates(ctx context.Context, tx runner, r *rows, prefix string, observe func(name string, rows int, sum neo4j.ResultSummary)) (map[[2]string]versionState, error) {
-	states := make(map[[2]string]versionState, len(r.versions))
-	for chunk := range slices.Chunk(lineageState.rows(r), maxRows) {
-		res, err := tx.Run(ctx, prefix+keepPlan+lineageState.query, map[string]any{"rows": chunk})
-		if err != nil {
-			return nil, err
-		}
-		recs, err := res.Collect(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if observe != nil {
-			sum, err := res.Consume(ctx)
-			if err != nil {
-				return nil, err
-			}
-			observe(lineageState.name, len(chunk), sum)
-		}
-		if len(recs) != len(chunk) {
-			return nil, fmt.Errorf("%w: statement %s returned %d of %d rows", errRowCount, lineageState.name, len(recs), len(chunk))
-		}
-		for _, rec := range recs {
-			i, _ := get[int64](rec, "i")
-			if i < 0 || int(i) >= len(r.versions) {
-				return nil, fmt.Errorf("%w: statement %s returned row %d of %d", errRowCount, lineageState.name, i, len(r.versions))
-			}
-			v := r.versions[i]
-			st := versionState{}
-			st.exists, _ = get[bool](rec, "exists")
-			st.fingerprint, _ = get[string](rec, "fingerprint")
-			st.lastRun, _ = get[string](rec, "lastRun")
-			st.stale, _ = get[bool](rec, "stale")
-			for k, t := range map[string]*time.Time{"since": &st.since, "firstSeen": &st.firstSeen, "lastSeen": &st.lastSeen} {
-				if x, ok := get[time.Time](rec, k); ok {
-					*t = x.UTC()
-				}
-			}
-			states[[2]string{v.job, v.dataset}] = st
-		}
+// collect runs a statement in tx and returns its records; observe, when set, gets its summary.
+func collect(ctx context.Context, tx runner, name, query string, params map[string]any, rows int, observe observer) ([]*neo4j.Record, error) {
+	res, err := tx.Run(ctx, query, params)
+	if err != nil {
+		return nil, err
 	}
-	return states, nil
+	recs, err := res.Collect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if observe != nil {
+		sum, err := res.Consume(ctx)
+		if err != nil {
+			return nil, err
+		}
+		observe(name, rows, sum)
+	}
+	return recs, nil
 }
 
 // keepPlan tells Neo4j to keep a statement's first plan. By default Neo4j replans a statement
