@@ -28,7 +28,7 @@ type benchEnv struct {
 
 func main() {
 	var (
-		parts      = flag.String("parts", "decode,e2e,prod,fresh,rss,reads,listener", "comma-separated parts to run (prod: the production-like corpus, re-runs of the same jobs; listener: the listener's driver time per TPC-DS CTAS against no listener and OpenLineage, bench/overhead/run.sh; decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; analyze: colline's analyzer, warm; none of these in the default)")
+		parts      = flag.String("parts", "decode,e2e,prod,fresh,rss,reads,listener", "comma-separated parts to run (prod: the production-like corpus, re-runs of the same jobs; big: the 10M-relationship graph built by the writer, reads, the explorer and retention on it (make bench-10m); listener: the listener's driver time per TPC-DS CTAS against no listener and OpenLineage, bench/overhead/run.sh; decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; analyze: colline's analyzer, warm; none of these in the default)")
 		corpus     = flag.String("corpus", "plan/testdata/tpcds", "TPC-DS corpus directory (spark-*/q*.json[.gz])")
 		kafkaAddr  = flag.String("kafka", envOr("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers, comma-separated")
 		neo4jURI   = flag.String("neo4j", envOr("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (no auth)")
@@ -60,6 +60,8 @@ func main() {
 		lisQueries = flag.String("listener-queries", DefaultListenerQueries, "listener: TPC-DS queries to run as CTAS (BENCH_QUERIES), space-separated; \"all\": the 103")
 		lisRounds  = flag.Int("listener-rounds", 1, "listener: measured rounds (each runs every mode once, after a warm-up round)")
 		lisJar     = flag.String("listener-jar", "", "listener: the listener jar to measure (BENCH_LISTENER_JAR); default: this tree's, built if missing")
+		bigRels    = flag.Int("big-rels", 10_000_000, "big: relationships of the graph the writer builds (make bench-10m)")
+		bigRuns    = flag.Int("big-runs", 3, "big: runs of each job, a day apart (the first writes its lineage)")
 		prodJobs   = flag.Int("prod-jobs", 1000, "prod: jobs of the production-like corpus")
 		prodRuns   = flag.Int("prod-runs", 6, "prod: runs of each job (the first writes new lineage, the others are timed)")
 		prodChange = flag.Float64("prod-change", 0.05, "prod: share of runs that change their job's lineage")
@@ -115,6 +117,8 @@ func main() {
 			return benchReads(ctx, r, env, *readEdges, *readN, *readTO, *readBudget, *readReuse)
 		case "listener":
 			return benchListener(ctx, r, env, *lisQueries, *lisRounds, *lisJar)
+		case "big":
+			return benchBig(ctx, r, env, *bigRels, *bigRuns, *readN, *readTO, *readBudget, *readReuse)
 		case "ui":
 			return benchUI(ctx, r, env, *readEdges, *readN, *readBudget, *readReuse)
 		}
