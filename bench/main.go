@@ -28,7 +28,7 @@ type benchEnv struct {
 
 func main() {
 	var (
-		parts      = flag.String("parts", "decode,e2e,prod,fresh,rss,reads,listener", "comma-separated parts to run (prod: the production-like corpus, re-runs of the same jobs; big: the 10M-relationship graph built by the writer, reads, the explorer and retention on it (make bench-10m); listener: the listener's driver time per TPC-DS CTAS against no listener and OpenLineage, bench/overhead/run.sh; decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; analyze: colline's analyzer, warm; none of these in the default)")
+		parts      = flag.String("parts", "decode,e2e,prod,fresh,prod-fresh,rss,reads,listener", "comma-separated parts to run (prod: the production-like corpus, re-runs of the same jobs; prod-fresh: freshness at -prod-fresh-rate of its re-runs; big: the 10M-relationship graph built by the writer, reads, the explorer and retention on it (make bench-10m); listener: the listener's driver time per TPC-DS CTAS against no listener and OpenLineage, bench/overhead/run.sh; decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; analyze: colline's analyzer, warm; none of these in the default)")
 		corpus     = flag.String("corpus", "plan/testdata/tpcds", "TPC-DS corpus directory (spark-*/q*.json[.gz])")
 		kafkaAddr  = flag.String("kafka", envOr("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers, comma-separated")
 		neo4jURI   = flag.String("neo4j", envOr("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (no auth)")
@@ -64,6 +64,7 @@ func main() {
 		bigRuns    = flag.Int("big-runs", 3, "big: runs of each job, a day apart (the first writes its lineage)")
 		prodJobs   = flag.Int("prod-jobs", 1000, "prod: jobs of the production-like corpus")
 		prodRuns   = flag.Int("prod-runs", 6, "prod: runs of each job (the first writes new lineage, the others are timed)")
+		prodRate   = flag.Float64("prod-fresh-rate", 500, "prod-fresh: events per second of production-like re-runs")
 		prodChange = flag.Float64("prod-change", 0.05, "prod: share of runs that change their job's lineage")
 		hostileP   = flag.Int("hostile-neo4j-pid", 0, "hostile-write: the pid of the local Neo4j, to report the CPU time of each write (e.g. $(cat $COLLINE_DEV_DIR/run/neo4j/pid)); 0: none")
 	)
@@ -103,6 +104,8 @@ func main() {
 			return benchE2E(ctx, r, env, evs, *copies, *naiveEdges)
 		case "prod":
 			return benchProd(ctx, r, env, evs, *prodJobs, *prodRuns, *prodChange)
+		case "prod-fresh":
+			return benchProdFresh(ctx, r, env, evs, *prodJobs, *prodChange, *prodRate, *freshDur)
 		case "fresh":
 			return benchFresh(ctx, r, env, evs, *freshRate, *freshDur)
 		case "rss":
