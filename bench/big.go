@@ -78,7 +78,11 @@ func bigItem(perLayer, l, t, r int) record.Item {
 	}
 }
 
-// bigRound writes run r of every job, in batches of 100 by one writer, and returns the time.
+// bigBatch is the batch size of the graph's build (-big-batch): the consumer's
+// COLLINE_BATCH_SIZE for a backlog of events.
+var bigBatch = 500
+
+// bigRound writes run r of every job, in batches of bigBatch by one writer, and returns the time.
 func bigRound(ctx context.Context, env *benchEnv, perLayer, r int) (int, time.Duration, error) {
 	start := time.Now()
 	var batch []record.Item
@@ -86,7 +90,7 @@ func bigRound(ctx context.Context, env *benchEnv, perLayer, r int) (int, time.Du
 	for l := 1; l < readLayers; l++ {
 		for t := range perLayer {
 			batch = append(batch, bigItem(perLayer, l, t, r))
-			if len(batch) == 100 {
+			if len(batch) == bigBatch {
 				if err := env.writer.Write(ctx, batch); err != nil {
 					return n, 0, err
 				}
@@ -118,7 +122,7 @@ func benchBig(ctx context.Context, r *report, env *benchEnv, rels, runs, samples
 		if err := env.writer.Bootstrap(ctx); err != nil {
 			return err
 		}
-		r.notef("big: graph wiped in %.1fs; writing %d layers of %d tables of %d columns, %d runs of each of %d jobs", d.Seconds(), readLayers, perLayer, readCols, runs, (readLayers-1)*perLayer)
+		r.notef("big: graph wiped in %.1fs; writing %d layers of %d tables of %d columns, %d runs of each of %d jobs, in batches of %d", d.Seconds(), readLayers, perLayer, readCols, runs, (readLayers-1)*perLayer, bigBatch)
 		var total time.Duration
 		for run := range runs {
 			n, took, err := bigRound(ctx, env, perLayer, run)

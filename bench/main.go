@@ -68,6 +68,7 @@ func main() {
 		prodChange = flag.Float64("prod-change", 0.05, "prod: share of runs that change their job's lineage")
 		hostileP   = flag.Int("hostile-neo4j-pid", 0, "hostile-write: the pid of the local Neo4j, to report the CPU time of each write (e.g. $(cat $COLLINE_DEV_DIR/run/neo4j/pid)); 0: none")
 	)
+	flag.IntVar(&bigBatch, "big-batch", 500, "big: events per write while the graph is built")
 	flag.IntVar(&e2eBatchSize, "e2e-batch", 0, "e2e, fresh: messages per batch (COLLINE_BATCH_SIZE); 0: the default")
 	flag.IntVar(&e2eBatchBytes, "e2e-batch-bytes", 0, "e2e, fresh: bytes of message values per batch (COLLINE_BATCH_MAX_BYTES); 0: the default")
 	flag.IntVar(&e2eConsumers, "e2e-consumers", 2, "e2e: also replay the corpus with this many consumers in one group, as replicas of the consumer share a topic (1: not)")
