@@ -1,8 +1,10 @@
 # syntax=docker/dockerfile:1
 # The colline consumer, and the colline CLI with the lineage explorer (/colline ui, its page built
-# by the web stage): static Go binaries on distroless, running as non-root.
+# by the web stage): static Go binaries FROM scratch, running as non-root, for machines that reach
+# registries. Without one, `make image` builds the same image with podman (deploy/image/build).
 #
-#   docker build --build-arg VERSION="$(git describe --tags --always --dirty)" -t colline-consumer .
+#   docker build --build-arg VERSION="$(dev/version)" --build-arg REVISION="$(git rev-parse HEAD)" \
+#     --build-arg SOURCE_DATE_EPOCH="$(git log -1 --format=%ct)" -t ghcr.io/colline/colline-consumer:"$(dev/version)" .
 #
 # The go build line below must stay identical to the Makefile's `consumer` target: `make docker-check`
 # compares the two (and lints this file with hadolint).
@@ -35,16 +37,33 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
     GOOS=$TARGETOS GOARCH=$TARGETARCH \
     CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/colline ./cmd/colline
 
-# Pin by digest in a release pipeline (static-debian12:nonroot@sha256:...).
-FROM gcr.io/distroless/static-debian12:nonroot
+# The image's tree, as deploy/image/rootfs makes it for `make image` (podman, no registry): the
+# binaries, CA certificates and tzdata from Debian's packages, a passwd entry.
+FROM debian:bookworm-slim AS rootfs
+WORKDIR /debs
+# hadolint ignore=DL3008,DL3009
+RUN apt-get update && apt-get download ca-certificates tzdata
+COPY deploy/image/rootfs /usr/local/bin/colline-rootfs
+COPY --from=build /out/colline-consumer /out/colline /out/
+ARG SOURCE_DATE_EPOCH=0
+RUN SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH} colline-rootfs /rootfs /out /debs
+
+# From here on, deploy/image/Containerfile line for line but for where the tree comes from
+# (deploy/image_test.go compares them).
+FROM scratch
 ARG VERSION=dev
+ARG REVISION=unknown
+ARG CREATED=1970-01-01T00:00:00Z
 LABEL org.opencontainers.image.title="colline-consumer" \
-      org.opencontainers.image.description="colline: column-level lineage for Apache Spark, Kafka to Neo4j consumer" \
-      org.opencontainers.image.version="${VERSION}"
-COPY --from=build /out/colline-consumer /colline-consumer
-# `colline ui` (the Helm chart's ui.enabled), explain, replay, upgrade
-COPY --from=build /out/colline /colline
-# 65532 is distroless's nonroot user; the binary writes nothing to disk (readOnlyRootFilesystem works).
+      org.opencontainers.image.description="colline: column-level lineage for Apache Spark, Kafka to Neo4j consumer, CLI and explorer" \
+      org.opencontainers.image.source="https://github.com/colline/colline" \
+      org.opencontainers.image.url="https://github.com/colline/colline/blob/main/docs/install.md" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}"
+COPY --from=rootfs /rootfs/ /
+# 65532 is nonroot in the image's /etc/passwd; the consumer writes nothing to disk
+# (readOnlyRootFilesystem works).
 USER 65532:65532
 # /metrics, /healthz and /readyz (COLLINE_HTTP_ADDR, default :9090); the explorer's port is set by
 # COLLINE_UI_ADDR (the chart's ui.port, 8080)

@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION ?= $(shell dev/version)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 GO_BUILD := CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)'
 
@@ -21,9 +21,11 @@ consumer: ## build bin/colline-consumer (the same flags as the Dockerfile)
 	$(GO_BUILD) -o bin/colline-consumer ./cmd/consumer
 
 .PHONY: listener
-listener: ## build the listener jar for Spark 3.5 / Scala 2.12, running its unit tests (listener/src/test)
+listener: ## build the listener jars for Spark 3.5 / Scala 2.12 and 4.1 / Scala 2.13, running their unit tests (listener/src/test; the analyzer's allowlist on both lines)
 	mvn -B -q -f listener/pom.xml package
 	@listener/unit-summary 3.5_2.12
+	mvn -B -q -f listener/pom.xml -Pspark41-2.13 package
+	@listener/unit-summary 4.1_2.13
 
 .PHONY: hive
 hive: ## build the Hive hook and metastore listener jar (hive/target/colline-hive-0.1.0.jar), running its unit tests
@@ -70,12 +72,14 @@ test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Sp
 	@dev/step ui-bundle $(MAKE) --no-print-directory ui-bundle
 	@dev/step unit+integration go test -race -count=1 ./...
 	@dev/step plans $(MAKE) --no-print-directory plans
-	@dev/step e2e go test -count=1 -tags e2e -v -timeout 30m ./e2e/
+	@dev/step e2e go test -count=1 -tags e2e -v -timeout 40m ./e2e/
 	@dev/step spark24 $(MAKE) --no-print-directory spark24-test
 	@dev/step ui $(MAKE) --no-print-directory ui-test
 	@COLLINE_FAULTS_KILLS=$${COLLINE_FAULTS_KILLS:-3} dev/step faults $(MAKE) --no-print-directory faults
 	@dev/step secure $(MAKE) --no-print-directory secure
 	@dev/step chart $(MAKE) --no-print-directory chart-test
+	@dev/step image $(MAKE) --no-print-directory image-test
+	@dev/step install $(MAKE) --no-print-directory install-test
 
 .PHONY: demo
 demo: services listener consumer colline ## run a sample Spark job with the listener, show its lineage from Neo4j, serve the explorer (colline ui)
@@ -138,9 +142,14 @@ bench-10m: ui-bundle ## the 10M-relationship graph built by the writer, with the
 degraded-capture: ## re-capture the degraded corpus (plan/testdata/degraded/): every scenario with the listener's cap at 4 KB, Spark 3.5 and 4.1
 	dev/capture --degraded
 
+.PHONY: connect-capture
+connect-capture: ## re-capture the Spark Connect corpus (plan/testdata/connect/): the connect_* scenarios through a Spark Connect server of 4.1 and 3.5 with pyspark's client
+	dev/capture-connect
+
 .PHONY: analyzer
-analyzer: ## start colline's analyzer (a local Spark that analyzes SQL and never runs it) on 127.0.0.1:18990, kept warm: docs/analyze.md
-	dev/spark-analyze --port $${COLLINE_ANALYZER_PORT:-18990} $(ANALYZER_FLAGS)
+analyzer: ## start colline's analyzer (a local Spark that analyzes SQL and never runs it) on 127.0.0.1:18990, kept warm, its token in .cache/analyzer-token: docs/analyze.md
+	@mkdir -p .cache
+	dev/spark-analyze --port $${COLLINE_ANALYZER_PORT:-18990} --token-file $(CURDIR)/.cache/analyzer-token $(ANALYZER_FLAGS)
 
 .PHONY: tpcds-capture
 tpcds-capture: ## re-capture the TPC-DS corpus (plan/testdata/tpcds/) from Spark 3.5 and 4.1
@@ -234,3 +243,47 @@ listener-matrix: ## build the listener jar of every Spark/Scala line into listen
 	  s=$$(date +%s); mvn -B -q -f listener/pom.xml -P$$p package; \
 	  echo "listener-matrix: $$p built and unit-tested in $$(( $$(date +%s) - s ))s"; done
 	@ls -1 listener/target/colline-listener-spark*.jar
+
+# --- Installing as platform teams do (docs/install.md): the image built and run with podman,
+# FROM scratch and without a registry (deploy/image), the listener and the Hive hook from a Maven
+# repository, the release (`make dist`). dev/containers installs podman and buildah (apt-get).
+DIST ?= $(CURDIR)/dist
+DIST_VERSION = $(VERSION)
+# every line of dev/spark/lines (`make dist DIST_LINES="3.5_2.12"` for some)
+DIST_LINES ?= $(shell dev/spark-lines)
+DIST_ARCHS ?= amd64 arm64
+
+binaries-%: ui-bundle ## the consumer and the CLI (with the explorer's page) for linux/<arch> in bin/linux-<arch>, as `make consumer` builds
+	GOOS=linux GOARCH=$* $(GO_BUILD) -o bin/linux-$*/colline-consumer ./cmd/consumer
+	GOOS=linux GOARCH=$* $(GO_BUILD) -o bin/linux-$*/colline ./cmd/colline
+
+.PHONY: image
+image: binaries-amd64 ## build the image (podman, FROM scratch, no registry) ghcr.io/colline/colline-consumer:$(dev/version), twice, same digest
+	deploy/image/build --twice amd64
+
+.PHONY: image-test
+image-test: services chart-tools image ## run the image as the Helm chart renders it against the real Kafka and Neo4j: ingest, /readyz, /metrics, SIGTERM
+	cd deploy && COLLINE_IMAGE=ghcr.io/colline/colline-consumer:$(DIST_VERSION) COLLINE_TOOLS_BIN=$(TOOLS_BIN) COLLINE_TOOLS_REQUIRED=1 \
+	  go test -count=1 -v -run 'TestImage' ./...
+
+.PHONY: maven-repo
+maven-repo: ## the listener of each of DIST_LINES and the Hive hook into a Maven repository layout, $(DIST)/maven (jar, POM, sources, javadoc, SBOM, checksums, metadata)
+	@set -e; for line in $(DIST_LINES); do \
+	  s=$$(date +%s); profile=$$(dev/spark-lines get $$line | cut -d' ' -f2); \
+	  mvn -B -q -f listener/pom.xml -P$$profile -Ddist -Drevision=$(DIST_VERSION) -DskipTests -Dmaven.install.skip=true \
+	    -DaltDeploymentRepository=dist::file://$(DIST)/maven deploy; \
+	  echo "maven-repo: io.colline:colline-listener-spark$$line:$(DIST_VERSION) in $$(( $$(date +%s) - s ))s"; done
+	@s=$$(date +%s); mvn -B -q -f hive/pom.xml -Ddist -Drevision=$(DIST_VERSION) -DskipTests -Dmaven.install.skip=true \
+	  -DaltDeploymentRepository=dist::file://$(DIST)/maven deploy; \
+	  echo "maven-repo: io.colline:colline-hive:$(DIST_VERSION) in $$(( $$(date +%s) - s ))s"
+
+.PHONY: dist
+dist: chart-tools maven-repo $(addprefix binaries-,$(DIST_ARCHS)) ## the release in $(DIST): every listener line and the Hive hook (Maven layout), binaries, image (OCI archive), chart, SBOMs, SHA256SUMS
+	DIST=$(DIST) VERSION=$(DIST_VERSION) DIST_ARCHS="$(DIST_ARCHS)" COLLINE_TOOLS_BIN=$(TOOLS_BIN) deploy/dist
+
+.PHONY: install-test
+install-test: services chart-tools ## the Maven layout of the first ci line and the Hive hook, verified; Spark takes the listener from it (--packages...); docs/install.md's commands
+	rm -rf .cache/dist
+	$(MAKE) --no-print-directory maven-repo DIST=$(CURDIR)/.cache/dist DIST_LINES="$$(dev/spark-lines ci | head -1)"
+	deploy/dist-check .cache/dist $(DIST_VERSION)
+	COLLINE_DIST=$(CURDIR)/.cache/dist COLLINE_DIST_VERSION=$(DIST_VERSION) go test -count=1 -tags e2e -v -timeout 20m -run 'TestInstall' ./e2e/

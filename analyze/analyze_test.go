@@ -2,10 +2,12 @@ package analyze
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,25 +15,28 @@ import (
 	"github.com/colline/colline/plan"
 )
 
-func TestDDL(t *testing.T) {
+func TestGraphTables(t *testing.T) {
 	col := func(name, typ string) plan.Column { return plan.Column{Name: name, Type: typ} }
-	sql, skipped := DDL([]plan.Dataset{
+	hostile := "int) USING parquet; CREATE DATABASE p LOCATION '/home/ci'; CREATE TABLE p.z (a int"
+	tables, skipped := GraphTables([]plan.Dataset{
 		{Key: "spark_catalog/shop.orders", Namespace: "spark_catalog", Name: "shop.orders", Kind: "table",
 			Columns: []plan.Column{col("order_id", "bigint"), col("amount", "decimal(10,2)"), col("odd `name`", "array<struct<a:int>>")}},
 		{Key: "spark_catalog/shop.v", Namespace: "spark_catalog", Name: "shop.v", Kind: "view", Columns: []plan.Column{col("x", "")}},
-		{Key: "spark_catalog/crm.people", Namespace: "spark_catalog", Name: "crm.people", Kind: "table", Columns: []plan.Column{col("id", "int")}},
+		{Key: "spark_catalog/crm.people", Namespace: "spark_catalog", Name: "crm.people", Kind: "table", Columns: []plan.Column{col("id", hostile)}},
 		{Key: "file/data/in", Namespace: "file", Name: "/data/in", Kind: "path", Columns: []plan.Column{col("id", "int")}},
 		{Key: "ice/db.t", Namespace: "ice", Name: "db.t", Kind: "table", Columns: []plan.Column{col("id", "int")}},
 		{Key: "spark_catalog/shop.empty", Namespace: "spark_catalog", Name: "shop.empty", Kind: "table"},
 		{Key: "spark_catalog/nodb", Namespace: "spark_catalog", Name: "nodb", Kind: "table", Columns: []plan.Column{col("id", "int")}},
 	})
-	want := "CREATE DATABASE IF NOT EXISTS `crm`;\n" +
-		"CREATE TABLE IF NOT EXISTS `crm`.`people` (`id` int) USING parquet;\n" +
-		"CREATE DATABASE IF NOT EXISTS `shop`;\n" +
-		"CREATE TABLE IF NOT EXISTS `shop`.`orders` (`order_id` bigint, `amount` decimal(10,2), `odd ``name``` array<struct<a:int>>) USING parquet;\n" +
-		"CREATE TABLE IF NOT EXISTS `shop`.`v` (`x` string) USING parquet;\n"
-	if sql != want {
-		t.Errorf("DDL:\n%s\nwant\n%s", sql, want)
+	want := []Table{
+		// a type is data: passed as it is, for the analyzer to parse alone (and refuse)
+		{Name: "`crm`.`people`", Source: SourceGraph, Columns: []Column{{Name: "id", Type: hostile, Nullable: true}}},
+		{Name: "`shop`.`orders`", Source: SourceGraph, Columns: []Column{{Name: "order_id", Type: "bigint", Nullable: true},
+			{Name: "amount", Type: "decimal(10,2)", Nullable: true}, {Name: "odd `name`", Type: "array<struct<a:int>>", Nullable: true}}},
+		{Name: "`shop`.`v`", Source: SourceGraph, Columns: []Column{{Name: "x", Type: "string", Nullable: true}}},
+	}
+	if !reflect.DeepEqual(tables, want) {
+		t.Errorf("GraphTables:\n%+v\nwant\n%+v", tables, want)
 	}
 	wantSkipped := []string{
 		"file/data/in: a path, not a table of spark_catalog",
@@ -41,6 +46,11 @@ func TestDDL(t *testing.T) {
 	}
 	if strings.Join(skipped, "\n") != strings.Join(wantSkipped, "\n") {
 		t.Errorf("skipped:\n%s\nwant\n%s", strings.Join(skipped, "\n"), strings.Join(wantSkipped, "\n"))
+	}
+	// on the wire: the type is a JSON string, never SQL text
+	b, _ := json.Marshal(Request{Tables: tables[:1]})
+	if got := string(b); got != `{"tables":[{"name":"`+"`crm`.`people`"+`","columns":[{"name":"id","type":"int) USING parquet; CREATE DATABASE p LOCATION '/home/ci'; CREATE TABLE p.z (a int","nullable":true}],"source":"graph"}]}` {
+		t.Errorf("request JSON %s", got)
 	}
 }
 
@@ -68,6 +78,13 @@ func TestStart(t *testing.T) {
 		if p.URL != "http://127.0.0.1:1234" || p.Spark != "3.5.9" || p.Startup != 2500*time.Millisecond {
 			t.Errorf("ready line read as %q %q %s", p.URL, p.Spark, p.Startup)
 		}
+		st, err := os.Stat(p.TokenFile)
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("the generated token file %s: %v %v, want mode 0600", p.TokenFile, st.Mode(), err)
+		}
+		if c := p.Client(); len(c.Token) != 64 {
+			t.Errorf("the client's token %q: want 64 hex digits", c.Token)
+		}
 		start := time.Now()
 		if err := p.Close(); err != nil {
 			t.Fatal(err)
@@ -76,8 +93,11 @@ func TestStart(t *testing.T) {
 			t.Errorf("Close took %s: the launcher did not stop when its stdin closed", d)
 		}
 		args, _ := os.ReadFile(marker)
-		if got := strings.TrimSpace(string(args)); got != "--port 0 --parent-stdin --catalog hive -Dspark.sql.ansi.enabled=false" {
-			t.Errorf("launcher arguments %q", got)
+		if got, want := strings.TrimSpace(string(args)), "--port 0 --parent-stdin --catalog hive --token-file "+p.TokenFile+" -Dspark.sql.ansi.enabled=false"; got != want {
+			t.Errorf("launcher arguments %q, want %q", got, want)
+		}
+		if _, err := os.Stat(p.TokenFile); err == nil {
+			t.Errorf("Close left the generated token file %s", p.TokenFile)
 		}
 		if !strings.Contains(p.Output(), "stopped") {
 			t.Errorf("output %q", p.Output())
@@ -109,6 +129,11 @@ func TestStart(t *testing.T) {
 
 func TestClientErrors(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Content-Type") != "application/json" {
+			w.WriteHeader(http.StatusUnsupportedMediaType)
+			_, _ = w.Write([]byte(`{"error":"want application/json"}`))
+			return
+		}
 		if r.Header.Get("Authorization") != "Bearer s3cret" {
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = w.Write([]byte(`{"error":"missing or wrong bearer token"}`))

@@ -11,29 +11,67 @@ import (
 	"time"
 )
 
-// Part is a named SQL text: a file to analyze, or schema statements to apply first.
+// Part is a named SQL text: a file to analyze, or schema statements to register first.
 type Part struct {
 	Name string `json:"name"`
 	SQL  string `json:"sql"`
 }
 
-// Request is one analysis: Schema parts are applied to the analyzer's own catalog for this
-// request only, then every statement of Files is analyzed, in one session of its own. App and
-// Namespace name the job of the events (its key is Namespace/App); Reads also turns plain queries
-// into events (as the listener's publishReads); Conf is set on the session first.
+// Request is one analysis, in a session of its own: Tables and the definitions of the Schema
+// parts' statements are registered in the analyzer's own catalog for this request only, then
+// every statement of Files is analyzed. App and Namespace name the job of the events (its key is
+// Namespace/App); Reads also turns plain queries into events (as the listener's publishReads);
+// Conf is set on the session first (runtime Spark SQL settings only: docs/analyze.md).
 type Request struct {
 	App       string            `json:"app,omitempty"`
 	Namespace string            `json:"namespace,omitempty"`
 	Reads     bool              `json:"reads,omitempty"`
 	Conf      map[string]string `json:"conf,omitempty"`
+	Tables    []Table           `json:"tables,omitempty"`
 	Schema    []Part            `json:"schema,omitempty"`
 	Files     []Part            `json:"files,omitempty"`
 }
 
-// Response is the analyzer's answer: the schema parts and the files, statement by statement.
+// Table is a table's schema given as data, never as SQL text: the analyzer parses each column's
+// type on its own as one Spark SQL type and refuses the table, naming the column, when it is not.
+type Table struct {
+	Name             string   `json:"name"` // db.table, as Spark reads a name (Quote each part)
+	Columns          []Column `json:"columns"`
+	PartitionColumns []string `json:"partitionColumns,omitempty"`
+	Provider         string   `json:"provider,omitempty"` // a file format (parquet, orc, csv, json, text, avro); default parquet
+	Source           string   `json:"source,omitempty"`   // where the schema comes from: graph, ddl, metastore or inferred
+}
+
+// Column is a column of a Table: Type is one Spark SQL type, e.g. decimal(10,2) or array<string>.
+type Column struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Nullable bool   `json:"nullable"`
+}
+
+// Sources of a Table's schema.
+const (
+	SourceGraph     = "graph"
+	SourceDDL       = "ddl"
+	SourceMetastore = "metastore"
+	SourceInferred  = "inferred"
+)
+
+// Response is the analyzer's answer: the tables, the schema parts and the files, statement by statement.
 type Response struct {
-	Schema []File `json:"schema"`
-	Files  []File `json:"files"`
+	Tables []TableResult `json:"tables"`
+	Schema []File        `json:"schema"`
+	Files  []File        `json:"files"`
+}
+
+// TableResult is what became of a Table: Outcome is applied (Note says what differs from the
+// request, if anything) or refused (Reason says why, naming the column at fault).
+type TableResult struct {
+	Name    string `json:"name"`
+	Source  string `json:"source"`
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // File is the statements of one part, in order.
@@ -46,8 +84,9 @@ type File struct {
 const (
 	OutcomeEvent   = "event"   // Events holds the events the listener would publish (one per execution Spark would run: usually one)
 	OutcomeSkipped = "skipped" // no event; Reason says why (noLineage, query, oversize, ...)
-	OutcomeApplied = "applied" // a schema statement, applied
+	OutcomeApplied = "applied" // a schema statement (or a Table), registered
 	OutcomeError   = "error"   // Error holds Spark's message
+	OutcomeRefused = "refused" // not analyzed (or a Table not registered): Reason says why (ADD JAR, a read of files by path, ...)
 )
 
 // Statement is what became of one statement. Line and Column (1-based) are where it starts in
@@ -59,8 +98,9 @@ type Statement struct {
 	Text          string            `json:"text"` // its beginning, on one line
 	Outcome       string            `json:"outcome"`
 	Reason        string            `json:"reason,omitempty"`
-	Applied       *bool             `json:"applied,omitempty"`          // it changed the session or the analyzer's catalog
-	NotApplied    string            `json:"notApplied,omitempty"`       // why a defining statement was not applied
+	Applied       *bool             `json:"applied,omitempty"`          // what it defines was registered in the session or the analyzer's catalog
+	NotApplied    string            `json:"notApplied,omitempty"`       // why a defining statement was not registered
+	Note          string            `json:"note,omitempty"`             // how the registration differs from running it (a LOCATION not used, ...)
 	Degraded      int               `json:"degraded,omitempty"`         // the event's degradation level (size cap)
 	AnalyzeMicros int64             `json:"analyzeMicros,omitempty"`    // parse and analysis, wall time
 	AnalyzeCPU    int64             `json:"analyzeCpuMicros,omitempty"` // the same, CPU time of the analyzing thread

@@ -3,6 +3,8 @@ package analyze
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +25,7 @@ type Options struct {
 	Catalog   string    // the analyzer's own catalog: memory (default) or hive
 	Metastore string    // analyze against this Hive metastore instead (read only): a directory holding metastore_db, a JDBC URL or thrift://
 	Warehouse string    // spark.sql.warehouse.dir
-	TokenFile string    // require this bearer token
+	TokenFile string    // the bearer token's file (created, 0600, when missing); empty: a fresh token in a private temporary file
 	Args      []string  // more launcher arguments (--ddl FILE, -Dspark.k=v)
 	Log       io.Writer // the analyzer's output; nil: kept only for errors
 }
@@ -34,10 +36,13 @@ const ReadyPrefix = "COLLINE_ANALYZE_READY "
 // Process is a running analyzer. It lives until Close, or until the process that started it
 // exits: its stdin is a pipe from here, and it stops when that closes.
 type Process struct {
-	URL     string        // where it serves
-	Spark   string        // its Spark version
-	Startup time.Duration // from the JVM's start to serving, as it reports
+	URL       string        // where it serves
+	Spark     string        // its Spark version
+	Startup   time.Duration // from the JVM's start to serving, as it reports
+	TokenFile string        // the file holding its bearer token (0600)
 
+	token  string
+	tmp    string // the temporary directory of a generated token, removed by Close
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	exited chan struct{}
@@ -81,9 +86,16 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 			return nil, err
 		}
 	}
+	tokenFile, tmp := o.TokenFile, ""
+	if tokenFile == "" {
+		var err error
+		if tmp, tokenFile, err = newToken(); err != nil {
+			return nil, err
+		}
+	}
 	args := []string{"--port", "0", "--parent-stdin"}
 	for _, f := range []struct{ flag, v string }{{"--catalog", o.Catalog}, {"--metastore", o.Metastore},
-		{"--warehouse", o.Warehouse}, {"--token-file", o.TokenFile}} {
+		{"--warehouse", o.Warehouse}, {"--token-file", tokenFile}} {
 		if f.v != "" {
 			args = append(args, f.flag, f.v)
 		}
@@ -106,9 +118,10 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		removeTemp(tmp)
 		return nil, fmt.Errorf("starting the analyzer %s: %w", launcher, err)
 	}
-	p := &Process{cmd: cmd, stdin: stdin, exited: make(chan struct{}), tail: t}
+	p := &Process{TokenFile: tokenFile, tmp: tmp, cmd: cmd, stdin: stdin, exited: make(chan struct{}), tail: t}
 	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -133,8 +146,15 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 			p.Close()
 			return nil, err
 		}
+		token, err := os.ReadFile(tokenFile) // the analyzer creates it when it was missing
+		if err != nil || strings.TrimSpace(string(token)) == "" {
+			p.Close()
+			return nil, fmt.Errorf("the analyzer's token file %s: %v", tokenFile, err)
+		}
+		p.token = strings.TrimSpace(string(token))
 		return p, nil
 	case <-p.exited:
+		removeTemp(tmp)
 		return nil, fmt.Errorf("the analyzer (%s) exited before it was ready (%s); its last output:\n%s",
 			launcher, cmd.ProcessState, t.String())
 	case <-ctx.Done():
@@ -164,8 +184,34 @@ func (p *Process) parseReady(line string) error {
 	return nil
 }
 
-// Client returns a client of the process, with the given bearer token ("" for none).
-func (p *Process) Client(token string) *Client { return &Client{URL: p.URL, Token: token} }
+// Client returns a client of the process, with its bearer token.
+func (p *Process) Client() *Client { return &Client{URL: p.URL, Token: p.token} }
+
+// newToken writes 32 random bytes, in hex, to a new file only its owner can read, in a new
+// private temporary directory.
+func newToken() (dir, file string, err error) {
+	dir, err = os.MkdirTemp("", "colline-analyzer-")
+	if err != nil {
+		return "", "", fmt.Errorf("the analyzer's token: %w", err)
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		removeTemp(dir)
+		return "", "", fmt.Errorf("the analyzer's token: %w", err)
+	}
+	file = filepath.Join(dir, "token")
+	if err := os.WriteFile(file, []byte(hex.EncodeToString(b)+"\n"), 0o600); err != nil {
+		removeTemp(dir)
+		return "", "", fmt.Errorf("the analyzer's token: %w", err)
+	}
+	return dir, file, nil
+}
+
+func removeTemp(dir string) {
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+	}
+}
 
 // Output is the analyzer's last lines of output, for error messages.
 func (p *Process) Output() string { return p.tail.String() }
@@ -173,6 +219,7 @@ func (p *Process) Output() string { return p.tail.String() }
 // Close stops the analyzer: its stdin closes, which it takes as the end; then SIGTERM and
 // SIGKILL to its process group if it lingers. Idempotent.
 func (p *Process) Close() error {
+	defer removeTemp(p.tmp)
 	_ = p.stdin.Close()
 	for _, step := range []struct {
 		sig  syscall.Signal

@@ -8,19 +8,17 @@ import (
 	"github.com/colline/colline/plan"
 )
 
-// SessionCatalog is the namespace of the datasets DDL can define: the session catalog's tables
-// and views (plan.Identify keys them spark_catalog/<db>.<table>).
+// SessionCatalog is the namespace of the datasets a Table can define: the session catalog's
+// tables and views (plan.Identify keys them spark_catalog/<db>.<table>).
 const SessionCatalog = "spark_catalog"
 
-// DDL returns schema statements that define datasets in the analyzer's own catalog: one CREATE
-// DATABASE IF NOT EXISTS per database, one CREATE TABLE (USING parquet: a table with no data, to
-// read from and write to) per table or view of the session catalog, with its columns in order
-// and their types. Datasets that are not tables of the session catalog (paths, JDBC, Kafka,
-// other catalogs) cannot be defined and are returned as skipped, with the reason; so is a
-// dataset without columns.
-func DDL(datasets []plan.Dataset) (sql string, skipped []string) {
-	var b strings.Builder
-	dbs := map[string]bool{}
+// GraphTables returns the tables and views of the session catalog among datasets (read from the
+// graph) as Tables: their columns in order with their types, as data (the analyzer parses each
+// type on its own and refuses a table whose type is not one Spark SQL type, naming the column).
+// A view is defined as a table with the view's columns. Datasets that are not tables of the
+// session catalog (paths, JDBC, Kafka, other catalogs) cannot be defined and are returned as
+// skipped, with the reason; so is a dataset without columns. A column without a type is a string.
+func GraphTables(datasets []plan.Dataset) (tables []Table, skipped []string) {
 	sorted := append([]plan.Dataset(nil), datasets...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
 	for _, d := range sorted {
@@ -36,21 +34,17 @@ func DDL(datasets []plan.Dataset) (sql string, skipped []string) {
 			skipped = append(skipped, fmt.Sprintf("%s: no columns known", d.Key))
 			continue
 		}
-		if !dbs[db] {
-			dbs[db] = true
-			fmt.Fprintf(&b, "CREATE DATABASE IF NOT EXISTS %s;\n", Quote(db))
-		}
-		cols := make([]string, len(d.Columns))
-		for i, c := range d.Columns {
+		t := Table{Name: Quote(db) + "." + Quote(table), Source: SourceGraph}
+		for _, c := range d.Columns {
 			typ := c.Type
 			if typ == "" {
 				typ = "string"
 			}
-			cols[i] = Quote(c.Name) + " " + typ
+			t.Columns = append(t.Columns, Column{Name: c.Name, Type: typ, Nullable: true})
 		}
-		fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s.%s (%s) USING parquet;\n", Quote(db), Quote(table), strings.Join(cols, ", "))
+		tables = append(tables, t)
 	}
-	return b.String(), skipped
+	return tables, skipped
 }
 
 // Quote backquotes a Spark SQL identifier (a backquote inside is doubled).

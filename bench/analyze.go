@@ -58,7 +58,7 @@ func benchAnalyze(ctx context.Context, r *report, lines, tpcdsDir string, passes
 		r.notef("analyze %s: ready in %.1fs (JVM start to serving, as it reports: %.1fs); load average %s", line, startup.Seconds(), p.Startup.Seconds(), loadAvg())
 		r.add(row{part: "analyze", metric: "start-up, Spark " + line + " (launcher to serving, TPC-DS schema loaded)",
 			value: fmt.Sprintf("%.1f s", startup.Seconds()), baseline: "-", target: "-"})
-		c := p.Client("")
+		c := p.Client()
 		var trip, wall, cpu []float64
 		for pass := 1; pass <= passes; pass++ {
 			for _, q := range queries {

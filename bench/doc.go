@@ -24,9 +24,16 @@
 //     the largest size within it (-hostile-edges, default the default budget), written to Neo4j
 //     through process.Step and graph.Writer: write time, Neo4j's CPU time (-hostile-neo4j-pid) and
 //     peak RSS of the writing process. The longest write of a batch the consumer can form.
+//   - intake (not in the default): the OpenLineage endpoint of the consumer binary under a stream
+//     of captured events over HTTP, one in ten invalid: events/s, every valid one in the graph,
+//     every invalid one a 400 with its reason, peak RSS; vs the Kafka transport (-intake-events,
+//     -intake-clients).
+//   - ui-load (not in the default): the explorer's API with 50 readers at once on part e's graph,
+//     p50/p99 vs one reader, and saturated (-ui-load-readers, -ui-load-duration, -ui-load-think).
 //
-// It is not a test and not run in CI. The e2e, fresh, rss and reads parts WIPE THE NEO4J GRAPH (batched
-// deletes) before they run and at the end, and create (then delete) their own Kafka topics. Kafka
+// It is not a test; the short variants of intake and ui-load are (load_test.go, in make test,
+// on the dev services without wiping the graph). The e2e, fresh, rss, reads, ui and ui-load parts
+// WIPE THE NEO4J GRAPH (batched deletes) before they run and at the end, and create (then delete) their own Kafka topics. Kafka
 // and Neo4j are the dev services (dev/services start): COLLINE_TEST_KAFKA_BROKERS and
 // COLLINE_TEST_NEO4J_URI override their addresses.
 package main

@@ -85,10 +85,12 @@ func hostileChild(arg string) error {
 	lin, err := plan.Extract(env)
 	took := time.Since(start).Seconds()
 	result := ""
-	if err != nil {
-		_, msg, _ := strings.Cut(err.Error(), ": plan too complex")
-		result = "refused: plan too complex" + msg
-	} else {
+	switch {
+	case err != nil:
+		result = "refused: " + err.Error()
+	case lin.OverBudget != nil:
+		result = fmt.Sprintf("table-level lineage (%d reads, %d writes): %v", len(lin.Reads), len(lin.Writes), lin.OverBudget)
+	default:
 		result = fmt.Sprintf("%d edges, %d row-level", len(lin.Edges), len(lin.RowDeps))
 	}
 	fmt.Printf("%d %.4f %d | %s\n", len(data), took, peakKB(), result)
@@ -147,9 +149,9 @@ func largestWithin(base []byte, shape string, step process.Step) (int, error) {
 		if err != nil {
 			return false, err
 		}
-		_, err = step.Item(data)
-		if errors.Is(err, plan.ErrTooComplex) || errors.Is(err, process.ErrTooLarge) {
-			return false, nil
+		it, err := step.Item(data)
+		if errors.Is(err, process.ErrTooLarge) || err == nil && it.Lineage.OverBudget != nil {
+			return false, nil // over budget: table-level lineage only
 		}
 		return err == nil, err
 	}

@@ -28,7 +28,7 @@ type benchEnv struct {
 
 func main() {
 	var (
-		parts      = flag.String("parts", "decode,e2e,prod,fresh,prod-fresh,rss,reads,listener", "comma-separated parts to run (prod: the production-like corpus, re-runs of the same jobs; prod-fresh: freshness at -prod-fresh-rate of its re-runs; big: the 10M-relationship graph built by the writer, reads, the explorer and retention on it (make bench-10m); listener: the listener's driver time per TPC-DS CTAS against no listener and OpenLineage, bench/overhead/run.sh; decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; analyze: colline's analyzer, warm; none of these in the default)")
+		parts      = flag.String("parts", "decode,e2e,prod,fresh,prod-fresh,rss,reads,listener", "comma-separated parts to run (prod: the production-like corpus, re-runs of the same jobs; prod-fresh: freshness at -prod-fresh-rate of its re-runs; big: the 10M-relationship graph built by the writer, reads, the explorer and retention on it (make bench-10m); listener: the listener's driver time per TPC-DS CTAS against no listener and OpenLineage, bench/overhead/run.sh; decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; ui-load: the explorer's API with 50 concurrent readers on the reads graph; intake: the OpenLineage endpoint under a stream of events, 1 in 10 invalid; analyze: colline's analyzer, warm; none of these in the default)")
 		corpus     = flag.String("corpus", "plan/testdata/tpcds", "TPC-DS corpus directory (spark-*/q*.json[.gz])")
 		kafkaAddr  = flag.String("kafka", envOr("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers, comma-separated")
 		neo4jURI   = flag.String("neo4j", envOr("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (no auth)")
@@ -66,6 +66,11 @@ func main() {
 		prodRuns   = flag.Int("prod-runs", 6, "prod: runs of each job (the first writes new lineage, the others are timed)")
 		prodRate   = flag.Float64("prod-fresh-rate", 500, "prod-fresh: events per second of production-like re-runs")
 		prodChange = flag.Float64("prod-change", 0.05, "prod: share of runs that change their job's lineage")
+		intakeN    = flag.Int("intake-events", 5000, "intake: OpenLineage events posted, one in ten invalid")
+		intakeC    = flag.Int("intake-clients", 16, "intake: concurrent HTTP clients")
+		uiReaders  = flag.Int("ui-load-readers", 50, "ui-load: concurrent readers of the explorer's API")
+		uiLoadDur  = flag.Duration("ui-load-duration", 30*time.Second, "ui-load: how long they read")
+		uiThink    = flag.Duration("ui-load-think", time.Second, "ui-load: a reader's mean pause between requests (exponential)")
 		hostileP   = flag.Int("hostile-neo4j-pid", 0, "hostile-write: the pid of the local Neo4j, to report the CPU time of each write (e.g. $(cat $COLLINE_DEV_DIR/run/neo4j/pid)); 0: none")
 	)
 	flag.IntVar(&bigBatch, "big-batch", 500, "big: events per write while the graph is built")
@@ -125,6 +130,10 @@ func main() {
 			return benchBig(ctx, r, env, *bigRels, *bigRuns, *readN, *readTO, *readBudget, *readReuse)
 		case "ui":
 			return benchUI(ctx, r, env, *readEdges, *readN, *readBudget, *readReuse)
+		case "intake":
+			return benchIntake(ctx, r, env, intakeLoad{Events: *intakeN, Clients: *intakeC})
+		case "ui-load":
+			return benchUILoad(ctx, r, env, *readEdges, *readReuse, uiLoad{Readers: *uiReaders, Duration: *uiLoadDur, Think: *uiThink})
 		}
 		return fmt.Errorf("unknown part %q", part)
 	}, *keepGraph); err != nil {

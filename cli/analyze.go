@@ -32,7 +32,7 @@ type analyzerOpts struct {
 func analyzerFlags(fs *flag.FlagSet, graphSchema bool, stderr io.Writer) *analyzerOpts {
 	o := &analyzerOpts{
 		server:      fs.String("server", os.Getenv("COLLINE_ANALYZER_URL"), "a running analyzer (dev/spark-analyze) to use instead of starting one (env COLLINE_ANALYZER_URL)"),
-		tokenFile:   fs.String("token-file", os.Getenv("COLLINE_ANALYZER_TOKEN_FILE"), "file holding the analyzer's bearer token (env COLLINE_ANALYZER_TOKEN_FILE)"),
+		tokenFile:   fs.String("token-file", os.Getenv("COLLINE_ANALYZER_TOKEN_FILE"), "file holding the bearer token of --server (env COLLINE_ANALYZER_TOKEN_FILE); an analyzer colline starts gets a fresh token of its own"),
 		launcher:    fs.String("analyzer", os.Getenv("COLLINE_ANALYZER"), "the analyzer's launcher (default: dev/spark-analyze of the checkout; env COLLINE_ANALYZER)"),
 		sparkLine:   fs.String("spark-line", os.Getenv("SPARK_LINE"), "the Spark line to analyze with, a line of dev/spark/lines (default 3.5_2.12; env SPARK_LINE)"),
 		catalog:     fs.String("catalog", "memory", "the analyzer's own catalog: memory or hive (Hive-format tables)"),
@@ -43,7 +43,7 @@ func analyzerFlags(fs *flag.FlagSet, graphSchema bool, stderr io.Writer) *analyz
 		graphSchema: fs.Bool("schema-from-graph", graphSchema, "define every table colline's graph knows (its columns and types) before analyzing"),
 		log:         stderr,
 	}
-	fs.Var(o.ddl, "ddl", "a file of schema statements (CREATE DATABASE / TABLE / VIEW) to analyze against (repeatable)")
+	fs.Var(o.ddl, "ddl", "a file of schema statements (CREATE DATABASE / TABLE / VIEW, analyzed and registered, never run) to analyze against (repeatable)")
 	fs.Var(o.conf, "conf", "a Spark SQL setting KEY=VALUE for the analysis, e.g. spark.sql.ansi.enabled=false (repeatable)")
 	o.neo4j = neo4jFlags(fs)
 	return o
@@ -63,16 +63,17 @@ type analyzer struct {
 }
 
 // connect uses --server, or starts an analyzer (a JVM: tens of seconds) and returns once it serves.
+// An analyzer colline starts listens on loopback with a fresh token, in a file only its user reads.
 func (o *analyzerOpts) connect(ctx context.Context) (*analyzer, error) {
-	token := ""
-	if *o.tokenFile != "" {
-		s, err := config.ReadSecretFile(*o.tokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("--token-file: %w", err)
-		}
-		token = s.Reveal()
-	}
 	if *o.server != "" {
+		token := ""
+		if *o.tokenFile != "" {
+			s, err := config.ReadSecretFile(*o.tokenFile)
+			if err != nil {
+				return nil, fmt.Errorf("--token-file: %w", err)
+			}
+			token = s.Reveal()
+		}
 		c := &analyze.Client{URL: *o.server, Token: token}
 		h, err := c.Health(ctx)
 		if err != nil {
@@ -90,45 +91,53 @@ func (o *analyzerOpts) connect(ctx context.Context) (*analyzer, error) {
 	start := time.Now()
 	startCtx, cancel := context.WithTimeout(ctx, 10*time.Minute) // the first start fetches Spark's jars
 	defer cancel()
+	if *o.warehouse != "" && *o.metastore == "" {
+		return nil, usageError("--warehouse goes with --metastore: the analyzer's own catalog keeps its warehouse in its work directory")
+	}
 	p, err := analyze.Start(startCtx, analyze.Options{
 		Launcher: *o.launcher, SparkLine: *o.sparkLine, Catalog: *o.catalog, Metastore: *o.metastore,
-		Warehouse: *o.warehouse, TokenFile: *o.tokenFile,
+		Warehouse: *o.warehouse,
 	})
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(o.log, "colline: analyzer ready: Spark %s at %s in %s\n", p.Spark, p.URL, time.Since(start).Round(100*time.Millisecond))
-	return &analyzer{client: p.Client(token), close: func() { _ = p.Close() }, spark: p.Spark}, nil
+	return &analyzer{client: p.Client(), close: func() { _ = p.Close() }, spark: p.Spark}, nil
 }
 
-// schema is what to analyze against: the --ddl files, then, with --schema-from-graph, every
-// table the graph knows.
-func (o *analyzerOpts) schema(ctx context.Context) ([]analyze.Part, error) {
-	var parts []analyze.Part
-	for _, f := range *o.ddl {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("--ddl: %w", err)
-		}
-		parts = append(parts, analyze.Part{Name: f, SQL: string(data)})
-	}
+// schema is what to analyze against: with --schema-from-graph, every table the graph knows (as
+// data: names, columns and types), then the --ddl files (statements, analyzed and registered).
+type schema struct {
+	tables []analyze.Table
+	parts  []analyze.Part
+}
+
+func (o *analyzerOpts) schema(ctx context.Context) (schema, error) {
+	var s schema
 	if *o.graphSchema {
 		driver, err := o.neo4j.driver()
 		if err != nil {
-			return nil, err
+			return s, err
 		}
 		defer driver.Close(context.WithoutCancel(ctx))
 		ds, err := graph.NewReader(driver, *o.neo4j.database).Datasets(ctx, "table", "view")
 		if err != nil {
-			return nil, fmt.Errorf("--schema-from-graph: %w", err)
+			return s, fmt.Errorf("--schema-from-graph: %w", err)
 		}
-		sql, skipped := analyze.DDL(ds)
-		for _, s := range skipped {
-			fmt.Fprintf(o.log, "colline: --schema-from-graph: skipped %s\n", visible(s))
+		tables, skipped := analyze.GraphTables(ds)
+		for _, sk := range skipped {
+			fmt.Fprintf(o.log, "colline: --schema-from-graph: skipped %s\n", visible(sk))
 		}
-		parts = append(parts, analyze.Part{Name: "graph " + *o.neo4j.uri, SQL: sql})
+		s.tables = tables
 	}
-	return parts, nil
+	for _, f := range *o.ddl {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return s, fmt.Errorf("--ddl: %w", err)
+		}
+		s.parts = append(s.parts, analyze.Part{Name: f, SQL: string(data)})
+	}
+	return s, nil
 }
 
 // Analyzed is the result of analyzing files: the events, as explain would read them, and one
@@ -137,14 +146,15 @@ type Analyzed struct {
 	Events   []Event
 	Raw      [][]byte // the events' JSON, as the analyzer produced them
 	Problems []string
-	Warnings []string       // schema statements not applied, and why
+	Warnings []string       // tables and schema statements not registered, statements refused, and why
+	Refused  []string       // statements the analyzer refused (not analyzed), with the reason
 	Counts   map[string]int // statements by outcome
 }
 
 // analyzeFiles analyzes files (in one session, in order) with the schema, and runs every event
 // through process.Step as explain does.
-func analyzeFiles(ctx context.Context, a *analyzer, schema []analyze.Part, files []string, req analyze.Request) (*Analyzed, error) {
-	req.Schema = schema
+func analyzeFiles(ctx context.Context, a *analyzer, s schema, files []string, req analyze.Request) (*Analyzed, error) {
+	req.Tables, req.Schema = s.tables, s.parts
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -157,12 +167,21 @@ func analyzeFiles(ctx context.Context, a *analyzer, schema []analyze.Part, files
 		return nil, err
 	}
 	out := &Analyzed{Counts: map[string]int{}}
+	for _, t := range resp.Tables {
+		if t.Outcome != analyze.OutcomeApplied {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("colline: table %s (from the %s) not defined: %s", visible(t.Name), visible(t.Source), visible(t.Reason)))
+		}
+	}
 	for _, f := range resp.Schema {
 		for _, st := range f.Statements {
-			if st.Outcome == analyze.OutcomeError {
+			switch st.Outcome {
+			case analyze.OutcomeError:
 				out.Problems = append(out.Problems, problem(f.Name, st, "schema statement"))
-			} else if st.Outcome != analyze.OutcomeApplied {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("%s:%d:%d: schema statement not applied: %s", visible(f.Name), st.Line, st.Column, visible(st.Reason)))
+			case analyze.OutcomeRefused:
+				out.Warnings = append(out.Warnings, problem(f.Name, st, "schema statement refused"))
+			case analyze.OutcomeApplied:
+			default:
+				out.Warnings = append(out.Warnings, fmt.Sprintf("%s:%d:%d: schema statement not registered: %s", visible(f.Name), st.Line, st.Column, visible(st.Reason)))
 			}
 		}
 	}
@@ -170,6 +189,10 @@ func analyzeFiles(ctx context.Context, a *analyzer, schema []analyze.Part, files
 		for _, st := range f.Statements {
 			out.Counts[st.Outcome]++
 			switch st.Outcome {
+			case analyze.OutcomeRefused:
+				r := problem(f.Name, st, "refused")
+				out.Refused = append(out.Refused, r)
+				out.Warnings = append(out.Warnings, r)
 			case analyze.OutcomeError:
 				out.Problems = append(out.Problems, problem(f.Name, st, "error"))
 			case analyze.OutcomeEvent:
@@ -229,7 +252,7 @@ func analyzeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	schema, err := ao.schema(ctx)
+	s, err := ao.schema(ctx)
 	if err != nil {
 		return err
 	}
@@ -239,7 +262,7 @@ func analyzeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer a.close()
 	start := time.Now()
-	res, err := analyzeFiles(ctx, a, schema, files, analyze.Request{App: *app, Namespace: *namespace, Reads: *reads, Conf: conf})
+	res, err := analyzeFiles(ctx, a, s, files, analyze.Request{App: *app, Namespace: *namespace, Reads: *reads, Conf: conf})
 	if err != nil {
 		return err
 	}
@@ -267,9 +290,10 @@ func analyzeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for _, p := range append(res.Warnings, res.Problems...) {
 		fmt.Fprintln(stderr, p)
 	}
-	fmt.Fprintf(stderr, "colline: analyzed %d statement(s) of %d file(s) with Spark %s in %s: %d event(s), %d skipped, %d error(s)\n",
+	fmt.Fprintf(stderr, "colline: analyzed %d statement(s) of %d file(s) with Spark %s in %s: %d event(s), %d skipped, %d refused, %d error(s)\n",
 		res.Counts[analyze.OutcomeEvent]+res.Counts[analyze.OutcomeSkipped]+res.Counts[analyze.OutcomeError], len(files), a.spark,
-		time.Since(start).Round(time.Millisecond), res.Counts[analyze.OutcomeEvent], res.Counts[analyze.OutcomeSkipped], len(res.Problems))
+		time.Since(start).Round(time.Millisecond), res.Counts[analyze.OutcomeEvent], res.Counts[analyze.OutcomeSkipped],
+		res.Counts[analyze.OutcomeRefused], len(res.Problems))
 	if len(res.Problems) > 0 {
 		return errSilent
 	}

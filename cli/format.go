@@ -62,7 +62,7 @@ func writeTable(w io.Writer, evs []Event) error {
 			if d.Mode != "" {
 				notes = append(notes, d.Mode)
 			}
-			if lin.Degraded {
+			if lin.TableLevel() {
 				notes = append(notes, "column lineage missing")
 			}
 			s := d.Key
@@ -83,8 +83,8 @@ func writeTable(w io.Writer, evs []Event) error {
 			switch {
 			case env.Markers.NestedWrite:
 				note += ": a nested write, the outer command's event carries it"
-			case lin.Degraded:
-				note = degradedNote
+			case lin.TableLevel():
+				note = missingNote(lin)
 			}
 			fmt.Fprintf(w, "(%s)\n", note)
 			continue
@@ -132,6 +132,24 @@ func writeTable(w io.Writer, evs []Event) error {
 // degradedNote says what a degraded event's lineage lacks, in every format.
 const degradedNote = "column lineage missing: a degraded event (markers.truncated: the listener cut the plan to fit spark.colline.event.maxBytes); " +
 	"reads, writes and written columns are complete, which columns feed which is not known"
+
+// missingNote says why a table-level lineage has no column lineage: a degraded event, or a plan
+// over an extraction budget.
+func missingNote(lin *plan.Lineage) string {
+	if lin.Degraded {
+		return degradedNote
+	}
+	return "column lineage missing: the plan is over an extraction budget (" + lin.OverBudget.Error() +
+		"); reads, writes and written columns are complete, which columns feed which was not extracted"
+}
+
+// overBudgetName is the budget lin was over, or "".
+func overBudgetName(lin *plan.Lineage) string {
+	if lin.OverBudget == nil {
+		return ""
+	}
+	return lin.OverBudget.Budget
+}
 
 func writeDatasets(ws []plan.Write) []plan.Dataset {
 	out := make([]plan.Dataset, len(ws))
@@ -212,11 +230,11 @@ type lineageGraph struct {
 	names    map[string]string   // column key -> column name
 	edges    []plan.Edge         // column -> column, sorted by source and target
 	rowDeps  []plan.Edge         // column -> dataset, sorted by source and target
-	missing  map[string]bool     // datasets written by a degraded event: their column lineage is missing
+	missing  map[string]string   // datasets written by a degraded event or a plan over budget: why their column lineage is missing
 }
 
 func union(evs []Event) lineageGraph {
-	g := lineageGraph{columns: map[string][]string{}, names: map[string]string{}, missing: map[string]bool{}}
+	g := lineageGraph{columns: map[string][]string{}, names: map[string]string{}, missing: map[string]string{}}
 	owner := map[string]string{}
 	add := func(d plan.Dataset) {
 		if _, ok := g.columns[d.Key]; !ok {
@@ -252,8 +270,11 @@ func union(evs []Event) lineageGraph {
 		}
 		for _, d := range ev.Lineage.Writes {
 			add(d.Dataset)
-			if ev.Lineage.Degraded {
-				g.missing[d.Key] = true
+			switch {
+			case ev.Lineage.Degraded:
+				g.missing[d.Key] = "degraded event"
+			case ev.Lineage.OverBudget != nil:
+				g.missing[d.Key] = "over the " + ev.Lineage.OverBudget.Budget + " budget"
 			}
 		}
 		for _, e := range ev.Lineage.Edges {
@@ -298,8 +319,8 @@ func roleLabel(e plan.Edge) string {
 // label is a dataset's title in DOT and Mermaid: its key, and whether some write of it lacks
 // column lineage.
 func (g lineageGraph) label(d string) string {
-	if g.missing[d] {
-		return d + " (column lineage missing: degraded event)"
+	if why := g.missing[d]; why != "" {
+		return d + " (column lineage missing: " + why + ")"
 	}
 	return d
 }
@@ -330,7 +351,7 @@ func writeDOT(w io.Writer, evs []Event) error {
 	rowsNode := map[string]string{}
 	for i, d := range g.datasets {
 		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n", i, dotText(g.label(d)))
-		if g.missing[d] {
+		if g.missing[d] != "" {
 			b.WriteString("    style=dashed;\n")
 		}
 		for _, c := range g.columns[d] {
@@ -414,7 +435,8 @@ type jsonEvent struct {
 	Status      string         `json:"status"`
 	Analyzed    bool           `json:"analyzed,omitempty"` // colline analyze: lineage of SQL that did not run
 	EndedAt     string         `json:"endedAt,omitempty"`
-	Degraded    bool           `json:"degraded,omitempty"` // markers.truncated: no write has column lineage
+	Degraded    bool           `json:"degraded,omitempty"`   // markers.truncated: no write has column lineage
+	OverBudget  string         `json:"overBudget,omitempty"` // the extraction budget the plan was over: no write has column lineage
 	Reads       []jsonDataset  `json:"reads"`
 	Writes      []jsonDataset  `json:"writes"`
 	Unknown     map[string]int `json:"unknownNodes,omitempty"`
@@ -430,7 +452,8 @@ type jsonDataset struct {
 	Columns       []string           `json:"columns"`
 	Fields        []string           `json:"fields,omitempty"`        // struct fields of the columns, dotted: address.city
 	ColumnLineage *jsonColumnLineage `json:"columnLineage,omitempty"` // writes only; absent when missing
-	// ColumnLineageMissing says why a write has no columnLineage (writes of a degraded event).
+	// ColumnLineageMissing says why a write has no columnLineage (writes of a degraded event or of
+	// a plan over budget).
 	ColumnLineageMissing string `json:"columnLineageMissing,omitempty"`
 }
 
@@ -481,7 +504,7 @@ func writeJSON(w io.Writer, evs []Event) error {
 			Source: ev.Source, EventID: env.EventID, Job: record.JobKey(env.App), AppID: env.App.ID,
 			ExecutionID: env.Query.ExecutionID, FuncName: env.Query.FuncName, Status: env.Query.Status,
 			Analyzed: env.Markers.Analyzed, EndedAt: env.Query.EndedAt, Unknown: lin.Unknown, Degraded: lin.Degraded,
-			Reads: []jsonDataset{}, Writes: []jsonDataset{},
+			OverBudget: overBudgetName(lin), Reads: []jsonDataset{}, Writes: []jsonDataset{},
 		}
 		// column key -> its dataset and name, for the facet's (namespace, name, field)
 		type colRef struct {
@@ -514,8 +537,8 @@ func writeJSON(w io.Writer, evs []Event) error {
 		for k := range lin.Writes {
 			d := &lin.Writes[k]
 			jd := ds(d.Dataset, d.Mode)
-			if lin.Degraded {
-				jd.ColumnLineageMissing = degradedNote
+			if lin.TableLevel() {
+				jd.ColumnLineageMissing = missingNote(lin)
 				j.Writes = append(j.Writes, jd)
 				continue
 			}

@@ -116,3 +116,37 @@ func TestExplainStopsOnCancel(t *testing.T) {
 		t.Errorf("exit %d after %v: %s; want 1 within a second, interrupted", code, took, errOut.String())
 	}
 }
+
+// TestExplainOverBudget: a plan over an extraction budget (the paths shape, a MUTATED captured
+// event) is explained with its table-level lineage and says which budget, in text and JSON.
+func TestExplainOverBudget(t *testing.T) {
+	base, err := os.ReadFile(filepath.Join("..", "plan", "testdata", hostile.Base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := hostile.Make(base, hostile.Paths, 40) // 136,000 edges and roles: over the default 10,000
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "paths.json")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), "test", []string{"explain", file}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if s := out.String(); !strings.Contains(s, "(column lineage missing: the plan is over an extraction budget (plan too complex: lineage edges and roles more than 10000, the edges budget is 10000") ||
+		!strings.Contains(s, "column lineage missing)") {
+		t.Errorf("text:\n%s", s)
+	}
+	out.Reset()
+	if code := Main(context.Background(), "test", []string{"explain", "--format", "json", file}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var v []jsonEvent
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil || len(v) != 1 || v[0].OverBudget != "edges" || len(v[0].Writes) == 0 ||
+		v[0].Writes[0].ColumnLineage != nil || !strings.Contains(v[0].Writes[0].ColumnLineageMissing, "the edges budget") {
+		t.Errorf("json: %v %s", err, out.String())
+	}
+}

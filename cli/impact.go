@@ -54,7 +54,7 @@ func impactCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return 0, err
 	}
 	req.Conf = conf
-	schema, err := ao.schema(ctx)
+	s, err := ao.schema(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -65,15 +65,15 @@ func impactCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	defer a.close()
 
 	lineages := func(files []string) ([]*plan.Lineage, error) {
-		res, err := analyzeFiles(ctx, a, schema, files, req)
+		res, err := analyzeFiles(ctx, a, s, files, req)
 		if err != nil {
 			return nil, err
 		}
 		for _, p := range append(res.Warnings, res.Problems...) {
 			fmt.Fprintln(stderr, p)
 		}
-		if len(res.Problems) > 0 {
-			return nil, fmt.Errorf("%s: %d statement(s) could not be analyzed: the impact of a change needs all of them", strings.Join(files, " "), len(res.Problems))
+		if n := len(res.Problems) + len(res.Refused); n > 0 {
+			return nil, fmt.Errorf("%s: %d statement(s) could not be analyzed (or were refused): the impact of a change needs all of them", strings.Join(files, " "), n)
 		}
 		out := make([]*plan.Lineage, len(res.Events))
 		for i, ev := range res.Events {

@@ -30,6 +30,8 @@ usage:
                   [--format table|dot|mermaid|json|events] FILE.sql...
   colline impact  [ANALYZER] [--old OLD.sql]... [--job NS/APP] [--depth N]
                   [--format text|json|markdown] [--fail-on breaking|alter|never] NEW.sql...
+  colline lineage (--app ID | --parent RUN) [--limit N] [--format text|json] [--neo4j URI] [--user NAME]
+                  [--password-file F] [--ca-file F] [--database NAME]
   colline ui      [--addr HOST:PORT]
   colline version
 
@@ -68,6 +70,13 @@ _TLS_CERT_FILE and _TLS_KEY_FILE (mutual TLS), COLLINE_KAFKA_SASL_MECHANISM, _SA
 _SASL_PASSWORD_FILE or _SASL_PASSWORD (docs/operations.md); the user needs Read and Describe on
 the topic.
 
+lineage answers a scheduler's question from the graph: the runs of a Spark application (--app, its
+spark.app.id) or every run under one of the scheduler's runs (--parent: a run id, or
+namespace/job/runId as passed to Spark in spark.openlineage.parentJobNamespace, parentJobName and
+parentRunId, or spark.colline.parent.*), oldest first, with the Spark Connect user of each run, the
+datasets they read and wrote, and the column lineage into what they wrote. The same answer is
+GET /api/runs?app=ID or ?parent=RUN of colline ui. Neo4j flags as for replay (read only).
+
 ui serves the lineage explorer, a web page that draws a column's upstream and downstream as table
 boxes with column edges, the impact list (CSV too), job views and the SQL panel, reading Neo4j
 (read transactions only). It also serves Neo4j Browser's style and guide (/neo4j/colline.grass,
@@ -80,9 +89,13 @@ analyze parses and analyzes SQL files with Spark (dev/spark-analyze starts a loc
 listener would publish for it, marked analyzed, shown as explain shows events (--format events
 prints the events, one JSON value a line; --out DIR writes one file each, for explain and
 replay). Tables come from --ddl files, from a Hive metastore (--metastore, read only), or from
-colline's graph (--schema-from-graph); a file's own CREATE statements define tables for the rest
-of it. A statement Spark cannot parse or analyze is reported as FILE:LINE:COLUMN: Spark's message,
-and the others are still analyzed.
+colline's graph (--schema-from-graph, sent as data: a type that is not one Spark SQL type refuses
+its table, naming the column); a file's own CREATE statements define tables for the rest of it,
+registered by colline in the analyzer's own catalog, never run. Statements that would run code or
+read files (ADD JAR, CREATE FUNCTION, temporary views USING a data source, reads of files by path,
+...) are refused and reported with the reason. A statement Spark cannot parse or analyze is
+reported as FILE:LINE:COLUMN: Spark's message, and the others are still analyzed. An analyzer
+colline starts has a fresh token; --token-file is the token of --server.
 
 impact analyzes the new version of a job's SQL (and --old, or else takes the job's lineage from
 the graph), prints the lineage diff and, from the graph, every column, dataset and job downstream
@@ -110,6 +123,8 @@ func Main(ctx context.Context, version string, args []string, stdout, stderr io.
 		err = upgrade(ctx, rest, stdout)
 	case "ui":
 		err = serveUI(ctx, version, rest, stdout, stderr)
+	case "lineage":
+		err = lineageCmd(ctx, rest, stdout)
 	case "analyze":
 		err = analyzeCmd(ctx, rest, stdout, stderr)
 	case "impact":

@@ -60,7 +60,7 @@ func serveUI(ctx context.Context, version string, args []string, stdout, stderr 
 	defer driver.Close(context.WithoutCancel(ctx))
 	p := ui.Params{
 		MaxSteps: c.UiMaxSteps, MaxColumns: c.UiMaxColumns, MaxEdges: c.UiMaxEdges, QueryTimeout: c.UiQueryTimeout,
-		MaxBodyBytes: int64(c.UiMaxBodyBytes), MaxConcurrent: c.UiMaxConcurrent, Log: log, Version: version,
+		MaxBodyBytes: int64(c.UiMaxBodyBytes), MaxConcurrent: c.UiMaxConcurrent, Log: log, Version: version, Hosts: c.AllowedHosts(),
 		Auth: ui.Auth{BasicUser: c.UiBasicUser, BasicPassword: c.UiBasicPassword.Reveal(), Token: c.UiToken.Reveal(),
 			ProxyUserHeader: c.UiProxyUserHeader},
 	}

@@ -51,22 +51,26 @@ type Config struct {
 	KafkaSASLPasswordFile      string `split_words:"true" desc:"file holding the SASL password (a mounted secret), instead of COLLINE_KAFKA_SASL_PASSWORD; one trailing newline is ignored"`
 	MaxEventBytes              int    `split_words:"true" default:"33554432" desc:"largest message value decoded (uncompressed); larger ones go to the dead-letter topic (reason too_large); unset, at most COLLINE_KAFKA_MAX_BYTES"`
 
-	MaxPlanDepth int `split_words:"true" default:"5000" desc:"longest chain of plan nodes extracted; deeper plans go to the dead-letter topic (reason too_complex)"`
-	MaxPlanNodes int `split_words:"true" default:"100000" desc:"most plan nodes in one event; more: dead letter, reason too_complex"`
-	MaxPlanEdges int `split_words:"true" default:"10000" desc:"most lineage edges plus their transformations one event yields (also the most a batch holds); more: dead letter, reason too_complex"`
-	MaxPlanWork  int `split_words:"true" default:"1000000" desc:"most source-column entries resolved for one event (bounds time and memory); more: dead letter, reason too_complex"`
+	MaxPlanDepth int `split_words:"true" default:"5000" desc:"longest chain of plan nodes whose column lineage is extracted; a deeper plan keeps its table-level lineage only (its run marked overBudget: depth)"`
+	MaxPlanNodes int `split_words:"true" default:"100000" desc:"most plan nodes in one event; more: table-level lineage only, marked"`
+	MaxPlanEdges int `split_words:"true" default:"10000" desc:"most lineage edges plus their transformations one event yields (also the most a batch holds); more: table-level lineage only, marked"`
+	MaxPlanWork  int `split_words:"true" default:"1000000" desc:"most source-column entries resolved for one event (bounds time and memory); more: table-level lineage only, marked"`
 
-	OpenlineageTopic          string        `split_words:"true" desc:"also read OpenLineage events (openlineage's Kafka transport) from this topic, in the same group; empty: off"`
-	OpenlineageHTTPAddr       string        `split_words:"true" desc:"listen address of POST /api/v1/lineage for OpenLineage's HTTP transport (publishes to COLLINE_OPENLINEAGE_TOPIC); empty: off"`
-	OpenlineageHTTPApiKey     Secret        `split_words:"true" desc:"API key the HTTP transport must send (Authorization: Bearer); empty: no authentication (never logged)"`
-	OpenlineageHTTPApiKeyFile string        `split_words:"true" desc:"file holding the API key (a mounted secret), instead of COLLINE_OPENLINEAGE_HTTP_API_KEY"`
-	OpenlineageHTTPMaxBytes   int           `split_words:"true" default:"4194304" desc:"largest event POSTed, in bytes after gzip decoding; larger: 413"`
-	OpenlineageEmitURL        string        `split_words:"true" desc:"POST an OpenLineage RunEvent for every Spark event written to this endpoint (http(s)://marquez:5000/api/v1/lineage); empty: off"`
-	OpenlineageEmitTopic      string        `split_words:"true" desc:"or write those events to this Kafka topic (same brokers and security as COLLINE_KAFKA_*); empty: off"`
-	OpenlineageEmitApiKey     Secret        `split_words:"true" desc:"API key sent to COLLINE_OPENLINEAGE_EMIT_URL (Authorization: Bearer; never logged)"`
-	OpenlineageEmitApiKeyFile string        `split_words:"true" desc:"file holding that API key (a mounted secret), instead of COLLINE_OPENLINEAGE_EMIT_API_KEY"`
-	OpenlineageEmitTimeout    time.Duration `split_words:"true" default:"10s" desc:"timeout of one POST to COLLINE_OPENLINEAGE_EMIT_URL (a failed POST is retried with backoff)"`
-	OpenlineageAliases        string        `split_words:"true" desc:"dataset key prefixes to rewrite, from=to, comma-separated (duckdb:///data/shop.duckdb/shop.lake.=spark_catalog/lake.): how a tool naming a table its own way joins it (docs/openlineage.md)"`
+	OpenlineageTopic             string        `split_words:"true" desc:"also read OpenLineage events (openlineage's Kafka transport) from this topic, in the same group; empty: off"`
+	OpenlineageHTTPAddr          string        `split_words:"true" desc:"listen address of POST /api/v1/lineage for OpenLineage's HTTP transport (publishes to COLLINE_OPENLINEAGE_TOPIC); empty: off"`
+	OpenlineageHTTPApiKey        Secret        `split_words:"true" desc:"API key the HTTP transport must send (Authorization: Bearer), allowed to write anything (one key per producer, bound to what it may write: COLLINE_OPENLINEAGE_HTTP_KEYS_FILE); never logged"`
+	OpenlineageHTTPApiKeyFile    string        `split_words:"true" desc:"file holding the API key (a mounted secret), instead of COLLINE_OPENLINEAGE_HTTP_API_KEY"`
+	OpenlineageHTTPKeysFile      string        `split_words:"true" desc:"file of API keys, one producer a line, each bound to the jobs and datasets it may write (job=, dataset= patterns; docs/security.md); a key may not write other teams' lineage (403). With neither this nor COLLINE_OPENLINEAGE_HTTP_API_KEY anyone may post anything: the consumer warns at start"`
+	OpenlineageHTTPMaxBytes      int           `split_words:"true" default:"4194304" desc:"largest event POSTed, in bytes after gzip decoding; larger: 413"`
+	OpenlineageHTTPMaxConcurrent int           `split_words:"true" default:"16" desc:"requests to the endpoint handled at once; more wait up to 2s, then get 503 with Retry-After"`
+	OpenlineageHTTPTlsCertFile   string        `split_words:"true" desc:"PEM certificate (chain) to serve the endpoint over HTTPS with, with COLLINE_OPENLINEAGE_HTTP_TLS_KEY_FILE; empty: plain HTTP"`
+	OpenlineageHTTPTlsKeyFile    string        `split_words:"true" desc:"PEM private key of COLLINE_OPENLINEAGE_HTTP_TLS_CERT_FILE"`
+	OpenlineageEmitURL           string        `split_words:"true" desc:"POST an OpenLineage RunEvent for every Spark event written to this endpoint (http(s)://marquez:5000/api/v1/lineage); empty: off"`
+	OpenlineageEmitTopic         string        `split_words:"true" desc:"or write those events to this Kafka topic (same brokers and security as COLLINE_KAFKA_*); empty: off"`
+	OpenlineageEmitApiKey        Secret        `split_words:"true" desc:"API key sent to COLLINE_OPENLINEAGE_EMIT_URL (Authorization: Bearer; never logged)"`
+	OpenlineageEmitApiKeyFile    string        `split_words:"true" desc:"file holding that API key (a mounted secret), instead of COLLINE_OPENLINEAGE_EMIT_API_KEY"`
+	OpenlineageEmitTimeout       time.Duration `split_words:"true" default:"10s" desc:"timeout of one POST to COLLINE_OPENLINEAGE_EMIT_URL (a failed POST is retried with backoff)"`
+	OpenlineageAliases           string        `split_words:"true" desc:"dataset key prefixes to rewrite, from=to, comma-separated (duckdb:///data/shop.duckdb/shop.lake.=spark_catalog/lake.): how a tool naming a table its own way joins it (docs/openlineage.md)"`
 
 	Neo4jURI          string        `split_words:"true" default:"bolt://127.0.0.1:17687" desc:"Neo4j URI: bolt://, neo4j:// (routing), with +s or +ssc for TLS"`
 	Neo4jUser         string        `split_words:"true" desc:"Neo4j user; empty: no authentication"`
@@ -331,8 +335,29 @@ func (c Config) validateOpenLineage() []error {
 		if c.OpenlineageTopic == "" {
 			bad("OPENLINEAGE_HTTP_ADDR", "is set but COLLINE_OPENLINEAGE_TOPIC is empty: the endpoint publishes the events it takes to that topic")
 		}
-	} else if c.OpenlineageHTTPApiKey != "" {
-		bad("OPENLINEAGE_HTTP_API_KEY", "is set but COLLINE_OPENLINEAGE_HTTP_ADDR is empty")
+	} else {
+		for _, v := range [][2]string{{"OPENLINEAGE_HTTP_API_KEY", c.OpenlineageHTTPApiKey.Reveal()}, {"OPENLINEAGE_HTTP_KEYS_FILE", c.OpenlineageHTTPKeysFile},
+			{"OPENLINEAGE_HTTP_TLS_CERT_FILE", c.OpenlineageHTTPTlsCertFile}} {
+			if v[1] != "" {
+				bad(v[0], "is set but COLLINE_OPENLINEAGE_HTTP_ADDR is empty")
+			}
+		}
+	}
+	switch {
+	case (c.OpenlineageHTTPTlsCertFile == "") != (c.OpenlineageHTTPTlsKeyFile == ""):
+		bad("OPENLINEAGE_HTTP_TLS_CERT_FILE", "COLLINE_OPENLINEAGE_HTTP_TLS_CERT_FILE and COLLINE_OPENLINEAGE_HTTP_TLS_KEY_FILE go together")
+	case c.OpenlineageHTTPTlsCertFile != "":
+		if _, err := tls.LoadX509KeyPair(c.OpenlineageHTTPTlsCertFile, c.OpenlineageHTTPTlsKeyFile); err != nil {
+			bad("OPENLINEAGE_HTTP_TLS_CERT_FILE", "with COLLINE_OPENLINEAGE_HTTP_TLS_KEY_FILE: %v", err)
+		}
+	}
+	if c.OpenlineageHTTPKeysFile != "" {
+		if _, err := os.Stat(c.OpenlineageHTTPKeysFile); err != nil {
+			bad("OPENLINEAGE_HTTP_KEYS_FILE", "%v", err)
+		}
+	}
+	if c.OpenlineageHTTPMaxConcurrent < 1 {
+		bad("OPENLINEAGE_HTTP_MAX_CONCURRENT", "%d is below 1", c.OpenlineageHTTPMaxConcurrent)
 	}
 	if c.OpenlineageHTTPMaxBytes < 1<<10 {
 		bad("OPENLINEAGE_HTTP_MAX_BYTES", "%d is below 1 KiB", c.OpenlineageHTTPMaxBytes)
@@ -566,7 +591,10 @@ func (c Config) LogValue() slog.Value {
 		slog.String("openlineage_http_addr", c.OpenlineageHTTPAddr),
 		slog.String("openlineage_http_api_key", c.OpenlineageHTTPApiKey.String()),
 		slog.String("openlineage_http_api_key_file", c.OpenlineageHTTPApiKeyFile),
+		slog.String("openlineage_http_keys_file", c.OpenlineageHTTPKeysFile),
 		slog.Int("openlineage_http_max_bytes", c.OpenlineageHTTPMaxBytes),
+		slog.Int("openlineage_http_max_concurrent", c.OpenlineageHTTPMaxConcurrent),
+		slog.String("openlineage_http_tls_cert_file", c.OpenlineageHTTPTlsCertFile),
 		slog.String("openlineage_emit_url", redactURL(c.OpenlineageEmitURL)),
 		slog.String("openlineage_emit_topic", c.OpenlineageEmitTopic),
 		slog.String("openlineage_emit_api_key", c.OpenlineageEmitApiKey.String()),
@@ -599,12 +627,21 @@ func (c Config) LogValue() slog.Value {
 	)
 }
 
-// redactURL is a URL without the password of its user info, for logs.
+// redactURL is a URL without the password of its user info and with its query's values
+// replaced (a token may travel there), for logs.
 func redactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
 	}
-	return ""
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"xxxxx"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
 }
 
 // Secret is a string that never prints: fmt, slog and envconfig's usage show "(set)" or "" in its

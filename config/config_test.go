@@ -49,7 +49,7 @@ func TestDefaults(t *testing.T) {
 		MaxPlanDepth: 5000, MaxPlanNodes: 100000, MaxPlanEdges: 10000, MaxPlanWork: 1000000,
 		KafkaSessionTimeout: 30 * time.Second, Neo4jWriteTimeout: 2 * time.Minute, Neo4jSlowWrite: 30 * time.Second,
 		RetentionEdgeAction: "stale", RetentionInterval: time.Hour, RetentionBatchSize: 1000,
-		OpenlineageHTTPMaxBytes: 4 << 20, OpenlineageEmitTimeout: 10 * time.Second,
+		OpenlineageHTTPMaxBytes: 4 << 20, OpenlineageHTTPMaxConcurrent: 16, OpenlineageEmitTimeout: 10 * time.Second,
 	}
 	d := plan.DefaultBudget
 	if (plan.Budget{Depth: c.MaxPlanDepth, Nodes: c.MaxPlanNodes, Edges: c.MaxPlanEdges, Work: c.MaxPlanWork}) != d {
@@ -94,7 +94,7 @@ func TestVariables(t *testing.T) {
 		MaxPlanDepth: 100, MaxPlanNodes: 200, MaxPlanEdges: 300, MaxPlanWork: 400,
 		KafkaSessionTimeout: 10 * time.Second, Neo4jWriteTimeout: 45 * time.Second, Neo4jSlowWrite: 5 * time.Second,
 		RetentionRunDays: 90, RetentionEdgeDays: 30, RetentionEdgeAction: "delete", RetentionInterval: 10 * time.Minute, RetentionBatchSize: 500,
-		OpenlineageTopic: "ol", OpenlineageHTTPAddr: ":5000", OpenlineageHTTPApiKey: "k", OpenlineageHTTPMaxBytes: 2048,
+		OpenlineageTopic: "ol", OpenlineageHTTPAddr: ":5000", OpenlineageHTTPApiKey: "k", OpenlineageHTTPMaxBytes: 2048, OpenlineageHTTPMaxConcurrent: 16,
 		OpenlineageAliases: "duckdb:///x.duckdb/x.lake.=spark_catalog/lake.", OpenlineageEmitURL: "https://marquez:5000/api/v1/lineage",
 		OpenlineageEmitApiKey: "e", OpenlineageEmitTimeout: 3 * time.Second,
 	}
@@ -158,6 +158,11 @@ func TestBadConfigs(t *testing.T) {
 		{"openlineage http on the admin port", map[string]string{"COLLINE_OPENLINEAGE_TOPIC": "ol", "COLLINE_OPENLINEAGE_HTTP_ADDR": ":9090"}, []string{`COLLINE_OPENLINEAGE_HTTP_ADDR: must differ from COLLINE_HTTP_ADDR (":9090")`}},
 		{"openlineage api key without endpoint", map[string]string{"COLLINE_OPENLINEAGE_HTTP_API_KEY": "secret"}, []string{"COLLINE_OPENLINEAGE_HTTP_API_KEY: is set but COLLINE_OPENLINEAGE_HTTP_ADDR is empty"}},
 		{"openlineage api key twice", map[string]string{"COLLINE_OPENLINEAGE_HTTP_API_KEY": "secret", "COLLINE_OPENLINEAGE_HTTP_API_KEY_FILE": "config.go"}, []string{"COLLINE_OPENLINEAGE_HTTP_API_KEY and COLLINE_OPENLINEAGE_HTTP_API_KEY_FILE are both set"}},
+		{"openlineage keys file without endpoint", map[string]string{"COLLINE_OPENLINEAGE_HTTP_KEYS_FILE": "config.go"}, []string{"COLLINE_OPENLINEAGE_HTTP_KEYS_FILE: is set but COLLINE_OPENLINEAGE_HTTP_ADDR is empty"}},
+		{"openlineage keys file missing", map[string]string{"COLLINE_OPENLINEAGE_TOPIC": "ol", "COLLINE_OPENLINEAGE_HTTP_ADDR": ":5000", "COLLINE_OPENLINEAGE_HTTP_KEYS_FILE": "nope.keys"}, []string{"COLLINE_OPENLINEAGE_HTTP_KEYS_FILE: stat nope.keys: no such file or directory"}},
+		{"openlineage tls half", map[string]string{"COLLINE_OPENLINEAGE_TOPIC": "ol", "COLLINE_OPENLINEAGE_HTTP_ADDR": ":5000", "COLLINE_OPENLINEAGE_HTTP_TLS_KEY_FILE": "k.pem"}, []string{"COLLINE_OPENLINEAGE_HTTP_TLS_CERT_FILE: COLLINE_OPENLINEAGE_HTTP_TLS_CERT_FILE and COLLINE_OPENLINEAGE_HTTP_TLS_KEY_FILE go together"}},
+		{"openlineage tls files", map[string]string{"COLLINE_OPENLINEAGE_TOPIC": "ol", "COLLINE_OPENLINEAGE_HTTP_ADDR": ":5000", "COLLINE_OPENLINEAGE_HTTP_TLS_CERT_FILE": "config.go", "COLLINE_OPENLINEAGE_HTTP_TLS_KEY_FILE": "config.go"}, []string{"COLLINE_OPENLINEAGE_HTTP_TLS_CERT_FILE: with COLLINE_OPENLINEAGE_HTTP_TLS_KEY_FILE: tls: failed to find any PEM data"}},
+		{"openlineage max concurrent", map[string]string{"COLLINE_OPENLINEAGE_HTTP_MAX_CONCURRENT": "0"}, []string{"COLLINE_OPENLINEAGE_HTTP_MAX_CONCURRENT: 0 is below 1"}},
 		{"openlineage max bytes", map[string]string{"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": "10"}, []string{"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES: 10 is below 1 KiB"}},
 		{"openlineage max bytes above events", map[string]string{"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": "40000000"}, []string{"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES: 40000000 is above COLLINE_MAX_EVENT_BYTES"}},
 		{"openlineage alias", map[string]string{"COLLINE_OPENLINEAGE_ALIASES": "a=b"}, []string{`COLLINE_OPENLINEAGE_ALIASES: alias "a=b": "b" has no namespace`}},

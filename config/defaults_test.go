@@ -44,8 +44,9 @@ var homes = map[string]any{
 	"COLLINE_MAX_PLAN_EDGES":        plan.DefaultBudget.Edges,
 	"COLLINE_MAX_PLAN_WORK":         plan.DefaultBudget.Work,
 
-	"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": intake.DefaultMaxBytes,
-	"COLLINE_OPENLINEAGE_EMIT_TIMEOUT":   emit.DefaultTimeout,
+	"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES":      intake.DefaultMaxBytes,
+	"COLLINE_OPENLINEAGE_HTTP_MAX_CONCURRENT": intake.DefaultMaxConcurrent,
+	"COLLINE_OPENLINEAGE_EMIT_TIMEOUT":        emit.DefaultTimeout,
 }
 
 // helmDiffers are the Helm values that deliberately differ from the consumer's (or the

@@ -39,9 +39,10 @@ type UI struct {
 
 // UiServer holds the explorer's own variables, COLLINE_UI_*.
 type UiServer struct {
-	UiAddr        string `split_words:"true" default:"127.0.0.1:7480" desc:"listen address of the explorer, host:port; the default serves this machine only"`
-	UiTLSCertFile string `split_words:"true" desc:"PEM certificate (chain) to serve HTTPS with, with COLLINE_UI_TLS_KEY_FILE; empty: plain HTTP"`
-	UiTLSKeyFile  string `split_words:"true" desc:"PEM private key of COLLINE_UI_TLS_CERT_FILE"`
+	UiAddr        string   `split_words:"true" default:"127.0.0.1:7480" desc:"listen address of the explorer, host:port; the default serves this machine only"`
+	UiHosts       []string `split_words:"true" desc:"comma-separated names the explorer answers to in the Host header (any port), the names its users reach it by; besides them, localhost, 127.0.0.1 and ::1 when COLLINE_UI_ADDR is a loopback address; empty on another address: any name (docs/security.md, DNS rebinding)"`
+	UiTLSCertFile string   `split_words:"true" desc:"PEM certificate (chain) to serve HTTPS with, with COLLINE_UI_TLS_KEY_FILE; empty: plain HTTP"`
+	UiTLSKeyFile  string   `split_words:"true" desc:"PEM private key of COLLINE_UI_TLS_CERT_FILE"`
 
 	UiBasicUser         string   `split_words:"true" desc:"user of HTTP basic authentication, with COLLINE_UI_BASIC_PASSWORD; empty: no basic authentication"`
 	UiBasicPassword     Secret   `split_words:"true" desc:"password of COLLINE_UI_BASIC_USER (never logged)"`
@@ -57,7 +58,7 @@ type UiServer struct {
 	UiQueryTimeout  time.Duration `split_words:"true" default:"15s" desc:"time one request may take in Neo4j (also its transaction timeout)"`
 	UiMaxBodyBytes  int           `split_words:"true" default:"1048576" desc:"largest request body (a SQL statement or plan events pasted in the SQL panel)"`
 	UiMaxConcurrent int           `split_words:"true" default:"8" desc:"requests served at once; more wait briefly, then get 503"`
-	UiAnalyzerURL   string        `split_words:"true" desc:"base URL of a colline analyze service for the SQL panel; empty: the panel takes plan events only"`
+	UiAnalyzerURL   string        `split_words:"true" desc:"base URL of a colline analyze service for the SQL panel; empty: the panel takes plan events only (a password in it is never logged)"`
 
 	UiAnalyzerToken     Secret `split_words:"true" desc:"bearer token the SQL panel sends to COLLINE_UI_ANALYZER_URL (an analyzer started with --token-file; never logged)"`
 	UiAnalyzerTokenFile string `split_words:"true" desc:"file holding COLLINE_UI_ANALYZER_TOKEN (a mounted secret)"`
@@ -159,6 +160,26 @@ func (c UI) Open() bool {
 	return host != "localhost" && (err != nil || !ip.IsLoopback())
 }
 
+// AllowedHosts are the names the explorer answers to (ui.Params.Hosts): COLLINE_UI_HOSTS, plus this
+// machine's names when it listens on the loopback interface (a web page could otherwise point a
+// name of its own at 127.0.0.1 and read the explorer); nil (any name) on another address without
+// COLLINE_UI_HOSTS.
+func (c UI) AllowedHosts() []string {
+	if host, _, err := net.SplitHostPort(c.UiAddr); err == nil {
+		if ip, err := netip.ParseAddr(host); host == "localhost" || err == nil && ip.IsLoopback() {
+			return append(append([]string{}, guardLoopback...), c.UiHosts...)
+		}
+	}
+	if len(c.UiHosts) == 0 {
+		return nil
+	}
+	return append([]string{}, c.UiHosts...)
+}
+
+// guardLoopback are the loopback names (guard.Loopback, which config does not import: a test
+// ties the two).
+var guardLoopback = []string{"localhost", "127.0.0.1", "::1"}
+
 // Neo4jTLSConfig returns the TLS configuration for a +s Neo4j URI with a private CA, or nil.
 func (c UI) Neo4jTLSConfig() (*tls.Config, error) {
 	return Config{Neo4jTLSCaFile: c.Neo4jTLSCaFile}.Neo4jTLSConfig()
@@ -174,6 +195,7 @@ func (c UI) LogValue() slog.Value {
 	return slog.GroupValue(
 		neo4jLog(c.Neo4jURI, c.Neo4jUser, c.Neo4jPassword, c.Neo4jPasswordFile, c.Neo4jDatabase, c.Neo4jTLSCaFile),
 		slog.String("ui_addr", c.UiAddr),
+		slog.Any("ui_hosts", c.UiHosts),
 		slog.String("ui_tls_cert_file", c.UiTLSCertFile),
 		slog.String("ui_basic_user", c.UiBasicUser),
 		slog.String("ui_basic_password", c.UiBasicPassword.String()),
@@ -188,7 +210,7 @@ func (c UI) LogValue() slog.Value {
 		slog.Duration("ui_query_timeout", c.UiQueryTimeout),
 		slog.Int("ui_max_body_bytes", c.UiMaxBodyBytes),
 		slog.Int("ui_max_concurrent", c.UiMaxConcurrent),
-		slog.String("ui_analyzer_url", c.UiAnalyzerURL),
+		slog.String("ui_analyzer_url", redactURL(c.UiAnalyzerURL)),
 		slog.String("ui_analyzer_token", c.UiAnalyzerToken.String()),
 		slog.String("ui_analyzer_token_file", c.UiAnalyzerTokenFile),
 		slog.String("log_level", c.LogLevel.String()),

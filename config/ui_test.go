@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colline/colline/guard"
 	"github.com/colline/colline/ui"
 )
 
@@ -83,8 +84,8 @@ func TestUIVariables(t *testing.T) {
 		"COLLINE_UI_TOKEN": "0123456789abcdef0123", "COLLINE_UI_PROXY_USER_HEADER": "X-Forwarded-User",
 		"COLLINE_UI_PROXY_TRUSTED_NETS": "10.0.0.0/8,::1/128", "COLLINE_UI_MAX_STEPS": "20", "COLLINE_UI_MAX_COLUMNS": "50",
 		"COLLINE_UI_MAX_EDGES": "60", "COLLINE_UI_QUERY_TIMEOUT": "2s", "COLLINE_UI_MAX_BODY_BYTES": "4096",
-		"COLLINE_UI_MAX_CONCURRENT": "2", "COLLINE_UI_ANALYZER_URL": "http://analyze:8091", "COLLINE_NEO4J_URI": "neo4j://db:7687",
-		"COLLINE_UI_ANALYZER_TOKEN_FILE": at,
+		"COLLINE_UI_MAX_CONCURRENT": "2", "COLLINE_UI_ANALYZER_URL": "http://colline:url-secret@analyze:8091/?token=query-secret", "COLLINE_NEO4J_URI": "neo4j://db:7687",
+		"COLLINE_UI_ANALYZER_TOKEN_FILE": at, "COLLINE_UI_HOSTS": "lineage.example.com,lineage",
 	} {
 		t.Setenv(k, v)
 	}
@@ -92,22 +93,26 @@ func TestUIVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := UiServer{UiAddr: ":8080", UiBasicUser: "ops", UiBasicPassword: "basic-secret", UiBasicPasswordFile: pw,
+	want := UiServer{UiAddr: ":8080", UiHosts: []string{"lineage.example.com", "lineage"}, UiBasicUser: "ops", UiBasicPassword: "basic-secret", UiBasicPasswordFile: pw,
 		UiToken: "0123456789abcdef0123", UiProxyUserHeader: "X-Forwarded-User", UiProxyTrustedNets: []string{"10.0.0.0/8", "::1/128"},
 		UiMaxSteps: 20, UiMaxColumns: 50, UiMaxEdges: 60, UiQueryTimeout: 2 * time.Second, UiMaxBodyBytes: 4096, UiMaxConcurrent: 2,
-		UiAnalyzerURL: "http://analyze:8091", UiAnalyzerToken: "analyzer-secret", UiAnalyzerTokenFile: at}
+		UiAnalyzerURL: "http://colline:url-secret@analyze:8091/?token=query-secret", UiAnalyzerToken: "analyzer-secret", UiAnalyzerTokenFile: at}
 	if !reflect.DeepEqual(c.UiServer, want) || c.Neo4jURI != "neo4j://db:7687" {
 		t.Errorf("got %+v\nwant %+v", c.UiServer, want)
 	}
 	var buf bytes.Buffer
 	c.NewLogger(&buf).Info("starting", "config", c)
-	for _, secret := range []string{"basic-secret", "0123456789abcdef0123", "analyzer-secret"} {
+	// the analyzer URL's password and query were logged as they were (issue 29)
+	for _, secret := range []string{"basic-secret", "0123456789abcdef0123", "analyzer-secret", "url-secret", "query-secret"} {
 		if strings.Contains(buf.String(), secret) {
 			t.Errorf("the start-up line shows a secret: %s", buf.String())
 		}
 	}
 	if !strings.Contains(buf.String(), `"ui_token":"(set)"`) {
 		t.Errorf("the start-up line does not say the token is set: %s", buf.String())
+	}
+	if !strings.Contains(buf.String(), `"ui_analyzer_url":"http://colline:xxxxx@analyze:8091/?token=xxxxx"`) {
+		t.Errorf("the start-up line does not show the analyzer URL redacted: %s", buf.String())
 	}
 	c.UiBasicUser, c.UiToken, c.UiProxyUserHeader = "", "", ""
 	if !c.Open() {
@@ -161,4 +166,29 @@ var uiHomes = map[string]any{
 	"COLLINE_UI_QUERY_TIMEOUT":  ui.DefaultQueryTimeout,
 	"COLLINE_UI_MAX_BODY_BYTES": ui.DefaultMaxBodyBytes,
 	"COLLINE_UI_MAX_CONCURRENT": ui.DefaultMaxConcurrent,
+}
+
+// TestAllowedHosts: on loopback the explorer answers to this machine's names and COLLINE_UI_HOSTS
+// (against DNS rebinding), elsewhere to COLLINE_UI_HOSTS, or any name without it; the loopback
+// names are guard's.
+func TestAllowedHosts(t *testing.T) {
+	for _, tc := range []struct {
+		addr  string
+		hosts []string
+		want  []string
+	}{
+		{"127.0.0.1:7480", nil, []string{"localhost", "127.0.0.1", "::1"}},
+		{"localhost:7480", []string{"colline.local"}, []string{"localhost", "127.0.0.1", "::1", "colline.local"}},
+		{"[::1]:7480", nil, []string{"localhost", "127.0.0.1", "::1"}},
+		{":7480", nil, nil},
+		{"0.0.0.0:7480", []string{"lineage.example.com"}, []string{"lineage.example.com"}},
+	} {
+		c := UI{UiServer: UiServer{UiAddr: tc.addr, UiHosts: tc.hosts}}
+		if got := c.AllowedHosts(); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s %v: %v, want %v", tc.addr, tc.hosts, got, tc.want)
+		}
+	}
+	if !reflect.DeepEqual(guardLoopback, guard.Loopback) {
+		t.Errorf("config's loopback names %v are not guard.Loopback %v", guardLoopback, guard.Loopback)
+	}
 }

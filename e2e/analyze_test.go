@@ -47,9 +47,19 @@ func TestMain(m *testing.M) {
 // (make lines) use memory.
 var analyzerCatalogs = map[string]string{"3.5_2.12": "hive", "4.1_2.13": "memory"}
 
-// analyzerFor returns the package's analyzer of a Spark line (its own catalog: analyzerCatalogs),
-// started once.
+// analyzerFor returns a client of the package's analyzer of a Spark line (its own catalog:
+// analyzerCatalogs), started once.
 func analyzerFor(t *testing.T, line string) *analyze.Client {
+	t.Helper()
+	return analyzerProcess(t, line).Client()
+}
+
+// analyzerReadTimeout is the --read-timeout of the package's analyzers (seconds): short, so that
+// TestAnalyzeDoor's slow clients are dropped soon.
+const analyzerReadTimeout = 5
+
+// analyzerProcess returns the package's analyzer of a Spark line (its URL and token file), started once.
+func analyzerProcess(t *testing.T, line string) *analyze.Process {
 	t.Helper()
 	analyzers.Lock()
 	defer analyzers.Unlock()
@@ -60,7 +70,7 @@ func analyzerFor(t *testing.T, line string) *analyze.Client {
 		t.Fatalf("analyzer %s: %v", line, err)
 	}
 	if p := analyzers.procs[line]; p != nil {
-		return p.Client("")
+		return p
 	}
 	root, err := stack.RepoRoot()
 	if err != nil {
@@ -70,7 +80,7 @@ func analyzerFor(t *testing.T, line string) *analyze.Client {
 	defer cancel()
 	start := time.Now()
 	p, err := analyze.Start(ctx, analyze.Options{Launcher: filepath.Join(root, "dev", "spark-analyze"), SparkLine: line,
-		Catalog: analyzerCatalog(line)})
+		Catalog: analyzerCatalog(line), Args: []string{"--read-timeout", fmt.Sprint(analyzerReadTimeout)}})
 	if err != nil {
 		analyzers.errs[line] = err
 		t.Fatalf("analyzer %s: %v", line, err)
@@ -78,7 +88,7 @@ func analyzerFor(t *testing.T, line string) *analyze.Client {
 	t.Logf("analyzer %s (%s catalog): Spark %s ready in %.1fs (the JVM reports %.1fs from its start)", line, analyzerCatalog(line), p.Spark,
 		time.Since(start).Seconds(), p.Startup.Seconds())
 	analyzers.procs[line] = p
-	return p.Client("")
+	return p
 }
 
 func analyzerCatalog(line string) string {

@@ -41,12 +41,13 @@ func TestImpact(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stack.WipeKeys(context.Background(), driver, "spark_catalog/shop.") })
-	analyzer := analyzerFor(t, line)
+	analyzer := analyzerProcess(t, line)
 	bin := stack.TestColline(ctx, t, s.Root)
 	colline := func(args ...string) (string, string, int) {
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Dir = s.Root
-		cmd.Env = append(os.Environ(), "COLLINE_NEO4J_URI="+s.Neo4jURI, "COLLINE_ANALYZER_URL="+analyzer.URL)
+		cmd.Env = append(os.Environ(), "COLLINE_NEO4J_URI="+s.Neo4jURI, "COLLINE_ANALYZER_URL="+analyzer.URL,
+			"COLLINE_ANALYZER_TOKEN_FILE="+analyzer.TokenFile)
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()

@@ -31,6 +31,7 @@ func TestUISQLPanel(t *testing.T) {
 	post := func(sql string) (int, map[string]any) {
 		body, _ := json.Marshal(map[string]string{"sql": sql})
 		r := httptest.NewRequest(http.MethodPost, "/api/sql", strings.NewReader(string(body))).WithContext(ctx)
+		r.Header.Set("Content-Type", "application/json")
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		var out map[string]any

@@ -594,10 +594,12 @@ func (d *decoder) any() (any, error) {
 }
 
 var (
-	envelopeKeys  = []string{"schemaVersion", "eventId", "emittedAt", "producer", "app", "query", "jvmId", "markers", "root", "nodes", "hive"}
+	envelopeKeys  = []string{"schemaVersion", "eventId", "emittedAt", "producer", "app", "query", "jvmId", "markers", "root", "nodes", "hive", "parent"}
 	producerKeys  = []string{"name", "version", "spark", "scala", "hive"}
 	appKeys       = []string{"id", "name", "user", "namespace"}
-	queryKeys     = []string{"executionId", "funcName", "status", "error", "durationMs", "endedAt"}
+	queryKeys     = []string{"executionId", "funcName", "status", "error", "durationMs", "endedAt", "connect"}
+	connectKeys   = []string{"userId", "userName", "sessionId", "operationId", "clientType"}
+	parentKeys    = []string{"namespace", "name", "runId", "root"}
 	markersKeys   = []string{"nestedWrite", "truncated", "analyzed"}
 	nodeKeys      = []string{"id", "class", "children", "output", "exprs", "plans", "args", "dataset", "write", "ddl"}
 	attributeKeys = []string{"exprId", "name", "type", "nullable", "qualifier", "metadataCol"}
@@ -686,6 +688,8 @@ func (d *decoder) envelope(env *Envelope) (version *string, err error) {
 					return 4, d.int64(&q.DurationMs, 64)
 				case "endedAt":
 					return 5, d.string(&q.EndedAt, false)
+				case "connect":
+					return 6, d.connect(&q.Connect)
 				}
 				return unknownKey, nil
 			})
@@ -722,6 +726,8 @@ func (d *decoder) envelope(env *Envelope) (version *string, err error) {
 			}
 			env.Hive = new(Hive)
 			return 10, d.hive(env.Hive)
+		case "parent":
+			return 11, d.parent(&env.Parent)
 		}
 		return unknownKey, nil
 	})
@@ -735,6 +741,54 @@ func (d *decoder) envelope(env *Envelope) (version *string, err error) {
 		}
 	}
 	return version, err
+}
+
+// connect decodes query.connect (null: none).
+func (d *decoder) connect(dst **Connect) error {
+	if d.dec.PeekKind() == 'n' {
+		_, err := d.dec.ReadValue()
+		return err
+	}
+	c := new(Connect)
+	*dst = c
+	return d.object(connectKeys, func(key []byte) (int, error) {
+		switch string(key) {
+		case "userId":
+			return 0, d.string(&c.UserID, false)
+		case "userName":
+			return 1, d.string(&c.UserName, false)
+		case "sessionId":
+			return 2, d.string(&c.SessionID, false)
+		case "operationId":
+			return 3, d.string(&c.OperationID, false)
+		case "clientType":
+			return 4, d.string(&c.ClientType, true)
+		}
+		return unknownKey, nil
+	})
+}
+
+// parent decodes a parent run and its root (null: none).
+func (d *decoder) parent(dst **Parent) error {
+	if d.dec.PeekKind() == 'n' {
+		_, err := d.dec.ReadValue()
+		return err
+	}
+	p := new(Parent)
+	*dst = p
+	return d.object(parentKeys, func(key []byte) (int, error) {
+		switch string(key) {
+		case "namespace":
+			return 0, d.string(&p.Namespace, false)
+		case "name":
+			return 1, d.string(&p.Name, false)
+		case "runId":
+			return 2, d.string(&p.RunID, false)
+		case "root":
+			return 3, d.parent(&p.Root)
+		}
+		return unknownKey, nil
+	})
 }
 
 func (d *decoder) node(n *Node) error {

@@ -103,6 +103,15 @@ var decodeErrorCases = []struct {
 		`invalid event: event e1: node 0 (a.Insert) child refers to node 5; references must point forward inside nodes[0:2]`},
 	{"subquery plan pointing back", with(`"class":"a.Project",`, `"class":"a.Project","exprs":{"condition":[{"class":"Exists","plan":1}]},`), ErrInvalid,
 		`invalid event: event e1: node 1 (a.Project) expression condition refers to node 1; references must point forward inside nodes[0:2]`},
+	// 1.5: the scheduler's run and the Spark Connect operation.
+	{"a parent without a run id", with(`"eventId":"e1",`, `"eventId":"e1","parent":{"namespace":"airflow","name":"dag.task"},`), ErrInvalid,
+		`invalid event: event e1: parent needs a namespace, a name and a runId, has "airflow", "dag.task" and ""`},
+	{"a root without a name", with(`"eventId":"e1",`, `"eventId":"e1","parent":{"namespace":"a","name":"d.t","runId":"r1","root":{"namespace":"a","runId":"r0"}},`), ErrInvalid,
+		`invalid event: event e1: parent.root needs a namespace, a name and a runId, has "a", "" and "r0"`},
+	{"a parent key twice", with(`"eventId":"e1",`, `"eventId":"e1","parent":{"runId":"r1","runId":"r2"},`), ErrInvalid,
+		`invalid event: parent: duplicate key "runId" at byte 61`},
+	{"a Connect operation without a user", with(`"eventId":"e1",`, `"eventId":"e1","query":{"connect":{"sessionId":"s"}},`), ErrInvalid,
+		`invalid event: event e1: query.connect needs a userId and a sessionId`},
 }
 
 func TestDecodeErrors(t *testing.T) {
@@ -119,6 +128,25 @@ func TestDecodeErrors(t *testing.T) {
 				t.Errorf("Decode error\n got: %s\nwant: %s", err, tc.want)
 			}
 		})
+	}
+}
+
+// The 1.5 parts decode into Envelope.Parent (with its root) and Query.Connect; null is none.
+func TestDecodeSessionAndParent(t *testing.T) {
+	env, err := Decode([]byte(with(`"eventId":"e1",`, `"eventId":"e1","query":{"connect":{"userId":"alice","sessionId":"s","operationId":"o","clientType":"c"}},`+
+		`"parent":{"namespace":"airflow","name":"dag.task","runId":"r1","root":{"namespace":"airflow","name":"dag","runId":"r0"}},`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := env.Query.Connect; c == nil || *c != (Connect{UserID: "alice", SessionID: "s", OperationID: "o", ClientType: "c"}) {
+		t.Errorf("connect = %+v", c)
+	}
+	if p := env.Parent; p == nil || p.RunID != "r1" || p.Root == nil || p.Root.Name != "dag" || p.Root.Root != nil {
+		t.Errorf("parent = %+v", p)
+	}
+	env, err = Decode([]byte(with(`"eventId":"e1",`, `"eventId":"e1","query":{"connect":null},"parent":null,`)))
+	if err != nil || env.Parent != nil || env.Query.Connect != nil {
+		t.Errorf("null parent and connect: %v, %+v, %+v", err, env.Parent, env.Query.Connect)
 	}
 }
 

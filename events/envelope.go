@@ -11,8 +11,11 @@ type Envelope struct {
 	Query         Query    `json:"query"`
 	JVMID         string   `json:"jvmId"`
 	Markers       Markers  `json:"markers"`
-	Root          int      `json:"root"`
-	Nodes         []Node   `json:"nodes"`
+	// Parent is the scheduler's run that launched the application or session (since 1.5): the
+	// listener reads it from OpenLineage's and colline's parent settings. Nil when none was set.
+	Parent *Parent `json:"parent,omitempty"`
+	Root   int     `json:"root"`
+	Nodes  []Node  `json:"nodes"`
 	// Hive is the body of a Hive event (since 1.4): Hive's own column lineage of one query, from
 	// colline's Hive hook or a replayed LineageLogger record. A Hive event has no nodes.
 	Hive *Hive `json:"hive,omitempty"`
@@ -43,6 +46,29 @@ type Query struct {
 	Error       string `json:"error"`
 	DurationMs  int64  `json:"durationMs"`
 	EndedAt     string `json:"endedAt"`
+	// Connect is the Spark Connect operation that ran the execution (since 1.5); nil for an
+	// execution that did not come through Spark Connect.
+	Connect *Connect `json:"connect,omitempty"`
+}
+
+// Connect is who ran an execution through Spark Connect, as the client said it (Spark Connect
+// does not authenticate the user id): the user id and name, the session and operation ids, and
+// the client's description of itself (its client_type, e.g. "_SPARK_CONNECT_PYTHON spark/4.1.1").
+type Connect struct {
+	UserID      string `json:"userId"`
+	UserName    string `json:"userName,omitempty"`
+	SessionID   string `json:"sessionId"`
+	OperationID string `json:"operationId"`
+	ClientType  string `json:"clientType,omitempty"`
+}
+
+// Parent is a scheduler's run: its job's namespace and name, its run id, and the root run above
+// it when the scheduler gave one (an Airflow DAG run above its task's run).
+type Parent struct {
+	Namespace string  `json:"namespace"`
+	Name      string  `json:"name"`
+	RunID     string  `json:"runId"`
+	Root      *Parent `json:"root,omitempty"`
 }
 
 // Markers flag events that need special handling.

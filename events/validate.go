@@ -7,6 +7,15 @@ func (e *Envelope) Validate() error {
 	if e.EventID == "" {
 		return fmt.Errorf("%w: eventId is missing", ErrInvalid)
 	}
+	for p, what := e.Parent, "parent"; p != nil; p, what = p.Root, what+".root" {
+		if p.Namespace == "" || p.Name == "" || p.RunID == "" {
+			return fmt.Errorf("%w: event %s: %s needs a namespace, a name and a runId, has %q, %q and %q",
+				ErrInvalid, e.EventID, what, p.Namespace, p.Name, p.RunID)
+		}
+	}
+	if c := e.Query.Connect; c != nil && (c.UserID == "" || c.SessionID == "") {
+		return fmt.Errorf("%w: event %s: query.connect needs a userId and a sessionId", ErrInvalid, e.EventID)
+	}
 	if e.Hive != nil {
 		if len(e.Nodes) > 0 {
 			return fmt.Errorf("%w: event %s has both plan nodes and a hive body; an event is one or the other", ErrInvalid, e.EventID)

@@ -23,6 +23,8 @@ var schema = []string{
 	`CREATE INDEX feeds_last_seen IF NOT EXISTS FOR ()-[f:FEEDS]-() ON (f.lastSeen)`,
 	`CREATE INDEX decides_rows_last_seen IF NOT EXISTS FOR ()-[x:DECIDES_ROWS]-() ON (x.lastSeen)`,
 	`CREATE INDEX lineage_last_seen IF NOT EXISTS FOR ()-[l:LINEAGE]-() ON (l.lastSeen)`,
+	// The runs of a Spark application (Reader.Runs: colline lineage --app, GET /api/runs?app=).
+	`CREATE INDEX run_app_id IF NOT EXISTS FOR (n:Run) ON (n.appId)`,
 }
 
 func zeroNil(t time.Time) any {

@@ -92,11 +92,27 @@ type RunInfo struct {
 	EmittedAt    *time.Time `json:"emittedAt,omitempty"`
 	Reads        []string   `json:"reads"`
 	Writes       []string   `json:"writes"`
+	// Parent is the run this one is CHILD_OF: an OpenLineage run's parent, or the scheduler's
+	// run a listener event named (spark.openlineage.parentRunId, spark.colline.parent.runId).
+	Parent *RunRef `json:"parent,omitempty"`
+	// Connect is the Spark Connect operation that ran the execution: who, as the client said it.
+	Connect *RunConnect `json:"connect,omitempty"`
+}
+
+// RunConnect is the Spark Connect operation of a run (events.Connect as stored). The user id
+// is what the client sent: Spark Connect does not authenticate it.
+type RunConnect struct {
+	UserID      string `json:"userId"`
+	UserName    string `json:"userName,omitempty"`
+	SessionID   string `json:"sessionId"`
+	OperationID string `json:"operationId,omitempty"`
+	ClientType  string `json:"clientType,omitempty"`
 }
 
 const runFields = `r, j.key AS job,
   COLLECT { MATCH (r)-[:READ]->(d:Dataset) RETURN d.key AS k ORDER BY k } AS reads,
-  COLLECT { MATCH (r)-[:WROTE]->(d:Dataset) RETURN d.key AS k ORDER BY k } AS writes`
+  COLLECT { MATCH (r)-[:WROTE]->(d:Dataset) RETURN d.key AS k ORDER BY k } AS writes,
+  COLLECT { MATCH (r)-[:CHILD_OF]->(p:Run)<-[:HAS_RUN]-(pj:Job) RETURN [p.key, pj.key] AS x ORDER BY x LIMIT 1 } AS parent`
 
 func runInfo(rec interface{ Get(string) (any, bool) }) RunInfo {
 	v, _ := rec.Get("r")
@@ -110,6 +126,16 @@ func runInfo(rec interface{ Get(string) (any, bool) }) RunInfo {
 	reads, _ := rec.Get("reads")
 	writes, _ := rec.Get("writes")
 	ri.Reads, ri.Writes = stringList(reads), stringList(writes)
+	parent, _ := rec.Get("parent")
+	if ps, _ := parent.([]any); len(ps) == 1 {
+		if x := stringList(ps[0]); len(x) == 2 {
+			ri.Parent = &RunRef{Key: x[0], Job: x[1]}
+		}
+	}
+	if u := str(p, "connectUserId"); u != "" {
+		ri.Connect = &RunConnect{UserID: u, UserName: str(p, "connectUserName"), SessionID: str(p, "connectSessionId"),
+			OperationID: str(p, "connectOperationId"), ClientType: str(p, "connectClientType")}
+	}
 	return ri
 }
 

@@ -9,10 +9,10 @@
 //	(:Column)-[:DECIDES_ROWS {job, roles, exprs, firstSeen, lastSeen?, lastRun?}]->(:Dataset)
 //	(:Job)-[:LINEAGE {fingerprint, since, firstSeen, lastSeen, lastRun, stale?}]->(:Dataset)
 //	(:Job {key, namespace, name, firstSeen, lastSeen})-[:HAS_RUN]->
-//	  (:Run {key, status, endedAt, appId, executionId, funcName, sparkVersion, emittedAt, startedAt, producer, degraded, analyzed?})
+//	  (:Run {key, status, endedAt, appId, executionId, funcName, sparkVersion, emittedAt, startedAt, producer, degraded, overBudget?, analyzed?})
 //	(:Run)-[:CHILD_OF]->(:Run)   an OpenLineage run's parent
 //	(:Run)-[:READ]->(:Dataset)
-//	(:Run)-[:WROTE {mode, columnLineage}]->(:Dataset)        columnLineage "missing": a degraded event
+//	(:Run)-[:WROTE {mode, columnLineage}]->(:Dataset)        columnLineage "missing": a degraded event, or over a budget
 //
 // DDL commands (plan.Lineage.Changes) add: Dataset.droppedAt and Dataset.truncatedAt (the newest
 // drop or truncation; a dataset exists while droppedAt is absent or older than its lastSeen),

@@ -531,7 +531,9 @@ func TestModelStampAndUpgrade(t *testing.T) {
 // TestWriteDegraded: a run whose event was degraded (plan.Lineage.Degraded) is stored with
 // degraded = true and columnLineage = "missing" on its WROTE, beside its reads, writes and written
 // columns; a later whole run of the same job is not marked, and leaves the degraded run marked;
-// writing the same items again changes nothing.
+// writing the same items again changes nothing. A run over an extraction budget
+// (plan.Lineage.OverBudget) is marked the same way, with overBudget naming the budget; written
+// again within the budget (a replay after raising it), it is not marked any more.
 func TestWriteDegraded(t *testing.T) {
 	d := testDriver(t)
 	w := NewWriter(d, "")
@@ -541,7 +543,10 @@ func TestWriteDegraded(t *testing.T) {
 	degraded[0].Lineage.Degraded = true
 	degraded[0].Lineage.Edges, degraded[0].Lineage.RowDeps = nil, nil
 	whole := fixture(p, t0.Add(time.Hour), "-2")[:1]
-	for _, batch := range [][]record.Item{degraded, whole} {
+	over := fixture(p, t0.Add(2*time.Hour), "-3")[:1]
+	over[0].Lineage.OverBudget = &plan.TooComplexError{Budget: plan.BudgetEdges, Figure: 20000, Limit: 10000}
+	over[0].Lineage.Edges, over[0].Lineage.RowDeps = nil, nil
+	for _, batch := range [][]record.Item{degraded, whole, over} {
 		if err := w.Write(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
@@ -550,7 +555,7 @@ func TestWriteDegraded(t *testing.T) {
 		res, err := neo4j.ExecuteQuery(ctx, d,
 			`MATCH (r:Run)-[w:WROTE]->(ds:Dataset) WHERE r.key STARTS WITH $p
 			 OPTIONAL MATCH (ds)-[:HAS_COLUMN]->(c:Column)
-			 RETURN r.key AS run, r.degraded AS degraded, w.columnLineage AS cl, count(c) AS columns ORDER BY run`,
+			 RETURN r.key AS run, r.degraded AS degraded, r.overBudget AS ob, w.columnLineage AS cl, count(c) AS columns ORDER BY run`,
 			map[string]any{"p": p}, neo4j.EagerResultTransformer)
 		if err != nil {
 			t.Fatal(err)
@@ -558,11 +563,12 @@ func TestWriteDegraded(t *testing.T) {
 		var out []string
 		for _, rec := range res.Records {
 			m := rec.AsMap()
-			out = append(out, fmt.Sprintf("%s degraded=%v columnLineage=%v columns=%v", strings.TrimPrefix(m["run"].(string), p), m["degraded"], m["cl"], m["columns"]))
+			out = append(out, fmt.Sprintf("%s degraded=%v overBudget=%v columnLineage=%v columns=%v", strings.TrimPrefix(m["run"].(string), p), m["degraded"], m["ob"], m["cl"], m["columns"]))
 		}
 		return out
 	}
-	want := []string{"run-load degraded=true columnLineage=missing columns=2", "run-load-2 degraded=false columnLineage=<nil> columns=2"}
+	want := []string{"run-load degraded=true overBudget=<nil> columnLineage=missing columns=2", "run-load-2 degraded=false overBudget=<nil> columnLineage=<nil> columns=2",
+		"run-load-3 degraded=false overBudget=edges columnLineage=missing columns=2"}
 	if got := marks(); !reflect.DeepEqual(got, want) {
 		t.Errorf("runs and writes:\n got %q\nwant %q", got, want)
 	}
@@ -572,6 +578,14 @@ func TestWriteDegraded(t *testing.T) {
 	}
 	if after := snapshot(t, d, p); !reflect.DeepEqual(after, before) {
 		t.Errorf("replaying the degraded event changed the graph:\n%s", diff(before, after))
+	}
+	within := fixture(p, t0.Add(2*time.Hour), "-3")[:1]
+	if err := w.Write(ctx, within); err != nil {
+		t.Fatal(err)
+	}
+	want[2] = "run-load-3 degraded=false overBudget=<nil> columnLineage=<nil> columns=2"
+	if got := marks(); !reflect.DeepEqual(got, want) {
+		t.Errorf("after a replay within the budget:\n got %q\nwant %q", got, want)
 	}
 }
 
@@ -701,4 +715,53 @@ func TestWriteFields(t *testing.T) {
 	if !slices.Equal(down, []string{p + "b#amount.eur", p + "c#total.eur"}) {
 		t.Errorf("downstream of b#amount = %v", down)
 	}
+}
+
+// TestReadDeadlineEndsTheQuery: a read whose context has a deadline (the explorer's
+// COLLINE_UI_QUERY_TIMEOUT) ends with it in Neo4j too (the driver ends the transaction when the
+// context ends, and the transaction has the deadline as its timeout besides): the query runs in
+// Neo4j (SHOW TRANSACTIONS sees it), the caller has its error right after the deadline, and then
+// it no longer runs: the work ends with the request, not when Neo4j would be done, minutes later
+// (issue 29). A read given a context without its deadline would fail this.
+func TestReadDeadlineEndsTheQuery(t *testing.T) {
+	d := testDriver(t)
+	r := NewReader(d, "")
+	slow := `UNWIND range(1, 2000000000) AS x WITH x WHERE x < 0 RETURN count(x) AS n`
+	running := func() int {
+		res, err := neo4j.ExecuteQuery(context.Background(), d, `SHOW TRANSACTIONS YIELD currentQuery
+WHERE currentQuery CONTAINS 'range(1, 2000000000)' AND NOT currentQuery STARTS WITH 'SHOW' RETURN count(*) AS n`, nil, neo4j.EagerResultTransformer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := res.Records[0].Get("n")
+		return int(n.(int64))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.query(ctx, slow, nil)
+		done <- err
+	}()
+	seen := false
+	for !seen && time.Since(start) < time.Second {
+		seen = running() > 0
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !seen {
+		t.Fatal("SHOW TRANSACTIONS never saw the query run")
+	}
+	err := <-done
+	took := time.Since(start)
+	if err == nil || took > 4*time.Second {
+		t.Fatalf("a query of minutes with a 1.5s deadline: %v after %v, want an error right after the deadline", err, took)
+	}
+	for running() > 0 {
+		if time.Since(start) > took+3*time.Second {
+			t.Fatalf("the query still runs in Neo4j %v after it began (its deadline was 1.5s)", time.Since(start))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("ended after %v: %v; then no longer running in Neo4j", took.Round(time.Millisecond), err)
 }

@@ -163,7 +163,7 @@ func (b *batch) add(it record.Item) error {
 			return err
 		}
 		if run != "" {
-			b.write(run, w, lin.Degraded)
+			b.write(run, w, lin.TableLevel())
 		}
 	}
 	for _, c := range lin.Changes {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/colline/colline/events"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/record"
 )
@@ -13,21 +14,30 @@ import (
 // with what it read, wrote and changed by DDL, and the run it was spawned from.
 //
 //	(:Job)-[:HAS_RUN]->(:Run {key, status, startedAt, endedAt, producer,
-//	                          appId, executionId, funcName, sparkVersion, emittedAt, degraded, analyzed})
+//	                          appId, executionId, funcName, sparkVersion, emittedAt, degraded, overBudget?, analyzed,
+//	                          connectUserId, connectUserName, connectSessionId, connectOperationId, connectClientType})
+//
+// connect* are the Spark Connect operation that ran a listener event's execution (query.connect):
+// the user id and name as the client sent them (not authenticated), the session, the operation
+// and the client's type; absent for executions that did not come through Spark Connect.
 //
 // analyzed is true for an event of `colline analyze` (markers.analyzed): lineage Spark's analyzer
 // derived from SQL that did not run; absent for runs.
 //	(:Run)-[:READ]->(:Dataset)
 //	(:Run)-[:WROTE {mode, columnLineage?}]->(:Dataset)
 //	(:Run)-[:CHANGED {action}]->(:Dataset)
-//	(:Run)-[:CHILD_OF]->(:Run)          an OpenLineage run's parent facet
+//	(:Run)-[:CHILD_OF]->(:Run)          an OpenLineage run's parent facet, or the scheduler's run
+//	                                    a listener event names (and that run's root run)
 //
 // A listener run is one event. An OpenLineage run is all the events of its runId, in any order
 // and any number of times: status is running until a terminal event (success, failure, aborted)
 // and then the newest terminal one; startedAt is the earliest START; endedAt the time of the
 // terminal status kept. A degraded listener event (plan.Lineage.Degraded) has degraded = true and
 // columnLineage = "missing" on each of its WROTE: the run wrote those columns, but the event did
-// not say from what.
+// not say from what. An event over an extraction budget (plan.Lineage.OverBudget) has
+// columnLineage = "missing" likewise, and overBudget = the budget's name (depth, nodes, edges,
+// work): a listener run's is replaced when its event is written again (a replay within a larger
+// budget clears it), an OpenLineage run's stays once one of its events set it.
 
 // Run statuses. The listener reports success or failure; OpenLineage events map onto them.
 const (
@@ -68,29 +78,40 @@ type runRow struct {
 	executionID                                                  *int64
 	startedAt, endedAt, emittedAt                                *time.Time
 	degraded                                                     *bool // a listener run's; nil for OpenLineage
-	analyzed                                                     bool  // markers.analyzed
+	overBudget                                                   string
+	analyzed                                                     bool // markers.analyzed
+	connect                                                      *events.Connect
 }
 
 // listener reports a listener event's run (one event, with a degraded flag); OpenLineage runs
 // and parent runs have none.
 func (x runRow) listener() bool { return x.degraded != nil }
 
-// ColumnLineageMissing is the columnLineage of a WROTE whose column lineage the event did not carry.
+// ColumnLineageMissing is the columnLineage of a WROTE whose column lineage the event did not carry
+// (a degraded event) or colline did not extract (a plan over budget).
 const ColumnLineageMissing = "missing"
+
+// overBudget is the name of the budget lin was over, or "".
+func overBudget(lin *plan.Lineage) string {
+	if lin == nil || lin.OverBudget == nil {
+		return ""
+	}
+	return lin.OverBudget.Budget
+}
 
 // newRunRow is the run of one item observed at ts.
 func newRunRow(it record.Item, jobKey string, ts time.Time) *runRow {
 	if env := it.Event; env != nil {
 		x, degraded := env.Query.ExecutionID, it.Lineage.Degraded
-		return &runRow{
+		return &runRow{overBudget: overBudget(it.Lineage),
 			key: env.EventID, jobKey: jobKey, appID: env.App.ID, executionID: &x, funcName: env.Query.FuncName,
 			status: env.Query.Status, sparkVersion: env.Producer.Spark,
 			endedAt: parseTime(env.Query.EndedAt), emittedAt: parseTime(env.EmittedAt), degraded: &degraded,
-			analyzed: env.Markers.Analyzed,
+			analyzed: env.Markers.Analyzed, connect: env.Query.Connect,
 		}
 	}
 	o := it.OpenLineage
-	r := &runRow{key: o.RunID, jobKey: jobKey, producer: o.Producer, status: runStatus(o.EventType)}
+	r := &runRow{key: o.RunID, jobKey: jobKey, producer: o.Producer, status: runStatus(o.EventType), overBudget: overBudget(it.Lineage)}
 	switch {
 	case o.EventType == "START":
 		r.startedAt = &ts
@@ -119,6 +140,12 @@ func (r *runRow) merge(n *runRow) *runRow {
 	}
 	if n.degraded != nil {
 		m.degraded = n.degraded
+		m.overBudget = n.overBudget
+	} else if n.overBudget != "" {
+		m.overBudget = n.overBudget
+	}
+	if n.connect != nil {
+		m.connect = n.connect
 	}
 	m.analyzed = m.analyzed || n.analyzed
 	if n.startedAt != nil && (m.startedAt == nil || n.startedAt.Before(*m.startedAt)) {
@@ -163,7 +190,13 @@ SET r.appId = coalesce(row.appId, r.appId),
     r.emittedAt = coalesce(row.emittedAt, r.emittedAt),
     r.producer = coalesce(row.producer, r.producer),
     r.degraded = coalesce(row.degraded, r.degraded),
+    r.overBudget = CASE WHEN row.degraded IS NOT NULL THEN row.overBudget ELSE coalesce(row.overBudget, r.overBudget) END,
     r.analyzed = CASE WHEN row.analyzed THEN true ELSE r.analyzed END,
+    r.connectUserId = coalesce(row.connectUserId, r.connectUserId),
+    r.connectUserName = coalesce(row.connectUserName, r.connectUserName),
+    r.connectSessionId = coalesce(row.connectSessionId, r.connectSessionId),
+    r.connectOperationId = coalesce(row.connectOperationId, r.connectOperationId),
+    r.connectClientType = coalesce(row.connectClientType, r.connectClientType),
     r.startedAt = CASE WHEN row.startedAt IS NOT NULL AND (r.startedAt IS NULL OR row.startedAt < r.startedAt) THEN row.startedAt ELSE r.startedAt END,
     r.endedAt = CASE WHEN ` + statusWinsCypher + ` AND row.endedAt IS NOT NULL THEN row.endedAt ELSE r.endedAt END,
     r.status = CASE WHEN ` + statusWinsCypher + ` THEN row.status ELSE r.status END
@@ -175,18 +208,31 @@ RETURN count(*) AS n`,
 			if x.executionID != nil {
 				exec = *x.executionID
 			}
-			return map[string]any{
+			row := map[string]any{
 				"key": x.key, "jobKey": x.jobKey, "appId": stringOrNil(x.appID), "executionId": exec,
 				"funcName": stringOrNil(x.funcName), "status": stringOrNil(x.status), "sparkVersion": stringOrNil(x.sparkVersion),
 				"producer": stringOrNil(x.producer), "startedAt": timeOrNil(x.startedAt),
-				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": boolOrNil(x.degraded), "analyzed": x.analyzed,
+				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": boolOrNil(x.degraded), "overBudget": stringOrNil(x.overBudget), "analyzed": x.analyzed,
 			}
+			connectParams(row, x.connect)
+			return row
 		})
 	},
 }
 
+// connectParams adds a run's Spark Connect operation to its statement parameters (every value
+// null when the run has none, so that the SET keeps what is stored).
+func connectParams(row map[string]any, c *events.Connect) {
+	if c == nil {
+		c = &events.Connect{}
+	}
+	row["connectUserId"], row["connectUserName"] = stringOrNil(c.UserID), stringOrNil(c.UserName)
+	row["connectSessionId"], row["connectOperationId"] = stringOrNil(c.SessionID), stringOrNil(c.OperationID)
+	row["connectClientType"] = stringOrNil(c.ClientType)
+}
+
 // newRuns creates the listener runs the graph does not hold (existing.go) with their HAS_RUN: a
-// listener run is one event, so its first write is all of it.
+// listener run is one event, so its first write is all of it (a null property is not stored).
 var newRuns = element{
 	name:          "new runs",
 	nodes:         []string{"Run"},
@@ -194,7 +240,10 @@ var newRuns = element{
 	query: `UNWIND $rows AS row
 MATCH (j:Job {key: row.jobKey})
 CREATE (j)-[:HAS_RUN]->(:Run {key: row.key, appId: row.appId, executionId: row.executionId, funcName: row.funcName, status: row.status,
-                              sparkVersion: row.sparkVersion, endedAt: row.endedAt, emittedAt: row.emittedAt, degraded: row.degraded, analyzed: row.analyzed})
+                              sparkVersion: row.sparkVersion, endedAt: row.endedAt, emittedAt: row.emittedAt, degraded: row.degraded,
+                              overBudget: row.overBudget, analyzed: row.analyzed,
+                              connectUserId: row.connectUserId, connectUserName: row.connectUserName, connectSessionId: row.connectSessionId,
+                              connectOperationId: row.connectOperationId, connectClientType: row.connectClientType})
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
 		return params(slices.DeleteFunc(slices.Clone(r.runs), func(x runRow) bool { return !r.newRun(x.key) }), func(x runRow) map[string]any {
@@ -202,11 +251,14 @@ RETURN count(*) AS n`,
 			if x.analyzed {
 				analyzed = true
 			}
-			return map[string]any{
+			row := map[string]any{
 				"key": x.key, "jobKey": x.jobKey, "appId": stringOrNil(x.appID), "executionId": *x.executionID,
 				"funcName": stringOrNil(x.funcName), "status": stringOrNil(x.status), "sparkVersion": stringOrNil(x.sparkVersion),
-				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": boolOrNil(x.degraded), "analyzed": analyzed,
+				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": boolOrNil(x.degraded),
+				"overBudget": stringOrNil(x.overBudget), "analyzed": analyzed,
 			}
+			connectParams(row, x.connect)
+			return row
 		})
 	},
 }
@@ -321,13 +373,17 @@ func (b *batch) run(it record.Item, jobKey string, ts time.Time) {
 	b.runs[r.key] = r
 }
 
-// parent merges the link of run to its parent run p, p's job, and p's run when the batch has none.
+// parent merges the link of run to its parent run p, p's job, and p's run when the batch has
+// none; then, when p has a root run, the link of p to it in the same way.
 func (b *batch) parent(run string, p *record.ParentRun, ts time.Time) {
 	job := p.JobNamespace + "/" + p.JobName
 	b.job(job, p.JobNamespace, p.JobName, ts)
 	b.runs.get(p.RunID, func() *runRow { return &runRow{key: p.RunID, jobKey: job} })
 	k := parentRow{run: run, parent: p.RunID}
 	b.parents[k] = &k
+	if p.Root != nil && p.Root.RunID != p.RunID && p.Root.RunID != run {
+		b.parent(p.RunID, p.Root, ts)
+	}
 }
 
 // read merges the READ of a dataset by run.
@@ -337,9 +393,9 @@ func (b *batch) read(run, dataset string) {
 }
 
 // write merges the WROTE of w by run (the newest item's mode wins).
-func (b *batch) write(run string, w *plan.Write, degraded bool) {
+func (b *batch) write(run string, w *plan.Write, tableLevel bool) {
 	x := &wroteRow{run: run, dataset: w.Key, mode: w.Mode}
-	if degraded {
+	if tableLevel {
 		x.columnLineage = ColumnLineageMissing
 	}
 	b.wrote[[2]string{run, w.Key}] = x

@@ -68,9 +68,11 @@ type versionState struct {
 // versions splits an item's lineage by the dataset each edge ends in (a column edge's target
 // column's dataset, a row-level dependency's dataset) and adds one observation per dataset to
 // the batch, every written dataset included (a write with no column edges is a version with no
-// edges). A degraded item observes nothing: it does not say its column lineage.
+// edges). A table-level item (plan.Lineage.TableLevel: degraded, or over an extraction budget)
+// observes nothing: its column lineage is missing, not empty, so it neither confirms the current
+// version nor supersedes it with a version of no edges (which a write with no column lineage is).
 func (b *batch) versions(lin *plan.Lineage, job, run string, at time.Time) {
-	if lin.Degraded {
+	if lin.TableLevel() {
 		return
 	}
 	datasetOf := map[string]string{}

@@ -150,6 +150,13 @@ func TestDecide(t *testing.T) {
 	if r := decided(t, nil, deg); len(r.lineages) != 0 {
 		t.Errorf("a degraded run wrote LINEAGEs %+v", r.lineages)
 	}
+	// Nor does a run over a budget (table-level, its column lineage missing), even as the newest
+	// run after a current version: that stays current, neither confirmed nor superseded.
+	over := v1("r2", t0.Add(h))
+	over.Lineage.OverBudget, over.Lineage.Edges, over.Lineage.RowDeps = &plan.TooComplexError{Budget: plan.BudgetEdges, Figure: 20000, Limit: 10000}, nil, nil
+	if r := decided(t, stored(fp1, t0, t0, false), over); len(r.lineages)+len(r.supersede)+len(r.feeds)+len(r.decides) != 0 {
+		t.Errorf("a run over budget wrote LINEAGEs %+v, superseded %+v, edges %d", r.lineages, r.supersede, len(r.feeds)+len(r.decides))
+	}
 	if r := decided(t, nil, versioned("", "j", "r1", "a", 3, t0)); len(r.lineages) != 1 || r.lineages[0].fingerprint == fp1 || len(r.feeds)+len(r.decides) != 0 {
 		t.Errorf("a write of no column lineage: %+v", r.lineages)
 	}
@@ -194,7 +201,11 @@ func TestVersionsReadAsModel2(t *testing.T) {
 			job := []string{"j", "k"}[rng.IntN(2)]
 			v := []int{1, 1, 1, 2, 3, 4, 5}[rng.IntN(7)]
 			at := t0.Add(time.Duration(rng.IntN(8)) * time.Minute) // few times: many ties
-			seq = append(seq, versioned(p, job, fmt.Sprintf("r%02d", i), fmt.Sprintf("app-%d", rng.IntN(3)), v, at))
+			it := versioned(p, job, fmt.Sprintf("r%02d", i), fmt.Sprintf("app-%d", rng.IntN(3)), v, at)
+			if rng.IntN(10) == 0 { // over a budget: table-level, no column lineage
+				it.Lineage.OverBudget, it.Lineage.Edges, it.Lineage.RowDeps = &plan.TooComplexError{Budget: plan.BudgetEdges, Figure: 20000, Limit: 10000}, nil, nil
+			}
+			seq = append(seq, it)
 		}
 		// model 2: every run's edges merged, the newest (ties: the later) wins
 		want := map[string]edgeState{}

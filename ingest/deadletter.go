@@ -3,6 +3,7 @@ package ingest
 import (
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/segmentio/kafka-go"
 )
@@ -20,6 +21,15 @@ const (
 
 const maxErrorHeader = 4096
 
+// HeaderPrefix starts the name of every header colline sets. An original message's own headers of
+// that prefix (any case) are kept renamed with IncomingPrefix in front (colline.reason becomes
+// incoming.colline.reason), so that a producer cannot forge a dead letter's reason or source, and
+// a dead letter replayed onto the topic and refused again keeps its first headers apart.
+const (
+	HeaderPrefix   = "colline."
+	IncomingPrefix = "incoming."
+)
+
 // deadLetter is a message that cannot be written, with why.
 type deadLetter struct {
 	msg    kafka.Message
@@ -27,16 +37,22 @@ type deadLetter struct {
 	err    error
 }
 
-// message builds the dead-letter message: the original key, value and headers, plus the colline.*
-// headers. The topic is left to the producer. The value is the original bytes, also for an event
-// the graph rejected at write time (write_rejected, invalid_lineage).
+// message builds the dead-letter message: the original key, value and headers (those named
+// colline.* renamed, see HeaderPrefix), then the colline.* headers, each once. The topic is left
+// to the producer. The value is the original bytes, also for an event the graph rejected at write
+// time (write_rejected, invalid_lineage).
 func (d deadLetter) message(version string) kafka.Message {
 	text := d.err.Error()
 	if len(text) > maxErrorHeader {
 		text = text[:maxErrorHeader]
 	}
 	h := make([]kafka.Header, 0, len(d.msg.Headers)+6)
-	h = append(h, d.msg.Headers...)
+	for _, x := range d.msg.Headers {
+		if strings.HasPrefix(strings.ToLower(x.Key), HeaderPrefix) {
+			x.Key = IncomingPrefix + x.Key
+		}
+		h = append(h, x)
+	}
 	h = append(h,
 		kafka.Header{Key: HeaderReason, Value: []byte(d.reason)},
 		kafka.Header{Key: HeaderError, Value: []byte(text)},

@@ -27,7 +27,7 @@ func registry() *prometheus.Registry {
 	reg := prometheus.NewPedanticRegistry()
 	admin.RegisterBuildInfo(reg, "doc")
 	m := NewMetrics(reg)
-	intake.NewMetrics(reg)
+	intake.NewMetrics(reg).Forbidden("team-a", "dataset")
 	emit.NewMetrics(reg)
 	m.countUnknown(map[string]int{"com.example.Node": 1})
 	m.CountIgnored("DatasourceDatasetFacet")

@@ -233,7 +233,7 @@ func TestWriteTimeDeadLetterCarriesTheOriginalBytes(t *testing.T) {
 	var msgs []kafka.Message
 	for _, id := range ids {
 		msgs = append(msgs, kafka.Message{Key: []byte("app-" + id), Value: indented(eventFor(t, id, "src", "out")),
-			Headers: []kafka.Header{{Key: "origin", Value: []byte(id)}}})
+			Headers: []kafka.Header{{Key: "origin", Value: []byte(id)}, {Key: HeaderReason, Value: []byte("forged")}, {Key: HeaderSourceOffset, Value: []byte("999")}}})
 	}
 	w := NewProducer(addrs, topic, 0, nil)
 	err := w.WriteMessages(ctx, msgs...)
@@ -264,10 +264,16 @@ func TestWriteTimeDeadLetterCarriesTheOriginalBytes(t *testing.T) {
 		header(m, HeaderSourceOffset) != "1" || header(m, HeaderValueOmitted) != "" {
 		t.Errorf("dead letter key %q headers %v", m.Key, m.Headers)
 	}
+	seen := map[string]int{}
 	for _, h := range m.Headers {
 		if h.Key == "colline.value.reencoded" {
 			t.Errorf("dead letter marked as re-encoded: %v", m.Headers)
 		}
+		seen[h.Key]++
+	}
+	// the producer's colline.* headers cannot pass for colline's (issue 29)
+	if seen[HeaderReason] != 1 || seen[HeaderSourceOffset] != 1 || header(m, "incoming."+HeaderReason) != "forged" || header(m, "incoming."+HeaderSourceOffset) != "999" {
+		t.Errorf("dead letter headers %v: want colline's once, the forged ones renamed incoming.colline.*", m.Headers)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
 	"github.com/colline/colline/record"
 )
@@ -49,6 +50,7 @@ type Metrics struct {
 	edges       prometheus.Counter
 	deadLetters *prometheus.CounterVec
 	unknown     *prometheus.CounterVec
+	overBudget  *prometheus.CounterVec
 	ignored     *prometheus.CounterVec
 	retries     *prometheus.CounterVec
 	lastEvent   prometheus.Gauge
@@ -89,6 +91,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		unknown: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "plan", Name: "unknown_nodes_total",
 			Help: "Plan nodes of a class no specific rule knows, handled by the generic rule, by class (capped; the rest is \"other\")."},
 			"class"),
+		overBudget: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "plan", Name: "over_budget_total",
+			Help: "Events over an extraction budget (COLLINE_MAX_PLAN_*), by budget: written with their table-level lineage only (reads, writes and their columns; the run's overBudget names the budget, its writes have columnLineage 'missing')."},
+			"budget", plan.BudgetDepth, plan.BudgetNodes, plan.BudgetEdges, plan.BudgetWork),
 		ignored: d.counters(prometheus.CounterOpts{Namespace: "colline", Subsystem: "openlineage", Name: "ignored_facet_problems_total",
 			Help: "Problems of OpenLineage events taken all the same, because they lie in facets colline does not read, by the schema broken (a facet schema's name, or OpenLineage for the core schema)."},
 			"schema"),
@@ -202,6 +207,13 @@ func (m *Metrics) ObserveStage(stage string, d time.Duration) {
 // CountIgnored counts one problem of an OpenLineage event taken all the same, in a facet colline
 // does not read, by the schema it breaks (schema names come from the embedded spec: bounded).
 func (m *Metrics) CountIgnored(schema string) { m.ignored.WithLabelValues(schema).Inc() }
+
+// CountOverBudget counts an event whose lineage is table-level because it was over a budget.
+func (m *Metrics) CountOverBudget(lin *plan.Lineage) {
+	if lin != nil && lin.OverBudget != nil {
+		m.overBudget.WithLabelValues(lin.OverBudget.Budget).Inc()
+	}
+}
 
 // countUnknown adds the unknown node classes of one event.
 func (m *Metrics) countUnknown(unknown map[string]int) {

@@ -23,7 +23,7 @@ type ProcessorFunc func(msg kafka.Message) (record.Item, error)
 func (f ProcessorFunc) Process(msg kafka.Message) (record.Item, error) { return f(msg) }
 
 // Extractor is the consumer's Processor: process.Step on the message value, timed in the decode
-// and extract stages, with unknown plan node classes counted.
+// and extract stages, with unknown plan node classes and events over a budget counted.
 type Extractor struct {
 	Metrics  *Metrics    // nil: not measured
 	MaxBytes int         // process.Step.MaxBytes. Default: process.DefaultMaxBytes.
@@ -39,6 +39,7 @@ func (x Extractor) Process(msg kafka.Message) (record.Item, error) {
 	it, err := step.Item(msg.Value)
 	if err == nil && x.Metrics != nil {
 		x.Metrics.countUnknown(it.Lineage.Unknown)
+		x.Metrics.CountOverBudget(it.Lineage)
 	}
 	return it, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/events"
+	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
 	"github.com/colline/colline/record"
 )
@@ -74,6 +75,15 @@ func TestExtractor(t *testing.T) {
 	if got := testutil.CollectAndCount(m.stage); got != 6 { // decode, extract, write, emit, commit, dead_letter
 		t.Errorf("stage series = %d, want 6", got)
 	}
+	// over the edges budget: an item with the table-level lineage, counted by budget (issue 29)
+	x.Budget = plan.Budget{Edges: 1}
+	it, err = x.Process(kafka.Message{Value: event(t)})
+	if err != nil || it.Lineage.OverBudget == nil || len(it.Lineage.Edges) != 0 || len(it.Lineage.Writes) != 1 {
+		t.Errorf("over the edges budget: %+v, %v; want the write, no edge", it.Lineage, err)
+	}
+	if got := testutil.ToFloat64(m.overBudget.WithLabelValues(plan.BudgetEdges)); got != 1 {
+		t.Errorf("colline_plan_over_budget_total{budget=edges} = %v, want 1", got)
+	}
 }
 
 func TestMetricsLint(t *testing.T) {
@@ -114,8 +124,18 @@ func TestUnknownClassesAreCapped(t *testing.T) {
 
 func TestDeadLetterMessage(t *testing.T) {
 	long := strings.Repeat("x", maxErrorHeader+10)
-	d := deadLetter{msg: kafka.Message{Topic: "t", Partition: 2, Offset: 42, Key: []byte("k"), Value: []byte("v")}, reason: process.ReasonOther, err: errors.New(long)}
+	// a producer's headers, two of them forged in colline's names (issue 29)
+	forged := []kafka.Header{{Key: "trace", Value: []byte("t-1")}, {Key: HeaderReason, Value: []byte("ok")}, {Key: "COLLINE.Source.Topic", Value: []byte("elsewhere")}}
+	d := deadLetter{msg: kafka.Message{Topic: "t", Partition: 2, Offset: 42, Key: []byte("k"), Value: []byte("v"), Headers: forged}, reason: process.ReasonOther, err: errors.New(long)}
 	m := d.message("v1")
+	var keys []string
+	for _, h := range m.Headers {
+		keys = append(keys, h.Key)
+	}
+	want := []string{"trace", "incoming.colline.reason", "incoming.COLLINE.Source.Topic", HeaderReason, HeaderError, HeaderSourceTopic, HeaderSourcePartition, HeaderSourceOffset, HeaderConsumerVersion}
+	if strings.Join(keys, " ") != strings.Join(want, " ") || header(m, HeaderReason) != process.ReasonOther || header(m, "incoming.colline.reason") != "ok" {
+		t.Errorf("headers %q, want %q: the producer's colline.* renamed, colline's own last and once", keys, want)
+	}
 	if got := header(m, HeaderError); len(got) != maxErrorHeader {
 		t.Errorf("error header is %d bytes, want it cut at %d", len(got), maxErrorHeader)
 	}

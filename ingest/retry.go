@@ -58,19 +58,30 @@ type failure struct {
 // Ready returns nil while Run is running, Setup is done and no operation is being retried.
 func (l *Loop) Ready() error {
 	if !l.running.Load() {
-		return errors.New("consumer loop is not running")
+		return notReady{"not running", errors.New("consumer loop is not running")}
 	}
 	if f := l.retrying.Load(); f != nil {
-		return fmt.Errorf("retrying %s: %w", f.op, f.err)
+		return notReady{"retrying " + f.op, fmt.Errorf("retrying %s: %w", f.op, f.err)}
 	}
 	if !l.started.Load() {
-		return errors.New("starting")
+		return notReady{"starting", errors.New("starting")}
 	}
 	if d, n := l.m.writeRunning(); d > l.p.SlowWrite {
-		return fmt.Errorf("slow write: a batch of %d events has been writing to Neo4j for %s (a held lock, a long transaction or an overloaded server?); it is retried after COLLINE_NEO4J_WRITE_TIMEOUT", n, d.Round(time.Second))
+		return notReady{"slow write", fmt.Errorf("slow write: a batch of %d events has been writing to Neo4j for %s (a held lock, a long transaction or an overloaded server?); it is retried after COLLINE_NEO4J_WRITE_TIMEOUT", n, d.Round(time.Second))}
 	}
 	return nil
 }
+
+// notReady is an error of Ready with a Status safe to show to anyone (admin's /readyz shows it;
+// the error, which may name internal addresses, goes to the log).
+type notReady struct {
+	status string
+	err    error
+}
+
+func (e notReady) Error() string  { return e.err.Error() }
+func (e notReady) Unwrap() error  { return e.err }
+func (e notReady) Status() string { return e.status }
 
 func (l *Loop) updateReady() {
 	v := 0.0

@@ -61,12 +61,19 @@ func FromSpark(env *events.Envelope, lin *plan.Lineage) ([]byte, error) {
 		eventType = Fail
 	}
 
-	runFacets := map[string]any{
-		"parent": f("ParentRunFacet.json", map[string]any{
-			"run": map[string]any{"runId": AppRunID(env.App.ID)},
-			"job": map[string]any{"namespace": env.App.Namespace, "name": env.App.Name},
-		}),
+	parent := map[string]any{
+		"run": map[string]any{"runId": AppRunID(env.App.ID)},
+		"job": map[string]any{"namespace": env.App.Namespace, "name": env.App.Name},
 	}
+	// the scheduler's run above the application (event parent, since 1.5): the top of the
+	// hierarchy is the facet's root, as openlineage-spark sets it (the spec wants a UUID run id)
+	if top := rootOf(env.Parent); top != nil && uuid.Validate(top.RunID) == nil {
+		parent["root"] = map[string]any{
+			"run": map[string]any{"runId": top.RunID},
+			"job": map[string]any{"namespace": top.Namespace, "name": top.Name},
+		}
+	}
+	runFacets := map[string]any{"parent": f("ParentRunFacet.json", parent)}
 	if env.Producer.Spark != "" {
 		runFacets["processing_engine"] = f("ProcessingEngineRunFacet.json", map[string]any{
 			"version": env.Producer.Spark, "name": "spark", "openlineageAdapterVersion": env.Producer.Version,
@@ -274,3 +281,11 @@ var facetURLs = sync.OnceValues(func() (map[string]string, error) {
 	}
 	return out, nil
 })
+
+// rootOf is the topmost run of a scheduler's parent run: its root, else itself (nil: none).
+func rootOf(p *events.Parent) *events.Parent {
+	for p != nil && p.Root != nil {
+		p = p.Root
+	}
+	return p
+}

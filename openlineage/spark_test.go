@@ -22,7 +22,7 @@ func TestEmittedEventsValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var files []string
-	for _, g := range []string{"../plan/testdata/spark-*/*/*.json", "../plan/testdata/tpcds/spark-*/*.json.gz", "testdata/spark-*/*/colline/*.json", "testdata/dbt/spark-colline/*.json"} {
+	for _, g := range []string{"../plan/testdata/spark-*/*/*.json", "../plan/testdata/connect/spark-*/*/*.json", "../plan/testdata/tpcds/spark-*/*.json.gz", "testdata/spark-*/*/colline/*.json", "testdata/dbt/spark-colline/*.json"} {
 		m, _ := filepath.Glob(g)
 		files = append(files, m...)
 	}
@@ -150,4 +150,56 @@ func TestEmittedDegradedEvents(t *testing.T) {
 		t.Errorf("only %d of %d captured events are degraded", emitted, len(files))
 	}
 	t.Logf("%d degraded events emitted valid, marked %s, without columnLineage", emitted, openlineage.DegradedFacet)
+}
+
+// A listener event's scheduler run (events.Parent, since 1.5) is the top of the parent facet's
+// hierarchy: the facet's root is the scheduler's root run, else its run; the parent stays the
+// Spark application. A run id that is not a UUID (colline's own keys allow any) gives no root,
+// since the spec wants one; both events validate.
+func TestEmittedParentRoot(t *testing.T) {
+	v, err := openlineage.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob("../plan/testdata/spark-3.5/skeleton/*.json")
+	if len(files) == 0 {
+		t.Fatal("no skeleton events")
+	}
+	env, err := events.Decode(readFile(t, files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lin, err := plan.Extract(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const task, dag = "0199a1f2-5c3e-7d41-9a57-3f1f1d0b9c11", "0199a1f2-5c3e-7d41-9a57-3f1f1d0b9c10"
+	for _, tc := range []struct {
+		parent *events.Parent
+		want   string // the root's run id, "" for none
+	}{
+		{&events.Parent{Namespace: "airflow", Name: "dag.task", RunID: task, Root: &events.Parent{Namespace: "airflow", Name: "dag", RunID: dag}}, dag},
+		{&events.Parent{Namespace: "airflow", Name: "dag.task", RunID: task}, task},
+		{&events.Parent{Namespace: "ds", Name: "wf.task", RunID: "42"}, ""},
+	} {
+		env.Parent = tc.parent
+		data, err := openlineage.FromSpark(env, lin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.Validate(data); err != nil {
+			t.Errorf("parent %+v: the emitted event does not validate: %v", tc.parent, err)
+		}
+		e, err := openlineage.Decode(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if s := string(e.Run.Facets["parent"]); strings.Contains(s, `"root"`) {
+			got = s[strings.Index(s, `"root"`):]
+		}
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("parent %+v: the facet's root is %q, want run %q", tc.parent, got, tc.want)
+		}
+	}
 }

@@ -3,8 +3,10 @@ package plan
 import (
 	"errors"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/colline/colline/events"
@@ -28,7 +30,7 @@ func TestBudgetHeadroom(t *testing.T) {
 		if err != nil {
 			continue // the decoder's tests cover the events it rejects
 		}
-		lin, cost := extractCost(env, DefaultBudget)
+		lin, cost := extractCost(env, DefaultBudget, false)
 		if lin.Size() != cost.Edges {
 			t.Errorf("%s: Lineage.Size() = %d, the edges budget counted %d", f, lin.Size(), cost.Edges)
 		}
@@ -65,7 +67,9 @@ func TestTooComplexError(t *testing.T) {
 // TestHostileShapes extracts the hostile shapes (MUTATIONS of a captured event, see plan/hostile)
 // within and over each budget. A chain of Filters deeper than the depth budget used to overflow
 // the stack (a fatal error, not a panic: the consumer died on it, at 800,000 Filters); it is now
-// refused before resolution starts.
+// stopped before resolution starts. A plan over a budget keeps its table-level lineage, marked
+// with the budget: exactly what the same event yields when the listener degraded it (reads,
+// writes and their columns, no column edge), and it is not lost whole (issue 29).
 func TestHostileShapes(t *testing.T) {
 	base, err := readEvent(filepath.Join("testdata", hostile.Base))
 	if err != nil {
@@ -105,12 +109,38 @@ func TestHostileShapes(t *testing.T) {
 			t.Fatalf("%s %d: %v", tc.shape, tc.n, err)
 		}
 		lin, err := ExtractWithin(env, tc.budget)
-		var tce *TooComplexError
-		switch {
-		case tc.over == "" && (err != nil || len(lin.Edges) < 2):
+		if err != nil {
 			t.Errorf("%s %d: %v, want lineage", tc.shape, tc.n, err)
-		case tc.over != "" && (!errors.As(err, &tce) || tce.Budget != tc.over):
-			t.Errorf("%s %d: %v, want the %s budget exceeded", tc.shape, tc.n, err, tc.over)
+			continue
+		}
+		if tc.over == "" {
+			if lin.OverBudget != nil || lin.TableLevel() || len(lin.Edges) < 2 {
+				t.Errorf("%s %d: over budget %v, %d edges; want column lineage", tc.shape, tc.n, lin.OverBudget, len(lin.Edges))
+			}
+			continue
+		}
+		if lin.OverBudget == nil || lin.OverBudget.Budget != tc.over || !lin.TableLevel() || lin.Degraded {
+			t.Errorf("%s %d: over budget %v (degraded %v), want the %s budget named", tc.shape, tc.n, lin.OverBudget, lin.Degraded, tc.over)
+			continue
+		}
+		if !strings.Contains(lin.OverBudget.Error(), "the "+tc.over+" budget is") {
+			t.Errorf("%s %d: %q does not name the budget", tc.shape, tc.n, lin.OverBudget)
+		}
+		// the same event as the listener degrades it (within any budget): the same table-level lineage
+		degraded, _ := events.Decode(data)
+		degraded.Markers.Truncated = true
+		want, err := ExtractWithin(degraded, Budget{Depth: 1 << 30, Nodes: 1 << 30, Edges: 1 << 30, Work: 1 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := *lin
+		got.OverBudget, want.Degraded = nil, false
+		if !reflect.DeepEqual(&got, want) {
+			t.Errorf("%s %d: over budget: %+v\nwant the degraded event's %+v", tc.shape, tc.n, got, *want)
+		}
+		if len(lin.Edges)+len(lin.RowDeps) != 0 || len(lin.Writes) == 0 || len(lin.Reads) == 0 || len(lin.Writes[0].Columns) == 0 {
+			t.Errorf("%s %d: %d reads, %d writes, %d edges, %d row deps; want the reads, the writes with their columns and no edge",
+				tc.shape, tc.n, len(lin.Reads), len(lin.Writes), len(lin.Edges), len(lin.RowDeps))
 		}
 	}
 }
@@ -244,5 +274,40 @@ func TestExtractLeavesEventUnchanged(t *testing.T) {
 		if !reflect.DeepEqual(env, fresh) {
 			t.Errorf("%s: extracting changed the decoded event", f)
 		}
+	}
+}
+
+// A Hive event over a budget keeps what Hive said it read and wrote, with the columns, and no
+// edge: the same reads and writes as its whole lineage, marked with the budget.
+func TestHiveOverBudget(t *testing.T) {
+	files, _ := filepath.Glob("testdata/hive-4.0/*/*.json")
+	checked := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := events.Decode(data)
+		if err != nil || env.Hive == nil {
+			continue
+		}
+		whole, err := Extract(env)
+		if err != nil || whole.Size() < 2 {
+			continue
+		}
+		lin, err := ExtractWithin(env, Budget{Edges: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if lin.OverBudget == nil || lin.OverBudget.Budget != BudgetEdges || len(lin.Edges)+len(lin.RowDeps) != 0 {
+			t.Errorf("%s: over budget %v, %d edges, %d row deps; want the edges budget named and no edge", f, lin.OverBudget, len(lin.Edges), len(lin.RowDeps))
+		}
+		if !reflect.DeepEqual(lin.Reads, whole.Reads) || !reflect.DeepEqual(lin.Writes, whole.Writes) || !reflect.DeepEqual(lin.Changes, whole.Changes) {
+			t.Errorf("%s: table-level reads %v writes %v\nwant %v %v", f, lin.Reads, lin.Writes, whole.Reads, whole.Writes)
+		}
+		checked++
+	}
+	if checked < 5 {
+		t.Errorf("%d Hive events with lineage checked, want the corpus's", checked)
 	}
 }

@@ -18,9 +18,28 @@ func Extract(env *events.Envelope) (lin *Lineage, err error) {
 	return ExtractWithin(env, DefaultBudget)
 }
 
-// ExtractWithin is Extract within budget b (zero fields: DefaultBudget's). A plan over budget
-// yields a *TooComplexError, which names the budget and the figure.
-func ExtractWithin(env *events.Envelope, b Budget) (lin *Lineage, err error) {
+// ExtractWithin is Extract within budget b (zero fields: DefaultBudget's). Of a plan over budget
+// it extracts table-level lineage only, as of a degraded event, with Lineage.OverBudget naming the
+// budget and the figure: the run, what it read and what it wrote still reach the graph, marked,
+// and nothing is lost whole. That pass resolves no column, so its cost is linear in the event,
+// whatever the plan's shape, and it needs no budget.
+func ExtractWithin(env *events.Envelope, b Budget) (*Lineage, error) {
+	lin, err := guarded(env, func() *Lineage { return extract(env, b) })
+	var over *TooComplexError
+	if !errors.As(err, &over) {
+		return lin, err
+	}
+	lin, err = guarded(env, func() *Lineage { return tableLevel(env) })
+	if err != nil {
+		return nil, err
+	}
+	lin.OverBudget = over
+	return lin, nil
+}
+
+// guarded runs f, turning its panics into errors: a *TooComplexError or ErrUnsupported as they
+// are, any other (a bug) into ErrUnsupported.
+func guarded(env *events.Envelope, f func() *Lineage) (lin *Lineage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if e, ok := p.(error); ok && (errors.Is(e, ErrTooComplex) || errors.Is(e, ErrUnsupported)) {
@@ -30,30 +49,40 @@ func ExtractWithin(env *events.Envelope, b Budget) (lin *Lineage, err error) {
 			lin, err = nil, fmt.Errorf("%w: event %s: %v", ErrUnsupported, env.EventID, p)
 		}
 	}()
-	return extract(env, b), nil
+	return f(), nil
 }
 
 // extract panics with a *TooComplexError when the plan is over budget b.
 func extract(env *events.Envelope, b Budget) *Lineage {
-	lin, _ := extractCost(env, b)
+	lin, _ := extractCost(env, b, false)
 	return lin
 }
 
-// extractCost is extract, also returning what the event cost against each budget.
-func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
+// tableLevel extracts the table-level lineage of env, as of a degraded event, with no budget.
+func tableLevel(env *events.Envelope) *Lineage {
+	lin, _ := extractCost(env, Budget{}, true)
+	return lin
+}
+
+// extractCost is extract, also returning what the event cost against each budget. With
+// tableOnly, or for a degraded event, it resolves no column: the lineage is table-level.
+func extractCost(env *events.Envelope, b Budget, tableOnly bool) (*Lineage, Budget) {
 	if env.Hive != nil {
-		return extractHive(env, b)
+		return extractHive(env, b, tableOnly)
 	}
 	b = b.withDefaults()
-	if n := len(env.Nodes); n > b.Nodes {
-		tooComplex(BudgetNodes, n, b.Nodes, true)
-	}
-	depth := planDepth(env.Nodes)
-	if depth > b.Depth {
-		tooComplex(BudgetDepth, depth, b.Depth, true)
+	var depth int
+	if !tableOnly {
+		if n := len(env.Nodes); n > b.Nodes {
+			tooComplex(BudgetNodes, n, b.Nodes, true)
+		}
+		depth = planDepth(env.Nodes)
+		if depth > b.Depth {
+			tooComplex(BudgetDepth, depth, b.Depth, true)
+		}
 	}
 	r := newResolver(env, b)
-	degraded := env.Markers.Truncated
+	degraded := env.Markers.Truncated || tableOnly
 	if !degraded {
 		r.checkCTERefs() // a degraded event may have lost the cteId arguments: it resolves no reference
 	}
@@ -64,7 +93,7 @@ func extractCost(env *events.Envelope, b Budget) (*Lineage, Budget) {
 	if degraded {
 		r.datasets(env.Root)
 	}
-	lin := &Lineage{Unknown: r.unknown, Changes: r.changes, Degraded: degraded}
+	lin := &Lineage{Unknown: r.unknown, Changes: r.changes, Degraded: env.Markers.Truncated}
 	// Resolving a sink can discover persistent views, which are sinks too: loop until done.
 	for k := 0; k < len(r.sinks); k++ {
 		s := r.sinks[k]

@@ -188,6 +188,9 @@ func render(env *events.Envelope, lin *Lineage) string {
 	if env.Markers.NestedWrite {
 		b.WriteString("nested write: no lineage taken\n")
 	}
+	for p, what := env.Parent, "parent"; p != nil; p, what = p.Root, "root" {
+		fmt.Fprintf(&b, "%s %s/%s %s\n", what, p.Namespace, p.Name, p.RunID)
+	}
 	if lin.Degraded {
 		b.WriteString("degraded: table-level lineage only, column lineage missing\n")
 	}

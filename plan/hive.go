@@ -28,10 +28,13 @@ import (
 // Written datasets come from the event's outputs (the hook), else from the target vertices
 // "db.table.column" (a LineageLogger record); target vertices of a directory write are the
 // directory's columns; those of a plain query's result are not lineage.
-func extractHive(env *events.Envelope, b Budget) (*Lineage, Budget) {
+//
+// With tableOnly (a record over a budget), it maps the written and read datasets and their columns
+// but no edge: table-level lineage, with no budget.
+func extractHive(env *events.Envelope, b Budget, tableOnly bool) (*Lineage, Budget) {
 	h := env.Hive
 	b = b.withDefaults()
-	if n := len(h.Vertices); n > b.Nodes {
+	if n := len(h.Vertices); n > b.Nodes && !tableOnly {
 		tooComplex(BudgetNodes, n, b.Nodes, true)
 	}
 	x := &hiveExtractor{h: h, collector: newCollector(b.Edges)}
@@ -42,8 +45,10 @@ func extractHive(env *events.Envelope, b Budget) (*Lineage, Budget) {
 		}
 	}
 	x.resolveVertices()
-	for i := range h.Edges {
-		x.edge(&h.Edges[i])
+	if !tableOnly {
+		for i := range h.Edges {
+			x.edge(&h.Edges[i])
+		}
 	}
 	lin := &Lineage{Unknown: map[string]int{}}
 	x.finish(lin)

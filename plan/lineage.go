@@ -30,7 +30,14 @@ type Lineage struct {
 	// the event does not say how columns connect, not because they do not. Column lineage is
 	// missing for every write.
 	Degraded bool
+	// OverBudget, when set, names the extraction budget the plan was over (and the figure): its
+	// lineage is table-level only, as a degraded event's (ExtractWithin).
+	OverBudget *TooComplexError
 }
+
+// TableLevel reports whether the lineage is table-level only (a degraded event, or a plan over
+// budget): the writes' column lineage is missing, not empty.
+func (l *Lineage) TableLevel() bool { return l.Degraded || l.OverBudget != nil }
 
 // Size is the figure the edges budget counts (Budget.Edges): every lineage pair, column edge or
 // row-level dependency, plus each of its roles.

@@ -45,8 +45,8 @@ type Step struct {
 	// MaxBytes is the largest value decoded; a larger one fails with ErrTooLarge before any
 	// parsing, which bounds the memory one value can take. Default: DefaultMaxBytes.
 	MaxBytes int
-	// Budget bounds the work of extracting one event (zero fields: plan.DefaultBudget); a plan over
-	// it fails with a *plan.TooComplexError (ReasonTooComplex).
+	// Budget bounds the work of extracting one event (zero fields: plan.DefaultBudget); of a plan
+	// over it, the item holds table-level lineage only, marked (plan.Lineage.OverBudget).
 	Budget plan.Budget
 	// Observe, when set, receives the time each stage took.
 	Observe func(stage string, d time.Duration)

@@ -17,7 +17,7 @@ const (
 	ReasonUnsupportedVersion = "unsupported_version" // a schema major version this consumer does not read
 	ReasonInvalidEvent       = "invalid_event"       // JSON, but not a valid event
 	ReasonInvalidOpenLineage = "invalid_openlineage" // JSON, but not an OpenLineage event that conforms to the spec
-	ReasonTooComplex         = "too_complex"         // the plan is over a budget of Step.Budget (COLLINE_MAX_PLAN_*)
+	ReasonTooComplex         = "too_complex"         // no longer given: a plan over a budget (COLLINE_MAX_PLAN_*) keeps its table-level lineage (plan.Lineage.OverBudget); kept for the series and dead letters of earlier versions
 	ReasonUnsupportedPlan    = "unsupported_plan"    // plan.Extract failed
 	ReasonInvalidLineage     = "invalid_lineage"     // the lineage cannot be stored as it is (record.ErrInvalidItem)
 	ReasonWriteRejected      = "write_rejected"      // Neo4j rejected the event's data (found by the consumer, at write time)

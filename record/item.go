@@ -40,9 +40,12 @@ type OpenLineage struct {
 	Parent       *ParentRun
 }
 
-// ParentRun is the run an OpenLineage run was spawned from (its parent facet).
+// ParentRun is the run a run was spawned from: an OpenLineage run's parent facet, or the
+// scheduler's run a listener event names (events.Parent). Root is the run above the parent (an
+// Airflow DAG run above its task's run) when the event gives it; nil otherwise.
 type ParentRun struct {
 	RunID, JobNamespace, JobName string
+	Root                         *ParentRun
 }
 
 // ID names the item's event in logs and errors: the listener's event id, or an OpenLineage
@@ -81,12 +84,23 @@ func (it Item) Run() string {
 	return it.Event.EventID
 }
 
-// Parent returns the parent run of an OpenLineage run event, nil when none.
+// Parent returns the parent run of an OpenLineage run event or of a listener event (the
+// scheduler's run, events.Parent), nil when none.
 func (it Item) Parent() *ParentRun {
+	if it.Event != nil {
+		return parentRun(it.Event.Parent)
+	}
 	if it.OpenLineage == nil || it.OpenLineage.RunID == "" {
 		return nil
 	}
 	return it.OpenLineage.Parent
+}
+
+func parentRun(p *events.Parent) *ParentRun {
+	if p == nil {
+		return nil
+	}
+	return &ParentRun{RunID: p.RunID, JobNamespace: p.Namespace, JobName: p.Name, Root: parentRun(p.Root)}
 }
 
 // Time returns the time graph writes stamp the item with: EventTime for a listener event, the

@@ -277,3 +277,41 @@ func (s *server) job() http.HandlerFunc {
 func (s *server) run() http.HandlerFunc {
 	return detail(s, func(ctx context.Context, k string, _ url.Values) (*graph.RunInfo, error) { return s.r.Run(ctx, k) })
 }
+
+// runs answers GET /api/runs?app=<spark.app.id> or ?parent=<runId | namespace/job/runId>: the
+// runs of a Spark application, or every run under a scheduler's run (CHILD_OF), oldest first
+// (limit=N, default 50, at most 500), with the datasets they read and wrote and the column
+// lineage into what they wrote (graph.RunSet).
+func (s *server) runs(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	app, parent := v.Get("app"), v.Get("parent")
+	if (app == "") == (parent == "") {
+		s.failReq(w, r, bad("give one of the parameters app (a Spark application id) and parent (a run id, or namespace/job/runId)"))
+		return
+	}
+	for name, x := range map[string]string{"app": app, "parent": parent} {
+		if len(x) > maxKeyLen {
+			s.failReq(w, r, bad("parameter %s is %d bytes long; at most %d", name, len(x), maxKeyLen))
+			return
+		}
+	}
+	n, err := number(v, "limit", defaultRuns, 1, maxRuns)
+	if err != nil {
+		s.failReq(w, r, err)
+		return
+	}
+	q := graph.RunQuery{App: app, Limit: n}
+	if parent != "" {
+		q.Parent, q.ParentJob = graph.ParseParent(parent)
+		if q.Parent == "" {
+			s.failReq(w, r, bad("parameter parent=%q has no run id after its last slash", parent))
+			return
+		}
+	}
+	set, err := s.r.Runs(r.Context(), q)
+	if err != nil {
+		s.failGraph(w, r, err)
+		return
+	}
+	reply(w, set)
+}

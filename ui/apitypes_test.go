@@ -81,6 +81,7 @@ func TestAPITypes(t *testing.T) {
 		"ColumnDetail": reflect.TypeFor[graph.ColumnDetail](), "DatasetDetail": reflect.TypeFor[graph.DatasetDetail](),
 		"Run": reflect.TypeFor[graph.RunInfo](), "Access": reflect.TypeFor[graph.Access](), "JobDetail": reflect.TypeFor[graph.JobDetail](),
 		"Impacted": reflect.TypeFor[graph.Impacted](), "PreviewEvent": reflect.TypeFor[previewEvent](),
+		"RunRef": reflect.TypeFor[graph.RunRef](), "RunConnect": reflect.TypeFor[graph.RunConnect](), "RunSet": reflect.TypeFor[graph.RunSet](),
 	}
 	for name, typ := range structs {
 		checked[name] = true
@@ -97,7 +98,11 @@ func TestAPITypes(t *testing.T) {
 	answer := func(method, path, body string) map[string]any {
 		t.Helper()
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest(method, path, strings.NewReader(body)))
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		if method == http.MethodPost {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		h.ServeHTTP(w, r)
 		var out map[string]any
 		if err := json.Unmarshal(w.Body.Bytes(), &out); w.Code != http.StatusOK || err != nil {
 			t.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body)

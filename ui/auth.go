@@ -2,13 +2,13 @@ package ui
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/colline/colline/guard"
 )
 
 // Auth is the explorer's optional authentication. With nothing set, every request is served
@@ -41,10 +41,22 @@ func User(ctx context.Context) string {
 	return u
 }
 
-// same compares secrets in constant time (of their hashes, so lengths leak nothing either).
-func same(a, b string) bool {
-	x, y := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
-	return subtle.ConstantTimeCompare(x[:], y[:]) == 1
+// same compares secrets in constant time (guard.Equal).
+func same(a, b string) bool { return guard.Equal(a, b) }
+
+// presents reports whether r carries credentials of a kind a is configured for: a failed login,
+// when they do not authenticate (a request with none is a first visit, not a guess).
+func (a Auth) presents(r *http.Request) bool {
+	if r.Header.Get("Authorization") != "" {
+		return true
+	}
+	if a.Token != "" {
+		if _, err := r.Cookie(tokenCookie); err == nil {
+			return true
+		}
+		return r.URL.Query().Get("token") != ""
+	}
+	return false
 }
 
 // user returns who the request authenticates as, or an error saying why not.
@@ -92,11 +104,16 @@ func (a Auth) trusted(remote string) bool {
 
 // middleware lets authenticated requests through (all of them when Auth is empty). A page
 // request with a valid ?token= sets the token cookie and is sent to the same page without it.
-func (a Auth) middleware(h http.Handler) http.Handler {
+// Failed logins are throttled per client address (th): once throttled, a client is refused with
+// 429 before its credentials are looked at.
+func (a Auth) middleware(h http.Handler, th *guard.Throttle) http.Handler {
 	if !a.enabled() {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if th.Refused(w, r, func(w http.ResponseWriter, code int, msg string) { fail(w, code, errors.New(msg)) }) {
+			return
+		}
 		if t := r.URL.Query().Get("token"); a.Token != "" && t != "" && r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/api/") {
 			if same(t, a.Token) {
 				http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: a.Token, Path: "/", HttpOnly: true,
@@ -111,6 +128,9 @@ func (a Auth) middleware(h http.Handler) http.Handler {
 		}
 		user, err := a.user(r)
 		if err != nil {
+			if a.presents(r) {
+				th.Fail(r)
+			}
 			if a.BasicUser != "" {
 				w.Header().Set("WWW-Authenticate", `Basic realm="colline", charset="UTF-8"`)
 			} else if a.Token != "" {

@@ -228,10 +228,12 @@ func (b *lineageBuilder) subgraph() *graph.Subgraph {
 }
 
 // ServiceAnalyzer is the SQL panel's analyzer: colline's warm analyzer service (dev/spark-analyze,
-// docs/analyze.md) through analyze.Client. The SQL is one file; the answer is the events of its
-// statements, in order, one per line; the first statement Spark refused is the error, with its
-// stage, line and column. Spark's parser reads the SQL whatever the dialect (HiveQL's DML and DDL
-// are mostly Spark SQL too).
+// docs/analyze.md) through analyze.Client, which sends the analyzer's bearer token
+// (COLLINE_UI_ANALYZER_TOKEN_FILE) and the JSON content type the service requires. The SQL is one
+// file; the answer is the events of its statements, in order, one per line; the first statement
+// Spark refused, or that the analyzer refused to analyze (ADD JAR, a read of files by path, ...),
+// is the error, with its line and column. Spark's parser reads the SQL whatever the dialect
+// (HiveQL's DML and DDL are mostly Spark SQL too).
 type ServiceAnalyzer struct{ Client *analyze.Client }
 
 // Analyze sends sql to the service.
@@ -241,16 +243,24 @@ func (a ServiceAnalyzer) Analyze(ctx context.Context, sql, dialect string) ([]by
 		return nil, fmt.Errorf("colline analyze: %w", err)
 	}
 	var out bytes.Buffer
+	n := 0
 	for _, f := range res.Files {
 		for _, st := range f.Statements {
+			n++
 			if e := st.Error; e != nil {
 				return nil, fmt.Errorf("colline analyze: statement %d, line %d, column %d (%s): %s", st.Index, e.Line, e.Column, e.Stage, e.Message)
+			}
+			if st.Outcome == analyze.OutcomeRefused {
+				return nil, fmt.Errorf("colline analyze: statement %d, line %d, column %d: refused: %s", st.Index, st.Line, st.Column, st.Reason)
 			}
 			for _, ev := range st.Events {
 				out.Write(ev)
 				out.WriteByte('\n')
 			}
 		}
+	}
+	if out.Len() == 0 {
+		return nil, fmt.Errorf("colline analyze: no lineage to draw: none of the %d statement(s) writes a dataset", n)
 	}
 	return out.Bytes(), nil
 }

@@ -25,6 +25,7 @@ type fakeReader struct {
 	mu      sync.Mutex
 	walks   []graph.Walk
 	pingErr error
+	ctxErr  error // the context error a blocked Search returned
 }
 
 func (f *fakeReader) Ping(context.Context) error { return f.pingErr }
@@ -33,6 +34,9 @@ func (f *fakeReader) Search(ctx context.Context, q string, limit int) ([]graph.H
 		select {
 		case <-f.block:
 		case <-ctx.Done():
+			f.mu.Lock()
+			f.ctxErr = ctx.Err()
+			f.mu.Unlock()
 			return nil, ctx.Err()
 		}
 	}
@@ -62,6 +66,13 @@ func (f *fakeReader) Job(context.Context, string, int) (*graph.JobDetail, error)
 func (f *fakeReader) Run(context.Context, string) (*graph.RunInfo, error) {
 	return &graph.RunInfo{}, nil
 }
+func (f *fakeReader) Runs(_ context.Context, q graph.RunQuery) (*graph.RunSet, error) {
+	if q.App == "none" || q.Parent == "none" {
+		return nil, graph.ErrNotFound
+	}
+	return &graph.RunSet{App: q.App, Runs: []graph.RunInfo{{Key: "r1", Job: "ns/app", AppID: q.App, Reads: []string{}, Writes: []string{}}},
+		Reads: []string{}, Writes: []string{}, Edges: []graph.Edge{}}, nil
+}
 func (f *fakeReader) Known(context.Context, []string, []string) (map[string]bool, error) {
 	return map[string]bool{}, nil
 }
@@ -70,6 +81,10 @@ func get(t *testing.T, h http.Handler, path string, hdr ...string) *httptest.Res
 	t.Helper()
 	r := httptest.NewRequest(http.MethodGet, path, nil)
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			r.Host = hdr[i+1]
+			continue
+		}
 		r.Header.Set(hdr[i], hdr[i+1])
 	}
 	w := httptest.NewRecorder()
@@ -149,6 +164,12 @@ func TestHeadersAndErrors(t *testing.T) {
 		{"/api/lineage?dataset=none", 404, "not found"},
 		{"/api/search?q=" + strings.Repeat("x", 201), 400, "at most 200"},
 		{"/api/column?key=k", 502, "the graph query failed; the explorer's log has the cause"},
+		{"/api/runs", 400, "give one of the parameters app"},
+		{"/api/runs?app=a&parent=p", 400, "give one of the parameters app"},
+		{"/api/runs?app=local-1&limit=0", 400, "is not a number in 1..500"},
+		{"/api/runs?parent=airflow/dag.task/", 400, "has no run id after its last slash"},
+		{"/api/runs?app=none", 404, "not found"},
+		{"/api/runs?app=local-1", 200, `"appId":"local-1"`},
 		{"/api/nope", 404, "no API GET /api/nope"},
 	} {
 		w := get(t, h, tc.path)
@@ -172,9 +193,9 @@ func TestHeadersAndErrors(t *testing.T) {
 			t.Errorf("DELETE /: %d", w.Code)
 		}
 	}
-	f.pingErr = errors.New("connection refused")
-	if w := get(t, h, "/readyz"); w.Code != 503 || !strings.Contains(w.Body.String(), "neo4j: unreachable") {
-		t.Errorf("readyz with Neo4j down: %d %s", w.Code, w.Body)
+	f.pingErr = errors.New("dial tcp 10.1.2.3:7687: connection refused")
+	if w := get(t, h, "/readyz"); w.Code != 503 || !strings.Contains(w.Body.String(), "neo4j: unreachable") || strings.Contains(w.Body.String(), "10.1.2.3") {
+		t.Errorf("readyz with Neo4j down: %d %s; want 503 without the error (an internal address)", w.Code, w.Body)
 	}
 }
 
@@ -193,6 +214,7 @@ func TestLimits(t *testing.T) {
 	}
 	close(f.block)
 	r := httptest.NewRequest(http.MethodPost, "/api/preview", strings.NewReader(strings.Repeat(" ", 4096)))
+	r.Header.Set("Content-Type", "application/json")
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	if w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), "COLLINE_UI_MAX_BODY_BYTES") {
@@ -220,6 +242,7 @@ func TestPreview(t *testing.T) {
 	h := New(&fakeReader{}, Params{})
 	post := func(path, body string) (int, map[string]any) {
 		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		var out map[string]any
@@ -279,6 +302,7 @@ func TestAnalyzerClient(t *testing.T) {
 	}
 	h := New(&fakeReader{}, Params{Analyzer: a})
 	r := httptest.NewRequest(http.MethodPost, "/api/sql", strings.NewReader(`{"sql": "INSERT INTO t SELECT 1"}`))
+	r.Header.Set("Content-Type", "application/json; charset=utf-8")
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	if w.Code != 200 || !strings.Contains(w.Body.String(), "spark_catalog/shop.top_countries#revenue") {

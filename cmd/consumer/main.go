@@ -15,6 +15,7 @@ import (
 	"github.com/colline/colline/admin"
 	"github.com/colline/colline/config"
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/guard"
 	"github.com/colline/colline/ingest"
 	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/openlineage/emit"
@@ -130,11 +131,11 @@ func run() error {
 		return err
 	}
 
-	srv := admin.NewServer(cfg.HTTPAddr, admin.Handler(reg,
+	srv := admin.NewServer(cfg.HTTPAddr, admin.Handler(reg, log,
 		admin.Check{Name: "consumer", Fn: func(context.Context) error { return loop.Ready() }},
 		admin.Check{Name: "neo4j", Fn: store.Ping},
 		admin.Check{Name: "kafka", Fn: func(ctx context.Context) error { return ingest.Ping(ctx, cfg.KafkaBrokers, cfg.KafkaTopic, sec) }},
-	))
+	), log)
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("COLLINE_HTTP_ADDR: %w", err)
@@ -148,21 +149,37 @@ func run() error {
 	log.Info("serving", "addr", ln.Addr().String())
 
 	if cfg.OpenlineageHTTPAddr != "" {
+		var keys intake.Keys
+		if cfg.OpenlineageHTTPKeysFile != "" {
+			if keys, err = intake.LoadKeys(cfg.OpenlineageHTTPKeysFile); err != nil {
+				return fmt.Errorf("COLLINE_OPENLINEAGE_HTTP_KEYS_FILE: %w", err)
+			}
+		}
 		pub := ingest.NewProducer(cfg.KafkaBrokers, cfg.OpenlineageTopic, cfg.KafkaMaxBytes, log, sec)
 		defer pub.Close()
-		api := intake.Server(cfg.OpenlineageHTTPAddr, &intake.Handler{Step: olStep, Publisher: pub, APIKey: cfg.OpenlineageHTTPApiKey.Reveal(),
-			MaxBytes: int64(cfg.OpenlineageHTTPMaxBytes), Metrics: intake.NewMetrics(reg), Logger: log})
+		h := &intake.Handler{Step: olStep, Publisher: pub, APIKey: cfg.OpenlineageHTTPApiKey.Reveal(), Keys: keys,
+			MaxBytes: int64(cfg.OpenlineageHTTPMaxBytes), MaxConcurrent: cfg.OpenlineageHTTPMaxConcurrent, Metrics: intake.NewMetrics(reg), Logger: log}
+		api := h.Server(cfg.OpenlineageHTTPAddr, guard.Timeouts{}, log)
 		aln, err := net.Listen("tcp", cfg.OpenlineageHTTPAddr)
 		if err != nil {
 			return fmt.Errorf("COLLINE_OPENLINEAGE_HTTP_ADDR: %w", err)
 		}
-		go api.Serve(aln)
+		if cfg.OpenlineageHTTPTlsCertFile != "" {
+			go api.ServeTLS(aln, cfg.OpenlineageHTTPTlsCertFile, cfg.OpenlineageHTTPTlsKeyFile)
+		} else {
+			go api.Serve(aln)
+		}
+		if h.Open() {
+			log.Warn("the OpenLineage endpoint takes events from anyone, who may then write or drop any job's and dataset's lineage; set COLLINE_OPENLINEAGE_HTTP_KEYS_FILE (a key per producer, bound to what it may write) or COLLINE_OPENLINEAGE_HTTP_API_KEY",
+				"addr", aln.Addr().String())
+		}
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			api.Shutdown(sctx)
 		}()
-		log.Info("serving OpenLineage", "addr", aln.Addr().String(), "path", intake.Path, "topic", cfg.OpenlineageTopic, "auth", cfg.OpenlineageHTTPApiKey != "")
+		log.Info("serving OpenLineage", "addr", aln.Addr().String(), "path", intake.Path, "topic", cfg.OpenlineageTopic, "keys", len(keys),
+			"api_key", cfg.OpenlineageHTTPApiKey != "", "tls", cfg.OpenlineageHTTPTlsCertFile != "")
 	}
 
 	mctx, stopMonitor := context.WithCancel(context.Background())

@@ -3,7 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,19 +132,25 @@ func get(t *testing.T, p *stack.Consumer, path string) (int, string) {
 }
 
 // TestNotReadyWhileServicesAreDown needs no services: with nothing listening, the consumer is
-// alive, not ready, says why, and still stops cleanly on SIGTERM.
+// alive, not ready, says which dependency fails (and why in its log only: the errors name internal
+// addresses), and still stops cleanly on SIGTERM. Its OpenLineage endpoint, on without a key,
+// makes it warn at start.
 func TestNotReadyWhileServicesAreDown(t *testing.T) {
 	const neo4jPw, kafkaPw = "n3o-s3cr3t", "k4fka-s3cr3t"
 	p := start(t, "COLLINE_NEO4J_URI=bolt://127.0.0.1:1", "COLLINE_KAFKA_BROKERS=127.0.0.1:1",
 		"COLLINE_NEO4J_USER=neo4j", "COLLINE_NEO4J_PASSWORD="+neo4jPw, "COLLINE_LOG_LEVEL=debug",
-		"COLLINE_KAFKA_SASL_MECHANISM=SCRAM-SHA-512", "COLLINE_KAFKA_SASL_USERNAME=colline", "COLLINE_KAFKA_SASL_PASSWORD="+kafkaPw)
+		"COLLINE_KAFKA_SASL_MECHANISM=SCRAM-SHA-512", "COLLINE_KAFKA_SASL_USERNAME=colline", "COLLINE_KAFKA_SASL_PASSWORD="+kafkaPw,
+		"COLLINE_OPENLINEAGE_TOPIC=ol", "COLLINE_OPENLINEAGE_HTTP_ADDR=127.0.0.1:0")
 	if code, _ := get(t, p, "/healthz"); code != 200 {
 		t.Errorf("/healthz = %d, want 200", code)
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		code, body := get(t, p, "/readyz")
-		if code == 503 && (strings.Contains(body, "consumer: starting") || strings.Contains(body, "consumer: retrying setup")) && strings.Contains(body, "neo4j:") && strings.Contains(body, "kafka:") {
+		if code == 503 && (strings.Contains(body, "consumer: starting") || strings.Contains(body, "consumer: retrying setup")) && strings.Contains(body, "neo4j: not ready") && strings.Contains(body, "kafka: not ready") {
+			if strings.Contains(body, "127.0.0.1") {
+				t.Errorf("/readyz shows an address: %q", body)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
@@ -160,6 +178,11 @@ func TestNotReadyWhileServicesAreDown(t *testing.T) {
 	}
 	if !strings.Contains(logs, `"neo4j_password":"(set)"`) || !strings.Contains(logs, `"kafka_sasl_password":"(set)"`) {
 		t.Errorf("the start-up log does not show the configuration without its secrets:\n%s", logs)
+	}
+	for _, want := range []string{`"msg":"not ready","check":"neo4j","err":`, `"the OpenLineage endpoint takes events from anyone`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log lacks %s:\n%s", want, logs)
+		}
 	}
 }
 
@@ -275,4 +298,79 @@ func TestMemoryLimitFromTheCgroup(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOpenLineageOverTLS: with COLLINE_OPENLINEAGE_HTTP_TLS_CERT_FILE and _KEY_FILE the endpoint
+// serves HTTPS only (TLS 1.2 at least): an event posted over TLS is judged (an invalid one: 400
+// with its reason, no Kafka needed), plain HTTP is refused, and so is TLS 1.1.
+func TestOpenLineageOverTLS(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile, pool := selfSigned(t, dir)
+	p := start(t, "COLLINE_NEO4J_URI=bolt://127.0.0.1:1", "COLLINE_KAFKA_BROKERS=127.0.0.1:1",
+		"COLLINE_OPENLINEAGE_TOPIC=ol", "COLLINE_OPENLINEAGE_HTTP_ADDR=127.0.0.1:0",
+		"COLLINE_OPENLINEAGE_HTTP_TLS_CERT_FILE="+certFile, "COLLINE_OPENLINEAGE_HTTP_TLS_KEY_FILE="+keyFile)
+	var addr string
+	for deadline := time.Now().Add(10 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, l := range strings.Split(p.Logs(), "\n") {
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(l), &line) == nil && line.Msg == "serving OpenLineage" {
+				addr = line.Addr
+			}
+		}
+	}
+	if addr == "" {
+		t.Fatalf("no \"serving OpenLineage\" line:\n%s", p.Logs())
+	}
+	post := func(c *http.Client, scheme string) (*http.Response, error) {
+		return c.Post(scheme+"://"+addr+"/api/v1/lineage", "application/json", strings.NewReader(`{"eventTime":`))
+	}
+	tlsClient := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}}}
+	resp, err := post(tlsClient, "https")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(body), `"reason":"invalid_json"`) {
+		t.Errorf("over TLS: %d %s, want 400 invalid_json", resp.StatusCode, body)
+	}
+	if resp, err := post(&http.Client{Timeout: 10 * time.Second}, "http"); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(b), "HTTPS") {
+			t.Errorf("plain HTTP: %d %s, want Go's 400 naming HTTPS", resp.StatusCode, b)
+		}
+	}
+	old := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MaxVersion: tls.VersionTLS11}}}
+	if resp, err := post(old, "https"); err == nil {
+		resp.Body.Close()
+		t.Error("TLS 1.1 was accepted")
+	}
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and its key into dir.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
 }

@@ -5,7 +5,6 @@ package faults
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,8 +71,10 @@ const (
 // testHostile: each hostile shape (plan/hostile), just within the budgets and just over one, and
 // the events the real listener degraded (plan/testdata/degraded), at random positions among valid
 // events, to one consumer process with GOMEMLIMIT and the chart's memory limit. Every valid event
-// lands; every hostile one over a budget is a dead letter too_complex naming its budget, every one
-// within them lands whole; every degraded one lands with its table-level lineage and its markers;
+// lands; every hostile one over a budget lands with its table-level lineage (its run, reads and
+// writes), its run marked with the budget (overBudget) and its writes columnLineage 'missing'
+// (issue 29: until then it was a dead letter too_complex, lost whole), every one within them lands
+// whole; every degraded one lands with its table-level lineage and its markers; no dead letter;
 // the process never restarts and its peak RSS stays under the limit.
 func testHostile(t *testing.T) {
 	variant := stack.Getenv("COLLINE_FAULTS_HOSTILE", "small")
@@ -93,7 +94,8 @@ func testHostile(t *testing.T) {
 	}
 	var special []message
 	wantReasons := map[string]int{}
-	wantBudget := map[string]string{} // message key -> the budget its dead letter names
+	wantOver := map[string]int{} // budget -> runs over it
+	overWrites := 0
 	var within, over []string
 	var hostileBytes int
 	for k, hc := range hostileSizes[variant] {
@@ -110,20 +112,22 @@ func testHostile(t *testing.T) {
 		it, err := step.Item(b)
 		m := message{key: []byte(appID), value: b}
 		label := fmt.Sprintf("%s %d (%.1f MB)", hc.shape, hc.n, float64(len(b))/1e6)
-		var tce *plan.TooComplexError
+		if err != nil {
+			t.Fatalf("%s: %v, want an item", label, err)
+		}
 		switch {
-		case hc.over == "" && err != nil:
-			t.Fatalf("%s: %v, want it within the %s budgets", label, err, variant)
+		case hc.over == "" && it.Lineage.OverBudget != nil:
+			t.Fatalf("%s: %v, want it within the %s budgets", label, it.Lineage.OverBudget, variant)
 		case hc.over == "":
 			m.item = &it
 			within = append(within, fmt.Sprintf("%s: %d edges and roles", label, it.Lineage.Size()))
-		case !errors.As(err, &tce) || tce.Budget != hc.over:
-			t.Fatalf("%s: %v, want it over the %s budget", label, err, hc.over)
+		case it.Lineage.OverBudget == nil || it.Lineage.OverBudget.Budget != hc.over || len(it.Lineage.Writes) == 0:
+			t.Fatalf("%s: over budget %v, want table-level lineage over the %s budget", label, it.Lineage.OverBudget, hc.over)
 		default:
-			m.reason = process.ReasonTooComplex
-			wantReasons[m.reason]++
-			wantBudget[appID] = hc.over
-			over = append(over, fmt.Sprintf("%s: %s", label, hc.over))
+			m.item = &it
+			wantOver[hc.over]++
+			overWrites += len(it.Lineage.Writes)
+			over = append(over, fmt.Sprintf("%s: %s, %d writes", label, hc.over, len(it.Lineage.Writes)))
 		}
 		special = append(special, m)
 	}
@@ -153,6 +157,10 @@ func testHostile(t *testing.T) {
 	if !c.Running() {
 		t.Fatalf("the consumer exited or restarted; log %s", c.LogFile)
 	}
+	overCounted := map[string]float64{}
+	for _, b := range []string{plan.BudgetDepth, plan.BudgetNodes, plan.BudgetEdges, plan.BudgetWork} {
+		overCounted[b] = c.metric(t, `colline_plan_over_budget_total{budget="`+b+`"}`)
+	}
 	stages := map[string]string{}
 	for _, st := range []string{"decode", "extract", "write"} {
 		stages[st] = fmt.Sprintf("%s %.1fs in all, each at most %s", st,
@@ -171,14 +179,7 @@ func testHostile(t *testing.T) {
 		t.Errorf("dead letters by reason %v, want %v", sorted(reasons), sorted(wantReasons))
 	}
 	for _, m := range dead {
-		want, ok := wantBudget[string(m.Key)]
-		if !ok {
-			t.Errorf("unexpected dead letter %s: %s", m.Key, header(m, ingest.HeaderError))
-			continue
-		}
-		if e := header(m, ingest.HeaderError); !strings.Contains(e, "the "+want+" budget") {
-			t.Errorf("dead letter %s: error %q does not name the %s budget", m.Key, e, want)
-		}
+		t.Errorf("unexpected dead letter %s: %s", m.Key, header(m, ingest.HeaderError))
 	}
 	if mib(c.peak) > hostileLimitMiB {
 		t.Errorf("consumer peak RSS %.0f MiB, above the limit of %d MiB", mib(c.peak), hostileLimitMiB)
@@ -188,7 +189,17 @@ func testHostile(t *testing.T) {
 	if want := fmt.Sprintf("%d degraded runs, %d writes with column lineage missing", len(degraded), degradedWrites); marks != want {
 		t.Errorf("graph: %s, want %s", marks, want)
 	}
-	summarize(t, "budgets %s %+v; sent %d valid events, %d hostile (%.1f MB) and %d degraded by the real listener, mixed at random; within the budgets, written whole: %s; over: %s; all %d committed in %.1fs (%s; %s; %s per batch; longest write %s), one process (pid %d) throughout, no panic, SIGTERM exit 0; dead letters by reason %v (expected %v), each naming its budget; graph: %s; consumer RSS %.0f MiB at start, peak %.0f MiB (GOMEMLIMIT %s, limit %d MiB); %s",
+	overMarks := overBudgetMarks(t, d)
+	if want := fmt.Sprintf("runs over budget %v, %d writes with column lineage missing", sorted(wantOver), overWrites); overMarks != want {
+		t.Errorf("graph: %s, want %s", overMarks, want)
+	}
+	for _, b := range []string{plan.BudgetDepth, plan.BudgetNodes, plan.BudgetEdges, plan.BudgetWork} {
+		if int(overCounted[b]) != wantOver[b] {
+			t.Errorf("colline_plan_over_budget_total{budget=%q} = %v, want %d", b, overCounted[b], wantOver[b])
+		}
+	}
+	marks += "; " + overMarks
+	summarize(t, "budgets %s %+v; sent %d valid events, %d hostile (%.1f MB) and %d degraded by the real listener, mixed at random; within the budgets, written whole: %s; over, written with table-level lineage: %s; all %d committed in %.1fs (%s; %s; %s per batch; longest write %s), one process (pid %d) throughout, no panic, SIGTERM exit 0; dead letters by reason %v (expected %v); graph: %s; consumer RSS %.0f MiB at start, peak %.0f MiB (GOMEMLIMIT %s, limit %d MiB); %s",
 		variant, budget, n, len(special)-len(degraded), float64(hostileBytes)/1e6, len(degraded), strings.Join(within, ", "), strings.Join(over, ", "),
 		len(all), took.Seconds(), stages["decode"], stages["extract"], stages["write"], longest, pid, sorted(reasons), sorted(wantReasons), marks, mib(idle), mib(c.peak), hostileGoMemLim, hostileLimitMiB, account)
 }
@@ -281,6 +292,26 @@ func degradedStream(t *testing.T, step process.Step) ([]message, int) {
 		t.Fatal("no degraded events under plan/testdata/degraded/spark-3.5 (dev/capture --degraded)")
 	}
 	return out, writes
+}
+
+// overBudgetMarks counts the runs marked overBudget, by budget, and their writes marked
+// columnLineage 'missing'.
+func overBudgetMarks(t *testing.T, d neo4j.DriverWithContext) string {
+	t.Helper()
+	res, err := neo4j.ExecuteQuery(context.Background(), d, `
+MATCH (r:Run) WHERE r.overBudget IS NOT NULL
+OPTIONAL MATCH (r)-[w:WROTE {columnLineage: $missing}]->()
+RETURN r.overBudget AS budget, count(DISTINCT r) AS runs, count(w) AS writes`, map[string]any{"missing": graph.ColumnLineageMissing}, neo4j.EagerResultTransformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, writes := map[string]int{}, 0
+	for _, rec := range res.Records {
+		m := rec.AsMap()
+		runs[m["budget"].(string)] = int(m["runs"].(int64))
+		writes += int(m["writes"].(int64))
+	}
+	return fmt.Sprintf("runs over budget %v, %d writes with column lineage missing", sorted(runs), writes)
 }
 
 // degradedMarks counts the runs marked degraded and the writes marked columnLineage 'missing'.

@@ -16,7 +16,16 @@
 // accepted is durable. When Kafka cannot take it, the answer is 503 with Retry-After, and the
 // client's transport retries; nothing is buffered in the consumer.
 //
-// Auth: with an API key set, a request must carry "Authorization: Bearer <key>" (the transport's
-// auth type api_key); keys are compared in constant time. The body is capped (413 above the cap,
-// after gzip decoding when Content-Encoding is gzip, as the transport's compression sends it).
+// Who may write what: with keys (Keys, from COLLINE_OPENLINEAGE_HTTP_KEYS_FILE, or the one
+// APIKey), a request must carry "Authorization: Bearer <key>" (the transport's auth type
+// api_key), compared in constant time, failures throttled per address; each key is bound to the
+// jobs and datasets it may write, so that one team's producer can neither write another's jobs
+// nor drop another's datasets (403, counted by key). Without keys the consumer warns at start.
+//
+// No client holds the door (package guard): the method, a browser's cross-origin request, the key
+// and the Content-Type (JSON only: a web form cannot post here) are checked before the body is
+// read; the body is then read ahead, at a minimum rate, before one of MaxConcurrent slots is
+// taken (503 with Retry-After beyond); it is capped (413 above the cap, after gzip decoding when
+// Content-Encoding is gzip, as the transport's compression sends it); the publish has its
+// deadline. TLS is an option of the consumer (COLLINE_OPENLINEAGE_HTTP_TLS_CERT_FILE).
 package intake

@@ -18,6 +18,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/e2e/stack"
+	"github.com/colline/colline/guard"
 	"github.com/colline/colline/ingest"
 	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/process"
@@ -88,6 +89,9 @@ func TestHandler(t *testing.T) {
 		{name: "wrong key", body: ev, header: map[string]string{"Authorization": "Bearer nope"}, code: 401, result: ResultUnauthorized, message: "a valid Authorization"},
 		{name: "GET", method: "GET", code: 405, result: ResultMethod, message: "only POST"},
 		{name: "not JSON content", body: ev, header: map[string]string{"Authorization": "Bearer k3y", "Content-Type": "text/plain"}, code: 415, result: ResultMediaType, message: `Content-Type "text/plain"`},
+		// a browser's form can post without Content-Type (issue 29: it was taken)
+		{name: "no Content-Type", body: ev, header: map[string]string{"Authorization": "Bearer k3y", "Content-Type": ""}, code: 415, result: ResultMediaType, message: `Content-Type "": want application/json`},
+		{name: "a web page's cross-site post", body: ev, header: map[string]string{"Authorization": "Bearer k3y", "Sec-Fetch-Site": "cross-site"}, code: 403, result: ResultForbidden, message: "a cross-origin request"},
 		{name: "invalid event", body: bytes.Replace(ev, []byte(`"eventTime"`), []byte(`"when"`), 1), header: map[string]string{"Authorization": "Bearer k3y"},
 			code: 400, reason: process.ReasonInvalidOpenLineage, result: ResultInvalid, message: "openlineage: invalid RunEvent: /: missing property 'eventTime'"},
 		{name: "not JSON", body: []byte("{"), header: map[string]string{"Authorization": "Bearer k3y"}, code: 400, reason: process.ReasonInvalidJSON, result: ResultInvalid, message: "openlineage: not JSON"},
@@ -109,6 +113,10 @@ func TestHandler(t *testing.T) {
 			req := httptest.NewRequest(method, Path, bytes.NewReader(tc.body))
 			req.Header.Set("Content-Type", "application/json")
 			for k, v := range tc.header {
+				if v == "" {
+					req.Header.Del(k)
+					continue
+				}
 				req.Header.Set(k, v)
 			}
 			rec := httptest.NewRecorder()
@@ -147,7 +155,7 @@ func TestHandlerPublishesToKafka(t *testing.T) {
 	topic, _, _ := k.TestTopics(t, "intake", 1, 0)
 	pub := ingest.NewProducer(k.Brokers, topic, 0, nil)
 	defer pub.Close()
-	srv := httptest.NewServer(Server("", &Handler{Step: step(t), Publisher: pub}).Handler)
+	srv := httptest.NewServer((&Handler{Step: step(t), Publisher: pub}).Server("", guard.Timeouts{}, nil).Handler)
 	defer srv.Close()
 	ev := captured(t)
 	resp, err := http.Post(srv.URL+Path, "application/json", bytes.NewReader(ev))

@@ -15,7 +15,8 @@ import (
 // Step is the processing step of an OpenLineage event (a RunEvent, JobEvent or DatasetEvent, as
 // producers' transports send them): the size and nesting limits, validation against the spec's
 // schemas, openlineage.Event.Lineage, the edge budget and record.Check. Its errors are permanent,
-// as process.Step's, and process.Reason names their kind.
+// as process.Step's, and process.Reason names their kind. An event over the edge budget keeps its inputs and outputs
+// without column lineage (plan.Lineage.OverBudget), as a plan over budget does.
 //
 // An event that breaks the core schema, or a facet colline maps (openlineage.Maps), fails with
 // the *openlineage.InvalidError naming every problem (process.ReasonInvalidOpenLineage). Problems
@@ -27,7 +28,8 @@ type Step struct {
 	Names     openlineage.Names      // How dataset identities become keys (aliases).
 	MaxBytes  int                    // As process.Step.MaxBytes. Default: process.DefaultMaxBytes.
 	// Edges bounds the column edges and row-level dependencies plus their transformations of one
-	// event, as plan.Budget.Edges does for a plan. Default: plan.DefaultBudget.Edges.
+	// event, as plan.Budget.Edges does for a plan (over it: table-level lineage only). Default:
+	// plan.DefaultBudget.Edges.
 	Edges   int
 	Observe func(stage string, d time.Duration) // As process.Step.Observe.
 	// Ignored, when set, receives the schema (the facet schema's file name without .json, such
@@ -67,7 +69,9 @@ func (s Step) Item(value []byte) (record.Item, error) {
 		}
 	}
 	if n > limit {
-		return record.Item{}, &plan.TooComplexError{Budget: plan.BudgetEdges, Figure: n, Limit: limit, Exact: true}
+		// as a plan over budget: the run, its inputs and outputs, without column lineage
+		lin.Edges, lin.RowDeps = nil, nil
+		lin.OverBudget = &plan.TooComplexError{Budget: plan.BudgetEdges, Figure: n, Limit: limit, Exact: true}
 	}
 	it := record.Item{OpenLineage: Reported(e), Lineage: lin}
 	if err := record.Check(&it); err != nil {

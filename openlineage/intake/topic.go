@@ -6,6 +6,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/openlineage"
+	"github.com/colline/colline/plan"
 	"github.com/colline/colline/record"
 )
 
@@ -21,6 +22,7 @@ type Topic struct {
 type metrics interface {
 	ObserveStage(stage string, d time.Duration)
 	CountIgnored(schema string)
+	CountOverBudget(lin *plan.Lineage)
 }
 
 // Process implements ingest.Processor.
@@ -30,5 +32,9 @@ func (t Topic) Process(msg kafka.Message) (record.Item, error) {
 		step.Observe = t.Metrics.ObserveStage
 		step.Ignored = func(schema string, _ openlineage.Problem) { t.Metrics.CountIgnored(schema) }
 	}
-	return step.Item(msg.Value)
+	it, err := step.Item(msg.Value)
+	if err == nil && t.Metrics != nil {
+		t.Metrics.CountOverBudget(it.Lineage)
+	}
+	return it, err
 }

@@ -105,6 +105,34 @@ export interface Run {
   emittedAt?: string;
   reads: string[];
   writes: string[];
+  parent?: RunRef;
+  connect?: RunConnect;
+}
+
+/** A run and its job. */
+export interface RunRef {
+  key: string;
+  job: string;
+}
+
+/** The Spark Connect operation of a run; the user id is what the client sent (not authenticated). */
+export interface RunConnect {
+  userId: string;
+  userName?: string;
+  sessionId: string;
+  operationId?: string;
+  clientType?: string;
+}
+
+/** GET /api/runs: the runs of a Spark application (app) or under a scheduler's run (parent). */
+export interface RunSet {
+  app?: string;
+  parent?: RunRef;
+  runs: Run[];
+  truncated: boolean;
+  reads: string[];
+  writes: string[];
+  edges: Edge[];
 }
 
 export interface Access {
@@ -204,6 +232,7 @@ export const api = {
   dataset: (key: string) => get<DatasetDetail>('dataset', { key }),
   job: (key: string) => get<JobDetail>('job', { key, runs: 50 }),
   run: (key: string) => get<Run>('run', { key }),
+  runs: (p: { app?: string; parent?: string; limit?: number }) => get<RunSet>('runs', { app: p.app, parent: p.parent, limit: p.limit }),
   preview: async (events: string) => answer<Preview>(await fetch('/api/preview', { method: 'POST', body: events, headers: { 'Content-Type': 'application/json' } })),
   sql: async (sql: string, dialect: string) =>
     answer<Preview>(await fetch('/api/sql', { method: 'POST', body: JSON.stringify({ sql, dialect }), headers: { 'Content-Type': 'application/json' } })),

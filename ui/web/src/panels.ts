@@ -110,7 +110,10 @@ export async function link(panel: HTMLElement, l: Link, a: Actions) {
       api.run(e.lastRun).then((r) => {
         clear(run);
         run.append(el('span', { class: `status status-${r.status}` }, r.status), ` ${when(r.endedAt ?? r.emittedAt)}`, el('br'),
-          el('span', { class: 'muted' }, `app ${visible(r.appId)}, query ${r.executionId}${r.sparkVersion ? `, Spark ${r.sparkVersion}` : ''}`));
+          el('span', { class: 'muted' }, `app ${visible(r.appId)}, query ${r.executionId}${r.sparkVersion ? `, Spark ${r.sparkVersion}` : ''}`),
+          r.connect ? el('br') : '', r.connect ? el('span', { class: 'muted', title: 'as the Spark Connect client said it: not authenticated' },
+            `Spark Connect user ${visible(r.connect.userId)}, session ${visible(r.connect.sessionId)}`) : '',
+          r.parent ? el('br') : '', r.parent ? el('span', { class: 'muted' }, `under ${visible(r.parent.job)} run ${visible(r.parent.key)}`) : '');
       }).catch((err: Error) => {
         clear(run);
         run.append(el('span', { class: 'error' }, err.message));

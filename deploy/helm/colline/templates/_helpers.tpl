@@ -108,6 +108,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if and .Values.podDisruptionBudget.enabled (not (kindIs "invalid" .Values.podDisruptionBudget.minAvailable)) (not (kindIs "invalid" .Values.podDisruptionBudget.maxUnavailable)) }}
 {{- fail "podDisruptionBudget: set only one of minAvailable and maxUnavailable" }}
 {{- end }}
+{{- if ne (empty .Values.config.openlineage.http.tls.certFile) (empty .Values.config.openlineage.http.tls.keyFile) }}
+{{- fail "config.openlineage.http.tls.certFile and keyFile go together" }}
+{{- end }}
 {{- end }}
 
 {{/* The explorer's labels: its own name, so the consumer's selectors never match its pods. */}}
@@ -149,4 +152,18 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if ne (empty $ui.tls.certFile) (empty $ui.tls.keyFile) }}
 {{- fail "ui.tls.certFile and ui.tls.keyFile go together" }}
 {{- end }}
+{{- if and (not (include "colline.uiAuthenticates" .)) (not $ui.auth.anonymous) }}
+{{- if ne $ui.service.type "ClusterIP" }}
+{{- fail (printf "ui.service.type %s would expose an explorer without authentication beyond the cluster: set ui.auth.basicUser, ui.secret.token, ui.auth.proxyUserHeader or ui.secret.existingSecret (or ui.auth.anonymous: true to accept it)" $ui.service.type) }}
+{{- end }}
+{{- if .Values.networkPolicy.uiFrom }}
+{{- fail "networkPolicy.uiFrom opens an explorer without authentication to other namespaces: set ui.auth.basicUser, ui.secret.token, ui.auth.proxyUserHeader or ui.secret.existingSecret (or ui.auth.anonymous: true to accept it)" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* "true" when the explorer authenticates its users (an existing Secret is assumed to hold a password or token). */}}
+{{- define "colline.uiAuthenticates" -}}
+{{- $ui := .Values.ui }}
+{{- if or $ui.auth.basicUser $ui.secret.token $ui.auth.proxyUserHeader $ui.secret.existingSecret }}true{{- end }}
 {{- end }}

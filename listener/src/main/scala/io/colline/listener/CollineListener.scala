@@ -69,7 +69,8 @@ class CollineListener(conf: SparkConf) extends QueryExecutionListener {
             appId = Try(sc.applicationId).getOrElse(null),
             appName = Try(sc.appName).getOrElse(null),
             user = Try(sc.sparkUser).getOrElse(null),
-            redaction = redaction))
+            redaction = redaction,
+            parent = ParentRun.from(k => session.conf.getOption(k), WarnOnce(_))))
         }
       } catch {
         case t: Throwable =>

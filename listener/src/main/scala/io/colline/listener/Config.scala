@@ -49,7 +49,9 @@ private[listener] object Config {
   val Keys: Set[String] = Set(
     "enabled", "kafka.bootstrapServers", "kafka.topic", "kafka.retryMs", "queue.capacity", "namespace",
     "output.dir", "event.maxBytes", "shutdown.timeoutMs", "shutdown.stallMs", "sql.maskLiterals",
-    "publishReads", "streaming.enabled", "test.throwIn")
+    "publishReads", "streaming.enabled", "test.throwIn") ++ ParentRun.Keys.collect {
+    case k if k.startsWith(Prefix) => k.stripPrefix(Prefix)
+  }
 
   def from(conf: SparkConf): Config = {
     val all: Map[String, String] =

@@ -25,17 +25,19 @@ private[listener] final case class Pending(
     appName: String,
     user: String,
     redaction: Option[Regex],
-    analyzed: Boolean = false)
+    analyzed: Boolean = false,
+    parent: Option[ParentRun] = None)
 
 /** Execution facts observed on the listener bus (see ExecutionTracker). */
-private[listener] final case class ExecInfo(executionId: Long, rootExecutionId: Long, nestedWrite: Boolean)
+private[listener] final case class ExecInfo(executionId: Long, rootExecutionId: Long, nestedWrite: Boolean,
+    connect: Option[ConnectOperation] = None)
 
 private[listener] sealed trait Built
 private[listener] final case class Event(json: J.Obj, executionId: Long, rootClass: String) extends Built
 private[listener] final case class Skipped(reason: String) extends Built
 
 private[listener] object EventBuilder {
-  val SchemaVersion = "1.4"
+  val SchemaVersion = "1.5"
   val SqlMax = 240
   val ErrorMax = 2000
 
@@ -71,6 +73,7 @@ private[listener] object EventBuilder {
       "error" -> J.opt(p.error),
       "durationMs" -> p.durationNs.map(ns => J.Num(ns / 1000000L)).getOrElse(J.Null),
       "endedAt" -> J.Str(Instant.ofEpochMilli(p.endedAtMs).toString))
+    exec.flatMap(_.connect).foreach(c => query.put("connect", c.json))
     val event = J.obj(
       "schemaVersion" -> J.Str(SchemaVersion),
       "eventId" -> J.Str(UUID.randomUUID().toString),
@@ -85,14 +88,15 @@ private[listener] object EventBuilder {
         "name" -> J.str(p.appName),
         "user" -> J.str(p.user),
         "namespace" -> J.Str(cfg.namespace)),
-      "query" -> query,
-      "jvmId" -> J.Str(jvmId),
-      "markers" -> J.obj(
-        "nestedWrite" -> J.Bool(exec.exists(_.nestedWrite) && layout.hasWrite),
-        "truncated" -> J.Bool(false),
-        "analyzed" -> J.Bool(p.analyzed)),
-      "root" -> J.Num(0),
-      "nodes" -> J.arr(layout.nodes))
+      "query" -> query)
+    p.parent.foreach(x => event.put("parent", x.json))
+    event.put("jvmId", J.Str(jvmId))
+    event.put("markers", J.obj(
+      "nestedWrite" -> J.Bool(exec.exists(_.nestedWrite) && layout.hasWrite),
+      "truncated" -> J.Bool(false),
+      "analyzed" -> J.Bool(p.analyzed)))
+    event.put("root", J.Num(0))
+    event.put("nodes", J.arr(layout.nodes))
     Event(event, executionId, rootClass)
   }
 

@@ -14,12 +14,16 @@ import org.apache.spark.sql.execution.ui.{SparkListenerSQLExecutionEnd, SparkLis
  * (`Execute CreateDataSourceTableAsSelectCommand` for the inner insert of a 3.4+ CTAS,
  * `Execute InsertIntoDataSourceDirCommand`, `Execute InsertIntoDataSourceCommand` around a JDBC
  * `SaveIntoDataSourceCommand`, `AtomicCreateTableAsSelect` around a v2 `AppendData`, ...); the
- * publisher does not publish those (Publisher.process: `droppedNested`).
+ * publisher does not publish those (Publisher.process: `droppedNested`). On a Spark Connect
+ * server it also joins each execution to the Connect operation that ran it (its job tags, 3.5+,
+ * and `SparkListenerConnectOperationStarted`: Connect.scala).
  * It also drains the publisher at application end and logs its report (Publisher.report).
  */
 private[listener] final class ExecutionTracker(publisher: Publisher) extends SparkListener {
-  /** executionId -> (rootExecutionId, physical root node name) of started, not yet ended executions */
-  private val running = new Bounded[Long, (Long, String)](10000)
+  /** executionId -> (rootExecutionId, physical root node name, Connect operation) of started, not yet ended executions */
+  private val running = new Bounded[Long, (Long, String, Option[ConnectOperation])](10000)
+  /** Connect operation job tag -> the operation as SparkListenerConnectOperationStarted told it */
+  private val operations = new Bounded[String, ConnectOperation](10000)
   /** QueryExecution.id -> execution facts */
   private val byQe = new Bounded[Long, ExecInfo](10000)
 
@@ -28,16 +32,19 @@ private[listener] final class ExecutionTracker(publisher: Publisher) extends Spa
       case s: SparkListenerSQLExecutionStart =>
         val root = Try(Compat.rootExecutionId(s).getOrElse(s.executionId)).getOrElse(s.executionId)
         val name = Try(s.sparkPlanInfo.nodeName).toOption.flatMap(Option(_)).getOrElse("")
-        running.put(s.executionId, (root, name))
+        val connect = Try(Connect.fromTags(Connect.jobTags(s))).toOption.flatten.map { case (tag, op) =>
+          operations.get(tag).getOrElse(op)
+        }
+        running.put(s.executionId, (root, name, connect))
       case e: SparkListenerSQLExecutionEnd =>
         val mine = running.remove(e.executionId)
         val root = mine.map(_._1).getOrElse(e.executionId)
-        val nested = root != e.executionId && running.values.exists { case (r, n) => r == root && SparkClasses.isNestingWriteExec(n) }
+        val nested = root != e.executionId && running.values.exists { case (r, n, _) => r == root && SparkClasses.isNestingWriteExec(n) }
         Reflect.call(e, "qe").flatMap(qe => Reflect.call(qe, "id")).foreach {
-          case id: java.lang.Long => byQe.put(id.longValue(), ExecInfo(e.executionId, root, nested))
+          case id: java.lang.Long => byQe.put(id.longValue(), ExecInfo(e.executionId, root, nested, mine.flatMap(_._3)))
           case _ =>
         }
-      case _ =>
+      case other => Connect.started(other).foreach { case (tag, op) => operations.put(tag, op) }
     }
   } catch { case _: Throwable => }
 
@@ -70,6 +77,7 @@ private[listener] final class Bounded[K, V](max: Int) {
   }
   def put(k: K, v: V): Unit = m.synchronized { m.put(k, v) }
   def remove(k: K): Option[V] = m.synchronized { Option(m.remove(k)) }
+  def get(k: K): Option[V] = m.synchronized { Option(m.get(k)) }
   def values: Seq[V] = m.synchronized {
     val b = Seq.newBuilder[V]
     val it = m.values().iterator()

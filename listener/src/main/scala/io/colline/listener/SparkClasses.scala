@@ -42,6 +42,9 @@ private[listener] object SparkClasses {
   val DeltaUpdate: String = DeltaCommandsPkg + "UpdateCommand"
   val DeltaDelete: String = DeltaCommandsPkg + "DeleteCommand"
 
+  // ---- spark-connect: present only on a Spark Connect server (3.4+)
+  val ConnectOperationStarted = "org.apache.spark.sql.connect.service.SparkListenerConnectOperationStarted"
+
   // ---- Structured Streaming, by short name (the classes moved between packages across lines)
   val WriteToStream = "WriteToStream"
   val StreamSources: Set[String] = Set("StreamingRelation", "StreamingRelationV2", "StreamingExecutionRelation")

@@ -18,7 +18,7 @@ class ConfigTest extends munit.FunSuite {
       "publishReads" -> "true", "streaming.enabled" -> "false", "test.throwIn" -> "init, build:1",
       "kafka.acks" -> "1")
     assertEquals(problems, Nil)
-    assertEquals(Config.Keys.size, 14)
+    assertEquals(Config.Keys.size, 20) // 14 + the 6 parent.* keys (ParentRun)
     assertEquals(cfg, Config(enabled = false, bootstrapServers = "b:9092", topic = "t", queueCapacity = 7,
       namespace = "ns", outputDir = Some("/tmp/x"), maxEventBytes = 1024, shutdownTimeoutMs = 0L,
       maskSqlLiterals = false, producerProps = Map("acks" -> "1"),
