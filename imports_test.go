@@ -41,6 +41,8 @@ var mustNot = map[string][]string{
 	"openlineage/emit":   {"graph", "process", "ingest", "openlineage/intake", "admin", "config", "cli", "e2e/stack", "github.com/neo4j/neo4j-go-driver"},
 	"analyze":            {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 	"impact":             {"graph", "process", "ingest", "admin", "config", "cli", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"tags/watch":         {"graph", "process", "ingest", "openlineage", "admin", "config", "cli", "ui", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
+	"tags":               {"graph", "record", "process", "ingest", "openlineage", "admin", "config", "cli", "ui", "e2e/stack", "github.com/segmentio/kafka-go", "github.com/neo4j/neo4j-go-driver"},
 }
 
 func TestPackageImports(t *testing.T) {

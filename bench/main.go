@@ -28,7 +28,7 @@ type benchEnv struct {
 
 func main() {
 	var (
-		parts      = flag.String("parts", "decode,e2e,prod,fresh,prod-fresh,rss,reads,listener", "comma-separated parts to run (prod: the production-like corpus, re-runs of the same jobs; prod-fresh: freshness at -prod-fresh-rate of its re-runs; big: the 10M-relationship graph built by the writer, reads, the explorer and retention on it (make bench-10m); listener: the listener's driver time per TPC-DS CTAS against no listener and OpenLineage, bench/overhead/run.sh; decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; ui-load: the explorer's API with 50 concurrent readers on the reads graph; intake: the OpenLineage endpoint under a stream of events, 1 in 10 invalid; analyze: colline's analyzer, warm; none of these in the default)")
+		parts      = flag.String("parts", "decode,e2e,prod,fresh,prod-fresh,rss,reads,listener", "comma-separated parts to run (prod: the production-like corpus, re-runs of the same jobs; prod-fresh: freshness at -prod-fresh-rate of its re-runs; big: the 10M-relationship graph built by the writer, reads, the explorer and retention on it (make bench-10m); listener: the listener's driver time per TPC-DS CTAS against no listener and OpenLineage, bench/overhead/run.sh; decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; ui-load: the explorer's API with 50 concurrent readers on the reads graph; intake: the OpenLineage endpoint under a stream of events, 1 in 10 invalid; tags: the tags of a column and the reach of a tag on the reads graph; analyze: colline's analyzer, warm; none of these in the default)")
 		corpus     = flag.String("corpus", "plan/testdata/tpcds", "TPC-DS corpus directory (spark-*/q*.json[.gz])")
 		kafkaAddr  = flag.String("kafka", envOr("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers, comma-separated")
 		neo4jURI   = flag.String("neo4j", envOr("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (no auth)")
@@ -130,6 +130,8 @@ func main() {
 			return benchBig(ctx, r, env, *bigRels, *bigRuns, *readN, *readTO, *readBudget, *readReuse)
 		case "ui":
 			return benchUI(ctx, r, env, *readEdges, *readN, *readBudget, *readReuse)
+		case "tags":
+			return benchTags(ctx, r, env, *readEdges, *readN, *readBudget, *readReuse)
 		case "intake":
 			return benchIntake(ctx, r, env, intakeLoad{Events: *intakeN, Clients: *intakeC})
 		case "ui-load":

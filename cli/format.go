@@ -118,7 +118,11 @@ func writeTable(w io.Writer, evs []Event) error {
 					if t.Masking {
 						masking = "yes"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", mark(e.Source), mark(e.Target)+set.suffix, t.Type, t.Subtype, masking, oneLine(t.Expr))
+					suffix := set.suffix
+					if t.Rows != "" { // a row-level dependency of some UNION branches only
+						suffix = " (rows from " + visible(strings.Join(t.RowSources(), ", ")) + ")"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", mark(e.Source), mark(e.Target)+suffix, t.Type, t.Subtype, masking, oneLine(t.Expr))
 				}
 			}
 		}
@@ -481,6 +485,9 @@ type jsonTransformation struct {
 	Subtype     string `json:"subtype"`
 	Description string `json:"description,omitempty"`
 	Masking     bool   `json:"masking"`
+	// RowsFrom: the keys of the datasets whose rows a row-level dependency decides, when it
+	// decides those of some UNION branches only (plan.Transformation.Rows)
+	RowsFrom []string `json:"rowsFrom,omitempty"`
 }
 
 // writeJSON prints one JSON array with an object per event.
@@ -530,7 +537,7 @@ func writeJSON(w io.Writer, evs []Event) error {
 				f.Namespace, f.Name = c.ds.Namespace, c.ds.Name
 			}
 			for _, t := range e.Transformations {
-				f.Transformations = append(f.Transformations, jsonTransformation{t.Type, t.Subtype, t.Expr, t.Masking})
+				f.Transformations = append(f.Transformations, jsonTransformation{t.Type, t.Subtype, t.Expr, t.Masking, t.RowSources()})
 			}
 			return f
 		}

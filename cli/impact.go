@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/impact"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/tags"
 )
 
 // impactCmd analyzes the new version of a job's SQL (and the old one, or takes the job's lineage
@@ -136,6 +138,20 @@ func impactCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	}
 	report := impact.NewReport(changes, reach, *failOn)
 	report.Job, report.Old, report.New, report.Depth = *job, oldFrom, files, *depth
+	// the policy before the run: the tags the change's sources carry, followed through its lineage
+	change := tags.NewMemory(nil, nil)
+	for _, l := range newLin {
+		change.AddLineage(l, cmp.Or(*job, "(the change)"))
+	}
+	answers, err := tags.Carry(ctx, reader.Tags(), change, tags.Limits{})
+	if err != nil {
+		return 0, err
+	}
+	var arrivals []impact.TagArrival
+	for _, a := range answers {
+		arrivals = append(arrivals, a.Violations()...)
+	}
+	report.WithTags(arrivals)
 	if err := WriteImpact(stdout, *format, report); err != nil {
 		return 0, err
 	}

@@ -7,7 +7,16 @@ import (
 	"strings"
 
 	"github.com/colline/colline/impact"
+	"github.com/colline/colline/tags"
 )
+
+func globList(gs []tags.Glob) string {
+	parts := make([]string, len(gs))
+	for i, g := range gs {
+		parts[i] = string(g)
+	}
+	return strings.Join(parts, ", ")
+}
 
 // ImpactFormats are the output formats of impact.
 var ImpactFormats = []string{"text", "json", "markdown"}
@@ -31,6 +40,8 @@ func WriteImpact(w io.Writer, format string, r impact.Report) error {
 func verdict(r impact.Report) string {
 	s := r.Summary
 	switch {
+	case r.Exit == impact.ExitTagPolicy:
+		return fmt.Sprintf("TAG POLICY: the change carries tags unmasked into %d column(s) where their settings do not allow them", s.TagArrivals)
 	case r.Exit == impact.ExitBreaking:
 		return fmt.Sprintf("BREAKING: %d change(s) break columns that something downstream reads", s.Breaking)
 	case r.Exit == impact.ExitAlters:
@@ -124,6 +135,10 @@ func impactText(w io.Writer, r impact.Report) error {
 			fmt.Fprintf(w, "          %d hop(s)  %s  via %s\n", d.Hops, visible(d.Column), strings.Join(jobs, " > "))
 		}
 	}
+	for _, a := range r.TagArrivals {
+		fmt.Fprintf(w, "TAG       %s arrives unmasked in %s, allowed only in %s\n          %s\n", visible(a.Tag), visible(a.Column),
+			visible(globList(a.Allowed)), visible(tags.PathString(a.Path)))
+	}
 	s := r.Summary
 	fmt.Fprintf(w, "%d change(s); downstream: %d column(s) in %d dataset(s); jobs reading them: %s\n", s.Changes,
 		s.DownstreamColumns, len(s.DownstreamDatasets), visibleList(s.DownstreamJobs))
@@ -132,9 +147,17 @@ func impactText(w io.Writer, r impact.Report) error {
 }
 
 func impactMarkdown(w io.Writer, r impact.Report) error {
-	icon := map[int]string{impact.ExitOK: "✅", impact.ExitBreaking: "❌", impact.ExitAlters: "⚠️"}[r.Exit]
+	icon := map[int]string{impact.ExitOK: "✅", impact.ExitBreaking: "❌", impact.ExitAlters: "⚠️", impact.ExitTagPolicy: "⛔"}[r.Exit]
 	fmt.Fprintf(w, "### %s colline impact: %s\n\n", icon, md(verdict(r)))
 	fmt.Fprintf(w, "%s compared with %s (job %s, depth %d).\n\n", code(strings.Join(r.New, " ")), md(visible(r.Old)), code(r.Job), r.Depth)
+	if len(r.TagArrivals) > 0 {
+		fmt.Fprintln(w, "| tag | arrives unmasked in | allowed only in | path |")
+		fmt.Fprintln(w, "|---|---|---|---|")
+		for _, a := range r.TagArrivals {
+			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", code(a.Tag), code(a.Column), md(visible(globList(a.Allowed))), md(visible(tags.PathString(a.Path))))
+		}
+		fmt.Fprintln(w)
+	}
 	if len(r.Changes) == 0 {
 		fmt.Fprintln(w, "No lineage change.")
 		return nil

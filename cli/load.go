@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/colline/colline/events"
+	"github.com/colline/colline/openlineage/alias"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
 )
@@ -29,10 +30,15 @@ func Load(paths []string) ([]Event, error) {
 	return LoadContext(context.Background(), paths)
 }
 
-// LoadContext is Load that stops between events once ctx ends, returning ctx's error.
+// LoadContext is Load that stops between events once ctx ends, returning ctx's error. Kafka
+// topics are keyed by the clusters of COLLINE_KAFKA_CLUSTERS, as the consumer keys them.
 func LoadContext(ctx context.Context, paths []string) ([]Event, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no input: give event files or directories")
+	}
+	clusters, err := alias.ParseClusters(os.Getenv("COLLINE_KAFKA_CLUSTERS"))
+	if err != nil {
+		return nil, fmt.Errorf("COLLINE_KAFKA_CLUSTERS: %w", err)
 	}
 	var out []Event
 	var errs []error
@@ -46,7 +52,7 @@ func LoadContext(ctx context.Context, paths []string) ([]Event, error) {
 			continue
 		}
 		for _, f := range files {
-			evs, err := loadFile(ctx, f)
+			evs, err := loadFile(ctx, f, clusters)
 			out = append(out, evs...)
 			if err != nil {
 				errs = append(errs, err)
@@ -108,7 +114,7 @@ func expand(p string) ([]string, error) {
 
 // loadFile reads the JSON values of one file and runs each through process.Step, as the consumer
 // would: the same limits, decoding, extraction and graph checks.
-func loadFile(ctx context.Context, name string) ([]Event, error) {
+func loadFile(ctx context.Context, name string, clusters alias.Clusters) ([]Event, error) {
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return nil, err
@@ -132,7 +138,9 @@ func loadFile(ctx context.Context, name string) ([]Event, error) {
 			src = fmt.Sprintf("%s#%d", name, i+1)
 		}
 		// a LineageLogger record without a timestamp (hive.in.test) is stamped with the file's time
-		it, err := process.Step{LineageLog: events.LineageLogOptions{Time: st.ModTime()}}.Item(raw)
+		// Kafka topics are named by the consumer's clusters (COLLINE_KAFKA_CLUSTERS), so that a
+		// replay gives the keys the consumer gives
+		it, err := process.Step{LineageLog: events.LineageLogOptions{Time: st.ModTime()}, Clusters: clusters}.Item(raw)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w (the consumer would dead-letter it as %s)", src, err, process.Reason(err)))
 			continue

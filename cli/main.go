@@ -14,6 +14,7 @@ import (
 
 	"github.com/colline/colline/config"
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/tags"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
@@ -21,7 +22,7 @@ import (
 const usage = `colline: column-level lineage of Spark and Hive events, offline, and of SQL before it runs.
 
 usage:
-  colline explain [--format table|dot|mermaid|json|openlineage] FILE|DIR...
+  colline explain [--format table|dot|mermaid|json|openlineage] [--tags FILE.yaml]... [--tags-from-graph [--neo4j URI ...]] FILE|DIR...
   colline replay  [--neo4j URI] [--user NAME] [--password-file F] [--ca-file F] [--database NAME]
                   [--batch N] FILE|DIR...
   colline upgrade [--brokers HOST:PORT,...] [--topic NAME] [--neo4j URI] [--user NAME]
@@ -30,6 +31,7 @@ usage:
                   [--format table|dot|mermaid|json|events] FILE.sql...
   colline impact  [ANALYZER] [--old OLD.sql]... [--job NS/APP] [--depth N]
                   [--format text|json|markdown] [--fail-on breaking|alter|never] NEW.sql...
+  colline tags    load|remove|list|reach|column|check [--neo4j URI ...] (colline tags help)
   colline lineage (--app ID | --parent RUN) [--limit N] [--format text|json] [--neo4j URI] [--user NAME]
                   [--password-file F] [--ca-file F] [--database NAME]
   colline ui      [--addr HOST:PORT]
@@ -49,7 +51,10 @@ Flags may come before or after the files.
 explain prints the column lineage the consumer would write: per event, its job, reads and writes
 and one row per column edge (source -> target, type/subtype, masking, expression). dot and
 mermaid draw the union of all events; json is for scripts; openlineage prints the OpenLineage
-RunEvent the consumer emits for each event (COLLINE_OPENLINEAGE_EMIT_*), one per line. In every format, control and format
+RunEvent the consumer emits for each event (COLLINE_OPENLINEAGE_EMIT_*), one per line. With --tags
+(tag files) or --tags-from-graph, the table ends with the tags of each event's source columns (also
+those the event carries itself: Spark column comments, docs/tags.md) and where they reach its
+writes, unmasked, aggregated or masked. In every format, control and format
 characters in names (newlines, ESC, bidirectional overrides) are shown escaped (\n, \x1b, \u202e).
 Ctrl-C stops it, also in the middle of a large plan.
 
@@ -101,10 +106,18 @@ impact analyzes the new version of a job's SQL (and --old, or else takes the job
 the graph), prints the lineage diff and, from the graph, every column, dataset and job downstream
 of each change. Exit status 3: a change removes or retypes a column, or stops writing a dataset,
 that something downstream reads; 4 (with --fail-on alter): a change alters what something
-downstream reads. docs/analyze.md has a CI recipe.
+downstream reads; 5: the change carries a tag, unmasked, into a dataset the tag's settings do not
+allow (the tags its sources carry in the graph, followed through its lineage: docs/tags.md).
+docs/analyze.md has a CI recipe.
+
+tags loads column tags (tag files, a dbt manifest) into the graph and reports where they go:
+each tag follows DIRECT lineage downstream and stops where a transformation masks it (a hash, a
+count); reach lists every column a tag reaches with the path, hop by hop, column the tags of a
+column, check the tags that arrive where their settings do not allow them (docs/tags.md).
 
 Exit status: 0 ok, 1 an input or the write failed (every bad input is reported; analyze: a
-statement failed), 2 usage, 3 and 4 see impact.
+statement failed), 2 usage, 3 and 4 see impact, 5 a tag arrives unmasked where its settings
+do not allow it (tags check, impact).
 `
 
 // Main runs the colline command with args (without the program name) and returns its exit code.
@@ -130,6 +143,12 @@ func Main(ctx context.Context, version string, args []string, stdout, stderr io.
 	case "impact":
 		var code int
 		code, err = impactCmd(ctx, rest, stdout, stderr)
+		if err == nil && code != 0 {
+			return code
+		}
+	case "tags":
+		var code int
+		code, err = tagsCmd(ctx, rest, stdout)
 		if err == nil && code != 0 {
 			return code
 		}
@@ -166,6 +185,10 @@ func explain(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("colline explain", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	format := fs.String("format", "table", "output format: "+strings.Join(Formats, ", "))
+	tagFiles := &listFlag{}
+	fs.Var(tagFiles, "tags", "a tag file (docs/tags.md): show the tags of each event's sources and where they reach (repeatable; table format)")
+	fromGraph := fs.Bool("tags-from-graph", false, "also the tags the graph says each source carries from upstream (--neo4j …; table format)")
+	db := neo4jFlags(fs)
 	files, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -176,10 +199,32 @@ func explain(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(files) == 0 {
 		return usageError("explain: no input files")
 	}
+	withTags := len(*tagFiles) > 0 || *fromGraph
+	if withTags && *format != "table" {
+		return usageError("explain: --tags and --tags-from-graph go with --format table")
+	}
+	rules, policies, err := readTagFiles(*tagFiles)
+	if err != nil {
+		return err
+	}
 	evs, loadErr := loadUntil(ctx, files)
 	if len(evs) > 0 {
 		if err := Write(stdout, *format, evs); err != nil {
 			return err
+		}
+		if withTags {
+			var g tags.Graph
+			if *fromGraph {
+				driver, err := db.driver()
+				if err != nil {
+					return err
+				}
+				defer driver.Close(context.WithoutCancel(ctx))
+				g = graph.NewReader(driver, *db.database).Tags()
+			}
+			if err := writeEventTags(ctx, stdout, evs, rules, policies, g); err != nil {
+				return err
+			}
 		}
 	}
 	return loadErr

@@ -74,7 +74,9 @@ func serveUI(ctx context.Context, version string, args []string, stdout, stderr 
 	if err != nil {
 		return fmt.Errorf("COLLINE_UI_ADDR %s: %w", c.UiAddr, err)
 	}
-	srv := p.Server(c.UiAddr, ui.New(graph.NewReader(driver, c.Neo4jDatabase), p))
+	reader := graph.NewReader(driver, c.Neo4jDatabase)
+	p.Tags = reader.Tags()
+	srv := p.Server(c.UiAddr, ui.New(reader, p))
 	scheme := "http"
 	if c.UiTLSCertFile != "" {
 		scheme = "https"

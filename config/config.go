@@ -72,6 +72,8 @@ type Config struct {
 	OpenlineageEmitTimeout       time.Duration `split_words:"true" default:"10s" desc:"timeout of one POST to COLLINE_OPENLINEAGE_EMIT_URL (a failed POST is retried with backoff)"`
 	OpenlineageAliases           string        `split_words:"true" desc:"dataset key prefixes to rewrite, from=to, comma-separated (duckdb:///data/shop.duckdb/shop.lake.=spark_catalog/lake.): how a tool naming a table its own way joins it (docs/openlineage.md)"`
 
+	KafkaClusters string `split_words:"true" desc:"the Kafka clusters that jobs read and write (not the consumer's own), <cluster>=<host:port>[,<host:port>…] separated by spaces or semicolons (prod=k1:9092,k2:9092): a topic named through any of a cluster's servers is one dataset, kafka://<cluster>/<topic>; best named by its cluster id (docs/lineage-semantics.md)"`
+
 	Neo4jURI          string        `split_words:"true" default:"bolt://127.0.0.1:17687" desc:"Neo4j URI: bolt://, neo4j:// (routing), with +s or +ssc for TLS"`
 	Neo4jUser         string        `split_words:"true" desc:"Neo4j user; empty: no authentication"`
 	Neo4jPassword     Secret        `split_words:"true" desc:"Neo4j password (never logged)"`
@@ -367,6 +369,9 @@ func (c Config) validateOpenLineage() []error {
 	if _, err := c.Aliases(); err != nil {
 		bad("OPENLINEAGE_ALIASES", "%v", err)
 	}
+	if _, err := c.Clusters(); err != nil {
+		bad("KAFKA_CLUSTERS", "%v", err)
+	}
 	if raw := c.OpenlineageEmitURL; raw != "" {
 		u, err := url.Parse(raw)
 		switch {
@@ -402,6 +407,11 @@ func (c Config) validateOpenLineage() []error {
 // Aliases returns the dataset key aliases of COLLINE_OPENLINEAGE_ALIASES.
 func (c Config) Aliases() ([]alias.Rule, error) {
 	return alias.Parse(c.OpenlineageAliases)
+}
+
+// Clusters returns the Kafka clusters of COLLINE_KAFKA_CLUSTERS.
+func (c Config) Clusters() (alias.Clusters, error) {
+	return alias.ParseClusters(c.KafkaClusters)
 }
 
 // validateKafkaSecurity checks the TLS and SASL variables.
@@ -601,6 +611,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("openlineage_emit_api_key_file", c.OpenlineageEmitApiKeyFile),
 		slog.Duration("openlineage_emit_timeout", c.OpenlineageEmitTimeout),
 		slog.String("openlineage_aliases", c.OpenlineageAliases),
+		slog.String("kafka_clusters", c.KafkaClusters),
 		slog.Int("max_event_bytes", c.MaxEventBytes),
 		slog.Int("max_plan_depth", c.MaxPlanDepth),
 		slog.Int("max_plan_nodes", c.MaxPlanNodes),

@@ -76,8 +76,8 @@ func TestVariables(t *testing.T) {
 		"COLLINE_OPENLINEAGE_TOPIC": "ol", "COLLINE_OPENLINEAGE_HTTP_ADDR": ":5000", "COLLINE_OPENLINEAGE_HTTP_API_KEY": "k",
 		"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": "2048", "COLLINE_OPENLINEAGE_ALIASES": "duckdb:///x.duckdb/x.lake.=spark_catalog/lake.",
 		"COLLINE_OPENLINEAGE_EMIT_URL": "https://marquez:5000/api/v1/lineage", "COLLINE_OPENLINEAGE_EMIT_API_KEY": "e",
-		"COLLINE_OPENLINEAGE_EMIT_TIMEOUT": "3s",
-		"NEO4J_DATABASE":                   "bare names are not read",
+		"COLLINE_OPENLINEAGE_EMIT_TIMEOUT": "3s", "COLLINE_KAFKA_CLUSTERS": "prod=k1:9092,k2:9092",
+		"NEO4J_DATABASE": "bare names are not read",
 	} {
 		t.Setenv(k, v)
 	}
@@ -96,7 +96,7 @@ func TestVariables(t *testing.T) {
 		RetentionRunDays: 90, RetentionEdgeDays: 30, RetentionEdgeAction: "delete", RetentionInterval: 10 * time.Minute, RetentionBatchSize: 500,
 		OpenlineageTopic: "ol", OpenlineageHTTPAddr: ":5000", OpenlineageHTTPApiKey: "k", OpenlineageHTTPMaxBytes: 2048, OpenlineageHTTPMaxConcurrent: 16,
 		OpenlineageAliases: "duckdb:///x.duckdb/x.lake.=spark_catalog/lake.", OpenlineageEmitURL: "https://marquez:5000/api/v1/lineage",
-		OpenlineageEmitApiKey: "e", OpenlineageEmitTimeout: 3 * time.Second,
+		OpenlineageEmitApiKey: "e", OpenlineageEmitTimeout: 3 * time.Second, KafkaClusters: "prod=k1:9092,k2:9092",
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("\n got %+v\nwant %+v", c, want)
@@ -166,6 +166,9 @@ func TestBadConfigs(t *testing.T) {
 		{"openlineage max bytes", map[string]string{"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": "10"}, []string{"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES: 10 is below 1 KiB"}},
 		{"openlineage max bytes above events", map[string]string{"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES": "40000000"}, []string{"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES: 40000000 is above COLLINE_MAX_EVENT_BYTES"}},
 		{"openlineage alias", map[string]string{"COLLINE_OPENLINEAGE_ALIASES": "a=b"}, []string{`COLLINE_OPENLINEAGE_ALIASES: alias "a=b": "b" has no namespace`}},
+		{"kafka cluster without servers", map[string]string{"COLLINE_KAFKA_CLUSTERS": "prod"}, []string{`COLLINE_KAFKA_CLUSTERS: cluster "prod": want <cluster>=<host:port>[,<host:port>…]`}},
+		{"kafka cluster server without port", map[string]string{"COLLINE_KAFKA_CLUSTERS": "prod=k1"}, []string{`COLLINE_KAFKA_CLUSTERS: cluster "prod=k1": "k1" is not host:port`}},
+		{"kafka server in two clusters", map[string]string{"COLLINE_KAFKA_CLUSTERS": "a=k1:9092 b=k1:9092"}, []string{`COLLINE_KAFKA_CLUSTERS: cluster "b=k1:9092": k1:9092 is already a server of cluster "a"`}},
 		{"emit url scheme", map[string]string{"COLLINE_OPENLINEAGE_EMIT_URL": "ftp://m/api"}, []string{`COLLINE_OPENLINEAGE_EMIT_URL: scheme "ftp" is neither http nor https`}},
 		{"emit url host", map[string]string{"COLLINE_OPENLINEAGE_EMIT_URL": "http:///api"}, []string{"COLLINE_OPENLINEAGE_EMIT_URL: no host"}},
 		{"emit url credentials", map[string]string{"COLLINE_OPENLINEAGE_EMIT_URL": "http://u:secret@m/api"}, []string{"COLLINE_OPENLINEAGE_EMIT_URL: credentials in the URL"}},

@@ -255,8 +255,19 @@ func TestImageRun(t *testing.T) {
 	if code, _ := httpGet(t, base+"/readyz"); code != 200 {
 		t.Errorf("/readyz: %d, want 200", code)
 	}
-	code, metrics := httpGet(t, base+"/metrics")
-	m := regexp.MustCompile(`(?m)^colline_ingest_messages_total\{[^}]*result="ok"[^}]*\} (\d+)`).FindStringSubmatch(metrics)
+	// the messages are counted once their offsets are committed, just after the graph write
+	var (
+		code    int
+		metrics string
+		m       []string
+	)
+	okCount := regexp.MustCompile(`(?m)^colline_ingest_messages_total\{[^}]*result="ok"[^}]*\} (\d+)`)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		code, metrics = httpGet(t, base+"/metrics")
+		if m = okCount.FindStringSubmatch(metrics); (code == 200 && m != nil && m[1] == "4") || time.Now().After(deadline) {
+			break
+		}
+	}
 	if code != 200 || m == nil || m[1] != "4" {
 		t.Errorf("/metrics: %d, colline_ingest_messages_total{result=\"ok\"} %v, want 200 and 4:\n%s", code, m, grepLines(metrics, "colline_ingest_messages_total"))
 	}

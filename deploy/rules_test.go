@@ -144,6 +144,9 @@ colline_ingest_ready{` + sel + `, pod="b"} 1x20`,
 			map[string]string{"10m": "1"}},
 		{"CollineUnknownPlanNodes", `colline_plan_unknown_nodes_total{` + sel + `, class="Foo"} 0x10 5x100`,
 			map[string]string{"5m": "0", "20m": "1", "100m": "0"}},
+		{"CollineTagPolicyViolation", `colline_tags_policy_arrivals_total{` + sel + `, pod="a", tag="pii"} 0x10 2x60
+colline_tags_policy_arrivals_total{job="other", namespace="colline", tag="pii"} 0+1x70`,
+			map[string]string{"5m": "0", "15m": "1", "40m": "0"}},
 	}
 	covered := map[string]bool{}
 	for i, tc := range tests {

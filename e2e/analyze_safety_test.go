@@ -255,11 +255,22 @@ func TestAnalyzeHostileGraphType(t *testing.T) {
 		t.Fatal(err)
 	}
 	driver := s.Neo4j(ctx, t)
-	const prefix = "spark_catalog/hostile_graph."
-	if err := stack.WipeKeys(ctx, driver, prefix); err != nil {
+	// the event's datasets, its job and its run: the job is its own, so that no run is left on
+	// the jobs other tests count (the explorer's browser test counts colline-spark-sql's runs)
+	runID := "hostile-" + stack.NewID()
+	prefixes := []string{"spark_catalog/hostile_graph.", "hostile_graph/", runID}
+	wipe := func(ctx context.Context) error {
+		for _, p := range prefixes {
+			if err := stack.WipeKeys(ctx, driver, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := wipe(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = stack.WipeKeys(context.Background(), driver, prefix) })
+	t.Cleanup(func() { _ = wipe(context.Background()) })
 	w := newWitness(t)
 	hostile := fmt.Sprintf("int) USING parquet; CREATE DATABASE p LOCATION '%s'; CREATE TABLE p.z (a int", w.victim)
 
@@ -273,7 +284,8 @@ func TestAnalyzeHostileGraphType(t *testing.T) {
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		t.Fatal(err)
 	}
-	ev["eventId"] = "hostile-" + stack.NewID()
+	ev["eventId"] = runID
+	ev["app"].(map[string]any)["namespace"] = "hostile_graph"
 	var walk func(v any)
 	walk = func(v any) {
 		switch x := v.(type) {

@@ -597,15 +597,16 @@ var (
 	envelopeKeys  = []string{"schemaVersion", "eventId", "emittedAt", "producer", "app", "query", "jvmId", "markers", "root", "nodes", "hive", "parent"}
 	producerKeys  = []string{"name", "version", "spark", "scala", "hive"}
 	appKeys       = []string{"id", "name", "user", "namespace"}
-	queryKeys     = []string{"executionId", "funcName", "status", "error", "durationMs", "endedAt", "connect"}
+	queryKeys     = []string{"executionId", "funcName", "status", "error", "durationMs", "endedAt", "stream", "connect"}
+	streamKeys    = []string{"id", "runId", "name", "batchId"}
 	connectKeys   = []string{"userId", "userName", "sessionId", "operationId", "clientType"}
 	parentKeys    = []string{"namespace", "name", "runId", "root"}
 	markersKeys   = []string{"nestedWrite", "truncated", "analyzed"}
 	nodeKeys      = []string{"id", "class", "children", "output", "exprs", "plans", "args", "dataset", "write", "ddl"}
 	attributeKeys = []string{"exprId", "name", "type", "nullable", "qualifier", "metadataCol"}
-	exprKeys      = []string{"class", "exprId", "name", "type", "sql", "plan", "children", "fields"}
+	exprKeys      = []string{"class", "exprId", "name", "type", "sql", "plan", "children", "fields", "commonId"}
 	datasetKeys   = []string{"kind", "catalog", "namespace", "name", "provider", "location", "tableType", "format", "paths",
-		"url", "table", "query", "servers", "topics", "pattern", "temporary", "description"}
+		"url", "table", "query", "servers", "topics", "pattern", "temporary", "description", "cluster", "columnComments", "tagProperties"}
 	writeKeys      = []string{"dataset", "mode", "columns", "partitionColumns", "query", "columnTypes"}
 	ddlKeys        = []string{"action", "dataset", "to", "source", "overwrite", "columns", "dropped"}
 	columnKeys     = []string{"name", "type"}
@@ -688,8 +689,10 @@ func (d *decoder) envelope(env *Envelope) (version *string, err error) {
 					return 4, d.int64(&q.DurationMs, 64)
 				case "endedAt":
 					return 5, d.string(&q.EndedAt, false)
+				case "stream":
+					return 6, d.stream(&q.Stream)
 				case "connect":
-					return 6, d.connect(&q.Connect)
+					return 7, d.connect(&q.Connect)
 				}
 				return unknownKey, nil
 			})
@@ -960,6 +963,51 @@ func (d *decoder) expr(x *Expr) error {
 			return 6, err
 		case "fields":
 			return 7, d.strings(&x.Fields)
+		case "commonId":
+			if d.dec.PeekKind() == 'n' {
+				_, err := d.dec.ReadValue()
+				return 8, err
+			}
+			var id int64
+			if err := d.int64(&id, 64); err != nil {
+				return 8, err
+			}
+			x.CommonID = &id
+			return 8, nil
+		}
+		return unknownKey, nil
+	})
+}
+
+func (d *decoder) stream(dst **Stream) error {
+	if d.dec.PeekKind() == 'n' {
+		_, err := d.dec.ReadValue()
+		return err
+	}
+	if d.dec.PeekKind() != '{' {
+		return d.wrongKind("an object")
+	}
+	st := new(Stream)
+	*dst = st
+	return d.object(streamKeys, func(key []byte) (int, error) {
+		switch string(key) {
+		case "id":
+			return 0, d.string(&st.ID, false)
+		case "runId":
+			return 1, d.string(&st.RunID, false)
+		case "name":
+			return 2, d.string(&st.Name, false)
+		case "batchId":
+			if d.dec.PeekKind() == 'n' {
+				_, err := d.dec.ReadValue()
+				return 3, err
+			}
+			var b int64
+			if err := d.int64(&b, 64); err != nil {
+				return 3, err
+			}
+			st.BatchID = &b
+			return 3, nil
 		}
 		return unknownKey, nil
 	})
@@ -1014,8 +1062,32 @@ func (d *decoder) dataset(ds *Dataset) error {
 			return 15, d.bool(&ds.Temporary)
 		case "description":
 			return 16, d.string(&ds.Description, false)
+		case "cluster":
+			return 17, d.string(&ds.Cluster, false)
+		case "columnComments":
+			return 18, d.stringMap(&ds.ColumnComments)
+		case "tagProperties":
+			return 19, d.stringMap(&ds.TagProperties)
 		}
 		return unknownKey, nil
+	})
+}
+
+// stringMap reads an object of strings (since 1.5: a table's column comments and tag
+// properties); an object, even empty, makes *dst non-nil, null leaves it nil.
+func (d *decoder) stringMap(dst *map[string]string) error {
+	if d.dec.PeekKind() == '{' && *dst == nil {
+		*dst = map[string]string{}
+	}
+	return d.object(nil, func(key []byte) (int, error) {
+		k := string(key)
+		if _, dup := (*dst)[k]; dup {
+			return dupKey, nil
+		}
+		var v string
+		err := d.string(&v, false)
+		(*dst)[k] = v
+		return mapKey, err
 	})
 }
 

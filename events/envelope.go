@@ -46,9 +46,22 @@ type Query struct {
 	Error       string `json:"error"`
 	DurationMs  int64  `json:"durationMs"`
 	EndedAt     string `json:"endedAt"`
+	// Stream is the streaming query run of the event: the run itself for a stream event (since
+	// 1.2, funcName stream), the run whose foreachBatch micro-batch the execution ran in for a
+	// write (since 1.5); nil otherwise.
+	Stream *Stream `json:"stream,omitempty"`
 	// Connect is the Spark Connect operation that ran the execution (since 1.5); nil for an
 	// execution that did not come through Spark Connect.
 	Connect *Connect `json:"connect,omitempty"`
+}
+
+// Stream names a Structured Streaming query run (Query.Stream).
+type Stream struct {
+	ID    string `json:"id"`    // the query id, the same for every run of the query
+	RunID string `json:"runId"` // the run id; a stream event's eventId (since 1.5)
+	Name  string `json:"name"`  // the query name, when it has one
+	// BatchID is the micro-batch a write ran in (since 1.5; nil for a stream event).
+	BatchID *int64 `json:"batchId,omitempty"`
 }
 
 // Connect is who ran an execution through Spark Connect, as the client said it (Spark Connect
@@ -118,29 +131,42 @@ type Expr struct {
 	Plan   *int   `json:"plan"`
 	// Fields are the field names of a struct-building expression (CreateNamedStruct), in the
 	// order of its values (since 1.4). Equal lists of an event are one slice (Decode): read only.
-	Fields   []string `json:"fields,omitempty"`
-	Children []Expr   `json:"children"`
+	Fields []string `json:"fields,omitempty"`
+	// CommonID ties a CommonExpressionRef to its CommonExpressionDef (since 1.5: Spark 4.x's
+	// common expressions, the With that NULLIF and BETWEEN are rewritten into).
+	CommonID *int64 `json:"commonId,omitempty"`
+	Children []Expr `json:"children"`
 }
 
 // Dataset is the resolved identity of a source or a write target.
 type Dataset struct {
-	Kind        string   `json:"kind"`
-	Catalog     string   `json:"catalog,omitempty"`
-	Namespace   []string `json:"namespace,omitempty"`
-	Name        string   `json:"name,omitempty"`
-	Provider    string   `json:"provider,omitempty"`
-	Location    string   `json:"location,omitempty"`
-	TableType   string   `json:"tableType,omitempty"`
-	Format      string   `json:"format,omitempty"`
-	Paths       []string `json:"paths,omitempty"`
-	URL         string   `json:"url,omitempty"`
-	Table       string   `json:"table,omitempty"`
-	SQL         string   `json:"query,omitempty"`
-	Servers     string   `json:"servers,omitempty"`
-	Topics      []string `json:"topics,omitempty"`
-	Pattern     string   `json:"pattern,omitempty"`
-	Temporary   bool     `json:"temporary,omitempty"`
-	Description string   `json:"description,omitempty"`
+	Kind      string   `json:"kind"`
+	Catalog   string   `json:"catalog,omitempty"`
+	Namespace []string `json:"namespace,omitempty"`
+	Name      string   `json:"name,omitempty"`
+	Provider  string   `json:"provider,omitempty"`
+	Location  string   `json:"location,omitempty"`
+	TableType string   `json:"tableType,omitempty"`
+	Format    string   `json:"format,omitempty"`
+	Paths     []string `json:"paths,omitempty"`
+	URL       string   `json:"url,omitempty"`
+	Table     string   `json:"table,omitempty"`
+	SQL       string   `json:"query,omitempty"`
+	Servers   string   `json:"servers,omitempty"`
+	Topics    []string `json:"topics,omitempty"`
+	Pattern   string   `json:"pattern,omitempty"`
+	// Cluster names the Kafka cluster of Servers (since 1.5, optional): a topic is keyed by it
+	// rather than by the first server. colline's consumer sets it from COLLINE_KAFKA_CLUSTERS
+	// where the event has none.
+	Cluster     string `json:"cluster,omitempty"`
+	Temporary   bool   `json:"temporary,omitempty"`
+	Description string `json:"description,omitempty"`
+	// ColumnComments are a catalog table's column comments that hold a tag (#key or #key=value),
+	// by column name; TagProperties its table properties colline.tags.<column>. Since 1.5 the
+	// listener sends both, possibly empty, for every catalog table: nil means an older listener,
+	// which said nothing of tags (docs/tags.md).
+	ColumnComments map[string]string `json:"columnComments,omitempty"`
+	TagProperties  map[string]string `json:"tagProperties,omitempty"`
 }
 
 // Write is the target of a write command: column i is written from output i of Nodes[Query].

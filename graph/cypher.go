@@ -23,6 +23,13 @@ var schema = []string{
 	`CREATE INDEX feeds_last_seen IF NOT EXISTS FOR ()-[f:FEEDS]-() ON (f.lastSeen)`,
 	`CREATE INDEX decides_rows_last_seen IF NOT EXISTS FOR ()-[x:DECIDES_ROWS]-() ON (x.lastSeen)`,
 	`CREATE INDEX lineage_last_seen IF NOT EXISTS FOR ()-[l:LINEAGE]-() ON (l.lastSeen)`,
+	// Tags where they were set (tags.go): sets, rules by key, by column and by tag, settings.
+	`CREATE CONSTRAINT tag_set_key IF NOT EXISTS FOR (n:TagSet) REQUIRE n.key IS UNIQUE`,
+	`CREATE CONSTRAINT tag_rule_key IF NOT EXISTS FOR (n:TagRule) REQUIRE n.key IS UNIQUE`,
+	`CREATE CONSTRAINT tag_key IF NOT EXISTS FOR (n:Tag) REQUIRE n.key IS UNIQUE`,
+	`CREATE INDEX tag_rule_column IF NOT EXISTS FOR (n:TagRule) ON (n.columnKey)`,
+	`CREATE INDEX tag_rule_tag IF NOT EXISTS FOR (n:TagRule) ON (n.tag)`,
+	`CREATE INDEX tag_rule_set IF NOT EXISTS FOR (n:TagRule) ON (n.set)`,
 	// The runs of a Spark application (Reader.Runs: colline lineage --app, GET /api/runs?app=).
 	`CREATE INDEX run_app_id IF NOT EXISTS FOR (n:Run) ON (n.appId)`,
 }

@@ -107,12 +107,12 @@ MATCH (d:Dataset {key: key})
 	edges, err := r.read(ctx, `UNWIND $keys AS key
 MATCH (s:Column)-[f:FEEDS]->(t:Column {datasetKey: key})
 WHERE $job = '' OR f.job = $job
-RETURN s.key AS source, t.key AS target, f.roles AS roles, coalesce(f.exprs, []) AS exprs, coalesce(f.masked, []) AS masked
+RETURN s.key AS source, t.key AS target, f.roles AS roles, coalesce(f.exprs, []) AS exprs, coalesce(f.masked, []) AS masked, [] AS rows
 UNION ALL
 UNWIND $keys AS key
 MATCH (s:Column)-[x:DECIDES_ROWS]->(d:Dataset {key: key})
 WHERE $job = '' OR x.job = $job
-RETURN s.key AS source, '=>' + d.key AS target, x.roles AS roles, coalesce(x.exprs, []) AS exprs, [] AS masked`,
+RETURN s.key AS source, '=>' + d.key AS target, x.roles AS roles, coalesce(x.exprs, []) AS exprs, [] AS masked, coalesce(x.rows, []) AS rows`,
 		map[string]any{"keys": keys, "job": job})
 	if err != nil {
 		return nil, fmt.Errorf("graph written lineage: %w", err)

@@ -34,7 +34,7 @@ type Counts struct {
 func (r *Reader) Edges(ctx context.Context) ([]EdgeRow, error) {
 	res, err := r.query(ctx, `MATCH (s:Column)-[f:FEEDS|DECIDES_ROWS]->(t)
 RETURN type(f) AS kind, s.key AS source, t.key AS target, f.job AS job, f.roles AS roles,
-       coalesce(f.masked, []) AS masked`, nil)
+       coalesce(f.masked, []) AS masked, coalesce(f.rows, []) AS rows`, nil)
 	if err != nil {
 		return nil, fmt.Errorf("graph edges: %w", err)
 	}
@@ -128,12 +128,13 @@ func (r *Reader) query(ctx context.Context, q string, params map[string]any) (*n
 	return neo4j.ExecuteQuery(ctx, r.driver, q, params, neo4j.EagerResultTransformer, opts...)
 }
 
-// transformations reads a relationship's roles, exprs and masked lists (the parallel lists
-// roleLists stores; exprs and masked may be absent) back into transformations.
+// transformations reads a relationship's roles, exprs, masked and rows lists (the parallel lists
+// roleLists and DECIDES_ROWS store; all but roles may be absent) back into transformations.
 func transformations(rec *neo4j.Record) []plan.Transformation {
 	roles, _ := get[[]any](rec, "roles")
 	exprs, _ := get[[]any](rec, "exprs")
 	masked, _ := get[[]any](rec, "masked")
+	rows, _ := get[[]any](rec, "rows")
 	var ts []plan.Transformation
 	for k, x := range roles {
 		s, _ := x.(string)
@@ -144,6 +145,9 @@ func transformations(rec *neo4j.Record) []plan.Transformation {
 		}
 		if k < len(masked) {
 			t.Masking, _ = masked[k].(bool)
+		}
+		if k < len(rows) {
+			t.Rows, _ = rows[k].(string)
 		}
 		ts = append(ts, t)
 	}

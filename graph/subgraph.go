@@ -52,6 +52,9 @@ type Role struct {
 	Subtype string `json:"subtype"`
 	Expr    string `json:"expr,omitempty"`
 	Masked  bool   `json:"masked,omitempty"`
+	// Rows: a DECIDES_ROWS role that decides only the rows of some UNION branches lists the
+	// datasets those rows come from (plan.Transformation.Rows); empty: every row.
+	Rows []string `json:"rows,omitempty"`
 }
 
 // Edge is one lineage relationship as stored: a FEEDS from a column to a column, or a
@@ -115,6 +118,7 @@ func edgeOf(rec *neo4j.Record) *Edge {
 	roles, _ := p["roles"].([]any)
 	exprs, _ := p["exprs"].([]any)
 	masked, _ := p["masked"].([]any)
+	rows, _ := p["rows"].([]any)
 	for k, x := range roles {
 		s, _ := x.(string)
 		ro := Role{}
@@ -124,6 +128,11 @@ func edgeOf(rec *neo4j.Record) *Edge {
 		}
 		if k < len(masked) {
 			ro.Masked, _ = masked[k].(bool)
+		}
+		if k < len(rows) {
+			if s, _ := rows[k].(string); s != "" {
+				ro.Rows = strings.Split(s, "\n")
+			}
 		}
 		e.Roles = append(e.Roles, ro)
 	}

@@ -120,11 +120,12 @@ func writtenDatasets(ws []plan.Write) []plan.Dataset {
 
 // fingerprintFormat names the encoding below; a change of it changes every fingerprint (each
 // job's next run then writes its edges once).
-const fingerprintFormat = "colline-lineage-1"
+const fingerprintFormat = "colline-lineage-2"
 
 // fingerprint is the hex SHA-256 of a version: its column edges and row-level dependencies, each
-// with its source, target and every role (type, subtype, expression, masking) in order; no run,
-// no time. Every string is length-prefixed, so no two versions encode alike.
+// with its source, target and every role (type, subtype, expression, masking, the rows it
+// decides) in order; no run, no time. Every string is length-prefixed, so no two versions
+// encode alike. Format 2 added the rows (DECIDES_ROWS per UNION branch).
 func fingerprint(feeds, decides []plan.Edge) string {
 	h := sha256.New()
 	var buf []byte
@@ -146,6 +147,7 @@ func fingerprint(feeds, decides []plan.Edge) string {
 				str(t.Type)
 				str(t.Subtype)
 				str(t.Expr)
+				str(t.Rows)
 				if t.Masking {
 					buf = append(buf, 1)
 				} else {

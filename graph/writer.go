@@ -73,7 +73,11 @@ func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 
 	var failed string
 	_, err = sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		return nil, writeRows(ctx, tx, r, &failed, "", nil)
+		if err := writeRows(ctx, tx, r, &failed, "", nil); err != nil {
+			return nil, err
+		}
+		failed = "tags" // the tags the events carry, where they were set (tags.go)
+		return nil, writeTagSets(ctx, tx, EventTagSets(items))
 	}, neo4j.WithTxTimeout(timeout))
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {

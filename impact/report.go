@@ -52,9 +52,12 @@ type Report struct {
 	New     []string  `json:"new"`           // the analyzed files
 	Depth   int       `json:"depth"`
 	Changes []Reached `json:"changes"`
-	Summary Summary   `json:"summary"`
-	FailOn  string    `json:"failOn"`
-	Exit    int       `json:"exit"`
+	// TagArrivals are the tags the change would carry unmasked where their settings do not
+	// allow them (WithTags); nil when the policy step did not run.
+	TagArrivals []TagArrival `json:"tagArrivals,omitempty"`
+	Summary     Summary      `json:"summary"`
+	FailOn      string       `json:"failOn"`
+	Exit        int          `json:"exit"`
 }
 
 // Summary counts the changes and what they reach.
@@ -65,6 +68,7 @@ type Summary struct {
 	DownstreamColumns  int      `json:"downstreamColumns"`  // distinct columns reached
 	DownstreamDatasets []string `json:"downstreamDatasets"` // distinct datasets reached
 	DownstreamJobs     []string `json:"downstreamJobs"`
+	TagArrivals        int      `json:"tagArrivals"` // tags carried unmasked where their settings do not allow them
 }
 
 // NewReport joins the changes with what lies downstream of their affected columns (reach, keyed

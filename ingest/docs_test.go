@@ -17,6 +17,7 @@ import (
 	"github.com/colline/colline/openlineage/emit"
 	"github.com/colline/colline/openlineage/intake"
 	"github.com/colline/colline/retention"
+	"github.com/colline/colline/tags/watch"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated sections of docs/operations.md")
@@ -29,6 +30,7 @@ func registry() *prometheus.Registry {
 	m := NewMetrics(reg)
 	intake.NewMetrics(reg).Forbidden("team-a", "dataset")
 	emit.NewMetrics(reg)
+	watch.NewMetrics(reg).Arrival("pii")
 	m.countUnknown(map[string]int{"com.example.Node": 1})
 	m.CountIgnored("DatasourceDatasetFacet")
 	m.setLag(map[Partition]int64{{Topic: "colline.plans", ID: 0}: 0})

@@ -5,6 +5,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/colline/colline/openlineage/alias"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/process"
 	"github.com/colline/colline/record"
@@ -25,14 +26,15 @@ func (f ProcessorFunc) Process(msg kafka.Message) (record.Item, error) { return 
 // Extractor is the consumer's Processor: process.Step on the message value, timed in the decode
 // and extract stages, with unknown plan node classes and events over a budget counted.
 type Extractor struct {
-	Metrics  *Metrics    // nil: not measured
-	MaxBytes int         // process.Step.MaxBytes. Default: process.DefaultMaxBytes.
-	Budget   plan.Budget // process.Step.Budget. Default: plan.DefaultBudget.
+	Metrics  *Metrics       // nil: not measured
+	MaxBytes int            // process.Step.MaxBytes. Default: process.DefaultMaxBytes.
+	Budget   plan.Budget    // process.Step.Budget. Default: plan.DefaultBudget.
+	Clusters alias.Clusters // process.Step.Clusters (COLLINE_KAFKA_CLUSTERS). Default: none.
 }
 
 // Process implements Processor.
 func (x Extractor) Process(msg kafka.Message) (record.Item, error) {
-	step := process.Step{MaxBytes: x.MaxBytes, Budget: x.Budget}
+	step := process.Step{MaxBytes: x.MaxBytes, Budget: x.Budget, Clusters: x.Clusters}
 	if x.Metrics != nil {
 		step.Observe = x.Metrics.ObserveStage
 	}

@@ -10,8 +10,8 @@ import (
 
 func TestQueries(t *testing.T) {
 	qs := Queries()
-	if len(qs) != 11 {
-		t.Fatalf("%d queries, want the 11 of docs/browser.md", len(qs))
+	if len(qs) != 14 {
+		t.Fatalf("%d queries, want the 14 of docs/browser.md", len(qs))
 	}
 	for _, q := range qs {
 		if q.Title == "" || !strings.Contains(q.Text, "MATCH") {

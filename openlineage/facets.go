@@ -36,6 +36,15 @@ type Transformation struct {
 	Subtype     string `json:"subtype"`
 	Description string `json:"description"`
 	Masking     bool   `json:"masking"`
+	// RowsFrom is colline's property (RowsFrom): a row-level dependency that decides only the
+	// rows that come from these datasets (some UNION branches); absent: every row.
+	RowsFrom []DatasetName `json:"rowsFrom"`
+}
+
+// DatasetName is an OpenLineage dataset identity.
+type DatasetName struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
 }
 
 // Symlink is an alternative identity of a dataset (SymlinksDatasetFacet): typically the TABLE a
@@ -79,6 +88,24 @@ func (d *Dataset) Schema() ([]SchemaField, error) {
 	}
 	_, err := facet(d.Facets, "schema", &s)
 	return s.Fields, err
+}
+
+// TagField is a tag of the tags dataset facet (TagsDatasetFacet 1-0-0): Field names the column
+// (dataset) it tags, "" for the dataset itself.
+type TagField struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Source string `json:"source,omitempty"`
+	Field  string `json:"field,omitempty"`
+}
+
+// Tags decodes the dataset's tags facet; ok is false when it has none.
+func (d *Dataset) Tags() (tags []TagField, ok bool, err error) {
+	var s struct {
+		Tags []TagField `json:"tags"`
+	}
+	ok, err = facet(d.Facets, "tags", &s)
+	return s.Tags, ok, err
 }
 
 // SQL returns the query of the job's sql facet, "" when it has none.

@@ -26,13 +26,16 @@ const SessionCatalog = "spark_catalog"
 //     spark_catalog/db.table, the key the listener gives it.
 //   - Any other identity is keyed by plan.Named: a path or a Kafka topic has the key the listener
 //     gives it; a table of another system keeps its namespace (postgres://db:5432/shop.public.t).
+//   - A Kafka topic of a server that COLLINE_KAFKA_CLUSTERS names is keyed by its cluster
+//     (kafka://<cluster>/<topic>), as the listener's are.
 //   - Then the first alias whose From is a prefix of the key replaces that prefix by its To
 //     (longest From first): how a tool that names the same table its own way, without symlinks
 //     (DuckDB reading the lake, Trino's hive catalog), joins it.
 //
 // The zero value applies the rules without aliases.
 type Names struct {
-	Aliases []alias.Rule // alias.Parse of COLLINE_OPENLINEAGE_ALIASES
+	Aliases  []alias.Rule   // alias.Parse of COLLINE_OPENLINEAGE_ALIASES
+	Clusters alias.Clusters // alias.ParseClusters of COLLINE_KAFKA_CLUSTERS: kafka://<server> → kafka://<cluster>
 }
 
 // Dataset returns the colline dataset an OpenLineage identity stands for, given the dataset's
@@ -47,6 +50,8 @@ func (n Names) Dataset(namespace, name string, symlinks []Symlink) plan.Dataset 
 		}
 	case scheme(namespace) == "hive":
 		d = plan.Named(SessionCatalog, name)
+	case scheme(namespace) == "kafka" && n.Clusters.Of(namespace) != "":
+		d = plan.Named("kafka://"+n.Clusters.Of(namespace), name)
 	default:
 		d = plan.Named(namespace, name)
 	}
@@ -131,8 +136,54 @@ func (e *Event) Lineage(n Names) (*plan.Lineage, error) {
 			return nil, err
 		}
 	}
-	return m.lineage(), nil
+	lin := m.lineage()
+	for side, list := range [][]Dataset{inputs, outputs} {
+		for i := range list {
+			dt, err := m.tags(&list[i])
+			if err != nil {
+				loc := fmt.Sprintf("/%s/%d/facets/tags", [...]string{"inputs", "outputs"}[side], i)
+				if e.Kind == DatasetEvent {
+					loc = "/dataset/facets/tags"
+				}
+				return nil, m.invalid(loc, err)
+			}
+			if dt != nil && !slices.ContainsFunc(lin.Tags, func(x plan.DatasetTags) bool { return x.Dataset == dt.Dataset }) {
+				lin.Tags = append(lin.Tags, *dt)
+			}
+		}
+	}
+	return lin, nil
 }
+
+// tags maps a dataset's tags facet (TagsDatasetFacet): its field-level tags, as the whole set the
+// producer gives the dataset's columns (nil when it has no such facet). A tag without a field
+// tags the dataset, which colline does not follow: it is left out.
+func (m *mapper) tags(d *Dataset) (*plan.DatasetTags, error) {
+	ts, ok, err := d.Tags()
+	if !ok || err != nil {
+		return nil, err
+	}
+	id := m.ids[idKey(d.Namespace, d.Name)]
+	dt := &plan.DatasetTags{Dataset: id.Key, Source: SourceTags}
+	for _, t := range ts {
+		if t.Field == "" || t.Key == "" {
+			continue
+		}
+		src := SourceTags
+		if t.Source != "" {
+			src += ":" + t.Source
+		}
+		v := t.Value
+		if v == "" {
+			v = "true"
+		}
+		dt.Tags = append(dt.Tags, plan.ColumnTag{Column: plan.ColumnKey(id.Key, t.Field), Key: t.Key, Value: v, Source: src})
+	}
+	return dt, nil
+}
+
+// SourceTags is the source of the tags of a TagsDatasetFacet (docs/tags.md).
+const SourceTags = "openlineage"
 
 // mapper builds one event's lineage.
 type mapper struct {
@@ -160,6 +211,25 @@ func (m *mapper) identify(d *Dataset, loc string) error {
 	}
 	m.ids[idKey(d.Namespace, d.Name)] = m.names.Dataset(d.Namespace, d.Name, links)
 	return nil
+}
+
+// rows is plan.Transformation.Rows of a transformation's RowsFrom: the keys of its datasets,
+// sorted, one a line ("" when it has none: every row).
+func (m *mapper) rows(from []DatasetName) string {
+	var keys []string
+	for _, d := range from {
+		if d.Namespace == "" && d.Name == plan.InlineRows {
+			keys = append(keys, plan.InlineRows)
+			continue
+		}
+		id, ok := m.ids[idKey(d.Namespace, d.Name)]
+		if !ok {
+			id = m.names.Dataset(d.Namespace, d.Name, nil)
+		}
+		keys = append(keys, id.Key)
+	}
+	slices.Sort(keys)
+	return strings.Join(slices.Compact(keys), "\n")
 }
 
 // resolve returns the colline dataset of an OpenLineage identity named in the event.
@@ -294,7 +364,13 @@ func (m *mapper) output(d *Dataset, loc string) error {
 	}
 	for _, in := range cl.Dataset {
 		src := m.source(in)
-		add(m.deps, src, x.Key, transformations(in.Transformations, FieldLineage{}))
+		ts := transformations(in.Transformations, FieldLineage{})
+		for k := range ts {
+			if k < len(in.Transformations) {
+				ts[k].Rows = m.rows(in.Transformations[k].RowsFrom)
+			}
+		}
+		add(m.deps, src, x.Key, ts)
 	}
 	return nil
 }
@@ -444,10 +520,10 @@ func MessageKey(e *Event) string {
 }
 
 // mapped are the facets Lineage and Parent read, by name.
-var mapped = map[string]bool{"columnLineage": true, "schema": true, "symlinks": true, "lifecycleStateChange": true, "parent": true}
+var mapped = map[string]bool{"columnLineage": true, "schema": true, "symlinks": true, "lifecycleStateChange": true, "parent": true, "tags": true}
 
 // Maps reports whether colline reads the facet of this name (a dataset's columnLineage, schema,
-// symlinks and lifecycleStateChange, a run's parent): a problem in any other facet does not change
+// symlinks, lifecycleStateChange and tags, a run's parent): a problem in any other facet does not change
 // the lineage colline takes from the event.
 func Maps(facet string) bool { return mapped[facet] }
 

@@ -1,6 +1,7 @@
 package openlineage
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -43,6 +44,13 @@ func AppRunID(appID string) string { return uuid.NewSHA1(runNamespace, []byte("a
 // (OVERWRITE, and DROP, TRUNCATE, RENAME from DDL). Datasets are named as colline names them.
 // Facets are written at the versions of the embedded spec, so the event validates against it.
 func FromSpark(env *events.Envelope, lin *plan.Lineage) ([]byte, error) {
+	return FromSparkTagged(env, lin, nil)
+}
+
+// FromSparkTagged is FromSpark with the tags the written columns carry (by column key; colline
+// follows them along lineage, docs/tags.md): each output gets a tags facet (TagsDatasetFacet)
+// with them, field-level, each with its source, so that a receiver (Marquez, DataHub) shows them.
+func FromSparkTagged(env *events.Envelope, lin *plan.Lineage, tags map[string][]TagField) ([]byte, error) {
 	urls, err := facetURLs()
 	if err != nil {
 		return nil, err
@@ -64,6 +72,14 @@ func FromSpark(env *events.Envelope, lin *plan.Lineage) ([]byte, error) {
 	parent := map[string]any{
 		"run": map[string]any{"runId": AppRunID(env.App.ID)},
 		"job": map[string]any{"namespace": env.App.Namespace, "name": env.App.Name},
+	}
+	if st := env.Query.Stream; st != nil && st.RunID != "" && env.Query.FuncName != "stream" {
+		// a write of a foreachBatch micro-batch: its parent is the streaming query's run, which
+		// the stream's own event (eventId = run id) emitted
+		parent = map[string]any{
+			"run": map[string]any{"runId": RunID(st.RunID)},
+			"job": map[string]any{"namespace": env.App.Namespace, "name": streamJobName(env.App.Name, st)},
+		}
 	}
 	// the scheduler's run above the application (event parent, since 1.5): the top of the
 	// hierarchy is the facet's root, as openlineage-spark sets it (the spec wants a UUID run id)
@@ -126,6 +142,9 @@ func FromSpark(env *events.Envelope, lin *plan.Lineage) ([]byte, error) {
 			tr := map[string]any{"type": x.Type, "subtype": x.Subtype, "masking": x.Masking}
 			if x.Expr != "" {
 				tr["description"] = x.Expr
+			}
+			if rows := rowsFrom(x, sets); rows != nil {
+				tr[RowsFrom] = rows
 			}
 			trs = append(trs, tr)
 		}
@@ -201,6 +220,19 @@ func FromSpark(env *events.Envelope, lin *plan.Lineage) ([]byte, error) {
 			}
 			facets["columnLineage"] = f("ColumnLineageDatasetFacet.json", cl)
 		}
+		var tagged []map[string]any
+		for _, c := range w.Columns {
+			for _, t := range tags[c.Key] {
+				x := map[string]any{"key": t.Key, "value": t.Value, "field": c.Name}
+				if t.Source != "" {
+					x["source"] = t.Source
+				}
+				tagged = append(tagged, x)
+			}
+		}
+		if len(tagged) > 0 {
+			facets["tags"] = f("TagsDatasetFacet.json", map[string]any{"tags": tagged})
+		}
 		if w.Mode == "overwrite" {
 			facets["lifecycleStateChange"] = f("LifecycleStateChangeDatasetFacet.json", map[string]any{"lifecycleStateChange": "OVERWRITE"})
 		}
@@ -254,6 +286,8 @@ func JobName(env *events.Envelope, lin *plan.Lineage) string {
 		target = lin.Writes[0].Name
 	case len(lin.Changes) > 0:
 		target = lin.Changes[0].Dataset.Name
+	case env.Query.FuncName == "stream" && env.Query.Stream != nil:
+		return streamJobName(env.App.Name, env.Query.Stream) // a foreachBatch stream writes no dataset
 	}
 	if target == "" {
 		return env.App.Name
@@ -261,12 +295,18 @@ func JobName(env *events.Envelope, lin *plan.Lineage) string {
 	return env.App.Name + "." + strings.TrimPrefix(target, "/")
 }
 
+// streamJobName is the job of a streaming query that writes no dataset (a foreachBatch sink):
+// "<app name>.<query name>", or the query id when it has no name.
+func streamJobName(app string, st *events.Stream) string {
+	return app + "." + cmp.Or(st.Name, st.ID)
+}
+
 // facetURLs maps the facet schema files colline emits to their _schemaURL at the embedded
 // spec's versions ($id + "#/$defs/" + the definition named after the file).
 var facetURLs = sync.OnceValues(func() (map[string]string, error) {
 	out := map[string]string{}
 	for _, file := range []string{"ParentRunFacet.json", "ProcessingEngineRunFacet.json", "ErrorMessageRunFacet.json", "JobTypeJobFacet.json",
-		"SQLJobFacet.json", "SchemaDatasetFacet.json", "ColumnLineageDatasetFacet.json", "LifecycleStateChangeDatasetFacet.json"} {
+		"SQLJobFacet.json", "SchemaDatasetFacet.json", "ColumnLineageDatasetFacet.json", "LifecycleStateChangeDatasetFacet.json", "TagsDatasetFacet.json"} {
 		data, err := specFS.ReadFile("spec/facets/" + file)
 		if err != nil {
 			return nil, err
@@ -281,6 +321,26 @@ var facetURLs = sync.OnceValues(func() (map[string]string, error) {
 	}
 	return out, nil
 })
+
+// RowsFrom is colline's property of a transformation in a columnLineage facet's dataset list
+// (the facet allows more properties): a row-level dependency that decides only the rows of some
+// UNION branches lists the datasets those rows come from, as {namespace, name}; absent, it
+// decides every row of the output, as OpenLineage has it. An entry with an empty namespace and
+// the name "(inline data)" stands for a branch of inline rows (VALUES).
+const RowsFrom = "rowsFrom"
+
+// rowsFrom is the RowsFrom list of t (nil: every row).
+func rowsFrom(t plan.Transformation, sets map[string]plan.Dataset) []map[string]any {
+	var out []map[string]any
+	for _, key := range t.RowSources() {
+		if d, ok := sets[key]; ok {
+			out = append(out, map[string]any{"namespace": d.Namespace, "name": d.Name})
+			continue
+		}
+		out = append(out, map[string]any{"namespace": "", "name": key})
+	}
+	return out
+}
 
 // rootOf is the topmost run of a scheduler's parent run: its root, else itself (nil: none).
 func rootOf(p *events.Parent) *events.Parent {

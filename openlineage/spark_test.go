@@ -1,6 +1,7 @@
 package openlineage_test
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -150,6 +151,79 @@ func TestEmittedDegradedEvents(t *testing.T) {
 		t.Errorf("only %d of %d captured events are degraded", emitted, len(files))
 	}
 	t.Logf("%d degraded events emitted valid, marked %s, without columnLineage", emitted, openlineage.DegradedFacet)
+}
+
+// The writes of a foreachBatch micro-batch (stream_foreach_batch) name the streaming query's run
+// as their parent, the run the stream's own event emitted (its job <app>.<query name>); a
+// row-level dependency of one UNION branch (roles_several's union_branch_filter) lists the rows it
+// decides in rowsFrom.
+func TestEmittedMicroBatchesAndBranchRows(t *testing.T) {
+	type ev struct {
+		Run struct {
+			RunID  string `json:"runId"`
+			Facets struct {
+				Parent struct {
+					Run struct{ RunID string } `json:"run"`
+					Job struct{ Name string }  `json:"job"`
+				} `json:"parent"`
+			} `json:"facets"`
+		} `json:"run"`
+		Job     struct{ Name string } `json:"job"`
+		Outputs []struct {
+			Facets struct {
+				ColumnLineage struct {
+					Dataset []struct {
+						Field           string `json:"field"`
+						Transformations []struct {
+							Subtype  string                             `json:"subtype"`
+							RowsFrom []struct{ Namespace, Name string } `json:"rowsFrom"`
+						} `json:"transformations"`
+					} `json:"dataset"`
+				} `json:"columnLineage"`
+			} `json:"facets"`
+		} `json:"outputs"`
+	}
+	emit := func(f string) ev {
+		env, err := events.Decode(readFile(t, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lin, err := plan.Extract(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := openlineage.FromSpark(env, lin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e ev
+		if err := json.Unmarshal(data, &e); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	dir := "../plan/testdata/spark-3.5/stream_foreach_batch/"
+	stream, merge := emit(dir+"0002-WriteToStream.json"), emit(dir+"0004-MergeIntoCommand.json")
+	if stream.Job.Name != "colline-capture.orders_upsert" {
+		t.Errorf("the stream's job %q, want colline-capture.orders_upsert", stream.Job.Name)
+	}
+	if p := merge.Run.Facets.Parent; p.Run.RunID != stream.Run.RunID || p.Job.Name != stream.Job.Name {
+		t.Errorf("the MERGE's parent %+v, want the stream's run %s of %s", p, stream.Run.RunID, stream.Job.Name)
+	}
+	union := emit("../plan/testdata/spark-3.5/roles_several/0004-InsertIntoHadoopFsRelationCommand.json")
+	var rows []string
+	for _, o := range union.Outputs {
+		for _, d := range o.Facets.ColumnLineage.Dataset {
+			for _, tr := range d.Transformations {
+				for _, r := range tr.RowsFrom {
+					rows = append(rows, d.Field+" "+tr.Subtype+" "+r.Namespace+" "+r.Name)
+				}
+			}
+		}
+	}
+	if want := []string{"status FILTER spark_catalog roles_several.orders"}; !slices.Equal(rows, want) {
+		t.Errorf("rowsFrom %q, want %q", rows, want)
+	}
 }
 
 // A listener event's scheduler run (events.Parent, since 1.5) is the top of the parent facet's

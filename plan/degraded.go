@@ -11,10 +11,11 @@ package plan
 // tree (children, named plans), which leaves out the target relation some write commands hold as
 // a child, or when it is in a tree the root does not reach: a subquery plan, which only the
 // dropped expressions referenced. As in leaf, temporary views are collapsed (the leaves under
-// them are read) and a view without a plan is not read. Without a write there is nothing to read
-// for, as in a full event.
+// them are read) and a view without a plan is not read. Without a write (or a foreachBatch
+// stream, which reads its sources and writes nothing) there is nothing to read for, as in a full
+// event.
 func (r *resolver) datasets(root int) {
-	if len(r.sinks) == 0 {
+	if len(r.sinks) == 0 && len(r.readOnly) == 0 {
 		return
 	}
 	reach := func(marked []bool, from ...int) {
@@ -39,6 +40,7 @@ func (r *resolver) datasets(root int) {
 	tree := make([]bool, len(r.nodes))
 	reach(tree, root)
 	read := make([]bool, len(r.nodes))
+	reach(read, r.readOnly...)
 	for _, s := range r.sinks {
 		reach(read, s.query)
 		if s.byCommand {

@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"slices"
 	"sort"
+	"strings"
 )
 
 // tr is one way a source column reaches an attribute: directly (with a strength) or indirectly
@@ -15,6 +17,9 @@ type tr struct {
 	// ("" for the whole value): set by the struct an expression builds (named_struct, struct),
 	// followed by an extraction of that field (nested.go)
 	field string
+	// rows scopes a row-level role to the rows of some UNION branches: the sorted keys of the
+	// datasets those rows come from, joined by newlines ("" for every row; resolve.go, decides)
+	rows string
 }
 
 // dep is every way one source column reaches an attribute, sorted by role (see less), one entry
@@ -64,6 +69,7 @@ func (d dep) merge(x tr) dep {
 		if x.expr != "" && (old.expr == "" || x.expr < old.expr) {
 			old.expr = x.expr
 		}
+		old.rows = unionRows(old.rows, x.rows)
 		return d
 	}
 	k := sort.Search(len(d), func(j int) bool { return less(x, d[j]) })
@@ -71,6 +77,20 @@ func (d dep) merge(x tr) dep {
 	copy(d[k+1:], d[k:])
 	d[k] = x
 	return d
+}
+
+// unionRows is the scope of a role met with scopes a and b: every row if either is, else the
+// rows of both.
+func unionRows(a, b string) string {
+	switch {
+	case a == "" || b == "":
+		return ""
+	case a == b:
+		return a
+	}
+	keys := append(strings.Split(a, "\n"), strings.Split(b, "\n")...)
+	slices.Sort(keys)
+	return strings.Join(slices.Compact(keys), "\n")
 }
 
 // add merges every way of x into column col.
@@ -143,7 +163,7 @@ func (c ectx) apply(x tr) tr {
 func (d dep) transformations() []Transformation {
 	out := make([]Transformation, len(d))
 	for k, t := range d {
-		x := Transformation{Masking: t.masking, Expr: Truncate(t.expr)}
+		x := Transformation{Masking: t.masking, Expr: Truncate(t.expr), Rows: t.rows}
 		if t.indirect == "" {
 			x.Type, x.Subtype = Direct, kindNames[t.kind]
 		} else {

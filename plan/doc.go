@@ -20,5 +20,6 @@
 //	deps.go      the ways a source reaches an attribute, and their merge
 //
 // hive.go and hiveexpr.go map a Hive event's own column lineage onto the same Lineage; keys.go
-// names datasets and columns, lineage.go holds the result's types, budget.go the budgets.
+// names datasets and columns, lineage.go holds the result's types, budget.go the budgets, tags.go
+// the column tags Spark's catalog gives a table (comments and properties, docs/tags.md).
 package plan

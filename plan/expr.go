@@ -60,6 +60,9 @@ func (r *resolver) exprDeps(i int, list []events.Expr, c ectx) deps {
 type acc struct {
 	d    deps
 	seen map[accKey]bool
+	// withs are the With expressions around the expression walked now, innermost last: the
+	// definitions a CommonExpressionRef may name (common)
+	withs []*events.Expr
 }
 
 type accKey struct {
@@ -88,6 +91,9 @@ func (r *resolver) walk(i int, x *events.Expr, c ectx, out *acc) {
 		}
 		return
 	case x.Class == "Literal":
+		return
+	case x.Class == "With" || x.Class == "CommonExpressionRef" || x.Class == "CommonExpressionDef":
+		r.common(i, x, c, out)
 		return
 	case x.Class == "If" && len(x.Children) == 3 && sameAttribute(&x.Children[1], &x.Children[2]):
 		// IF(c, a, a) is a: Spark's copy-on-write UPDATE rewrites every column of the table as
@@ -203,6 +209,52 @@ func (r *resolver) nested(i int, x *events.Expr, c ectx, out *acc) bool {
 	return false
 }
 
+// common resolves Spark 4's common expressions: With(body, defs…) evaluates each definition once
+// and its body names them by CommonExpressionRef (NULLIF(a, b) is With(a) { ref => IF(ref = b,
+// NULL, ref) }; BETWEEN is With(x) { ref => ref >= lo AND ref <= hi }). A reference is what its
+// definition reads, in the reference's own context: in IF(ref = b, NULL, ref) the first ref is a
+// condition and the second the value, as a is in 3.5's IF(a = b, NULL, a). With and the
+// definition add no step of their own (the function around them, NULLIF, BETWEEN, does). A
+// reference finds its definition by id (event format 1.5) in the nearest With that has it;
+// without ids (older events) it stands for the definitions of the nearest With that has any.
+// A definition is evaluated outside its With, so a reference cannot reach its own definition.
+func (r *resolver) common(i int, x *events.Expr, c ectx, out *acc) {
+	switch x.Class {
+	case "With":
+		if len(x.Children) == 0 {
+			return
+		}
+		out.withs = append(out.withs, x)
+		r.walk(i, &x.Children[0], c, out)
+		out.withs = out.withs[:len(out.withs)-1]
+	case "CommonExpressionDef":
+		for k := range x.Children {
+			r.walk(i, &x.Children[k], c, out)
+		}
+	case "CommonExpressionRef":
+		for k := len(out.withs) - 1; k >= 0; k-- {
+			var defs []*events.Expr
+			w := out.withs[k]
+			for j := 1; j < len(w.Children); j++ {
+				d := &w.Children[j]
+				if d.Class == "CommonExpressionDef" && (x.CommonID == nil || d.CommonID != nil && *d.CommonID == *x.CommonID) {
+					defs = append(defs, d)
+				}
+			}
+			if len(defs) == 0 {
+				continue
+			}
+			saved := out.withs
+			out.withs = append([]*events.Expr(nil), saved[:k]...)
+			for _, d := range defs {
+				r.common(i, d, c, out)
+			}
+			out.withs = saved
+			return
+		}
+	}
+}
+
 // subquery adds what a subquery expression reads. Its value (the plan's outputs) feeds the
 // expression. What decides the subquery's rows (its filters, joins, grouping) decides the value
 // too, but only of this expression: a scalar subquery in a SELECT list filters no outer row.
@@ -221,6 +273,7 @@ func (r *resolver) subquery(i int, x *events.Expr, c ectx, out *acc) {
 		key.indirect = JoinSub
 	}
 	outer := newAcc()
+	outer.withs = out.withs
 	for k := range x.Children {
 		r.walk(i, &x.Children[k], key, outer)
 	}
@@ -231,9 +284,26 @@ func (r *resolver) subquery(i int, x *events.Expr, c ectx, out *acc) {
 		}
 		if c.indirect != "" {
 			d = dep{{indirect: c.indirect, expr: c.expr}}
+		} else {
+			d = unscoped(d) // which of the subquery's rows: not rows of the write
 		}
 		out.d.add(col, d)
 	}
+}
+
+// unscoped returns x without row scopes (tr.rows).
+func unscoped(x dep) dep {
+	for _, t := range x {
+		if t.rows != "" {
+			var out dep
+			for _, t := range x {
+				t.rows = ""
+				out = out.merge(t)
+			}
+			return out
+		}
+	}
+	return x
 }
 
 // sameAttribute reports whether a and b are the same attribute, seen through transparent wrappers.

@@ -114,5 +114,6 @@ func extractCost(env *events.Envelope, b Budget, tableOnly bool) (*Lineage, Budg
 		}
 	}
 	r.finish(lin)
+	lin.Tags = catalogTags(env)
 	return lin, Budget{Depth: max(r.deepest, depth), Nodes: len(env.Nodes), Edges: r.charged, Work: r.work}
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/url"
@@ -17,7 +18,8 @@ import (
 // Keys follow OpenLineage's naming: a catalog table is namespace = its catalog, name = db.table;
 // a path is namespace = scheme[://authority], name = the path; a JDBC table is namespace = the
 // URL without "jdbc:", parameters and credentials, name = the table; a Kafka topic is namespace =
-// kafka://first-bootstrap-server, name = the topic. Key = namespace + "/" + name without its
+// kafka://first-bootstrap-server (or kafka://<cluster> when the dataset names its cluster:
+// Dataset.Cluster), name = the topic. Key = namespace + "/" + name without its
 // leading slash: "spark_catalog/sales.orders", "s3a://bucket/in/orders", "file/tmp/x". Catalog
 // identifiers are case-insensitive in Spark, so table and view keys are lower-cased.
 func Identify(d *events.Dataset) []Dataset {
@@ -52,7 +54,7 @@ func Identify(d *events.Dataset) []Dataset {
 		return []Dataset{newDataset(ns, name, "jdbc", "")}
 	case "kafka":
 		server, _, _ := strings.Cut(d.Servers, ",")
-		ns := "kafka://" + strings.TrimSpace(server)
+		ns := "kafka://" + cmp.Or(d.Cluster, strings.TrimSpace(server))
 		if d.Pattern != "" {
 			return []Dataset{newDataset(ns, d.Pattern, "kafka", "")}
 		}

@@ -24,6 +24,9 @@ type Lineage struct {
 	Changes []Change
 	// Unknown counts plan nodes, by class, that no specific rule knew and the generic rule handled.
 	Unknown map[string]int
+	// Tags are the column tags the event's datasets carry (tags.go): Spark catalog comments and
+	// properties, an OpenLineage TagsDatasetFacet. One set per dataset whose source says.
+	Tags []DatasetTags
 	// Degraded is true for a degraded event (markers.truncated: the listener cut it to fit its
 	// size cap, dropping expressions and maybe outputs). Its lineage is table-level only: Reads,
 	// Writes with their columns and Changes are complete, and Edges and RowDeps are empty because
@@ -141,13 +144,33 @@ type Transformation struct {
 	Subtype string // IDENTITY, TRANSFORMATION, AGGREGATION; FILTER, JOIN, GROUP_BY, SORT, WINDOW, CONDITIONAL
 	Masking bool   // the value passes through a hash, count or masking function
 	Expr    string // the expression that produced it, truncated
+	// Rows scopes a row-level dependency (Lineage.RowDeps) to some of the written rows: those
+	// that come from the datasets whose keys it lists, sorted, one a line (InlineRows for inline
+	// data): the sources of the UNION branches whose rows it decides. "": it decides every row
+	// of the write. RowSources splits it.
+	Rows string
 }
 
-// String renders a transformation as TYPE/SUBTYPE, with " masked" when it masks.
+// RowSources returns the dataset keys of Rows (nil: every row).
+func (t Transformation) RowSources() []string {
+	if t.Rows == "" {
+		return nil
+	}
+	return strings.Split(t.Rows, "\n")
+}
+
+// InlineRows stands in Transformation.Rows for the rows of a UNION branch that reads no dataset.
+const InlineRows = inlineRows
+
+// String renders a transformation as TYPE/SUBTYPE, with " masked" when it masks and
+// " rows from k1, k2" when it decides some rows only.
 func (t Transformation) String() string {
 	s := t.Type + "/" + t.Subtype
 	if t.Masking {
 		s += " masked"
+	}
+	if t.Rows != "" {
+		s += " rows from " + strings.Join(t.RowSources(), ", ")
 	}
 	return s
 }

@@ -1,7 +1,11 @@
 package plan
 
 import (
+	"maps"
+	"slices"
 	"strings"
+
+	"github.com/colline/colline/events"
 )
 
 // Resolving a node: outputs(i) is what node i outputs, each attribute with the source columns
@@ -53,6 +57,11 @@ func (r *resolver) outputs(i int) scope {
 func (r *resolver) compute(i int) scope {
 	n := &r.nodes[i]
 	cls := shortClass(n.Class)
+	if q, ok := microBatch(n); ok {
+		// the DataFrame a foreachBatch function gets: the streaming query's micro-batch, whose
+		// columns are the outputs of the query's input plan, by position (event format 1.5)
+		return r.byPosition(n.Output, r.nodes[q].Output, r.outputs(q))
+	}
 	if n.Dataset != nil {
 		if s, ok := r.leaf(i, cls); ok {
 			return s
@@ -182,79 +191,200 @@ func (r *resolver) childDeps(i int, id int64) deps {
 // subqueries in those conditions (through walk). Subqueries in SELECT lists decide values, not
 // rows: walk handles them for their column only. A persistent view stops the walk: its rows are
 // its own sink's business. Results are memoized per node (subqueries are walked from many places).
+//
+// Below a Union, what decides the rows of one branch decides only the rows that come from that
+// branch: such a role is scoped (tr.rows) to the datasets the branch's rows come from
+// (rowSources), and is unscoped again where every branch has it (unionDecides).
 func (r *resolver) decides(q int) deps {
 	if d, ok := r.rowDeps[q]; ok {
 		return d
 	}
 	r.rowDeps[q] = deps{} // in progress: a cycle, impossible in a valid event, yields nothing
+	r.enter()
+	defer r.leave()
 	out := deps{}
-	seen := map[int]bool{}
+	n := &r.nodes[q]
+	if n.Dataset != nil && n.Dataset.Kind == "view" && !n.Dataset.Temporary {
+		r.rowDeps[q] = out
+		return out
+	}
+	add := func(role, subtype string) {
+		c := ectx{kind: kindTransformation, indirect: subtype, expr: roleSQL(n.Exprs[role])}
+		r.addAll(out, r.exprDeps(q, n.Exprs[role], c))
+	}
+	children := n.Children
+	switch cls := shortClass(n.Class); cls {
+	case "Filter":
+		add("condition", FilterSub)
+	case "Join":
+		add("condition", JoinSub)
+	case "LateralJoin":
+		// the lateral subquery's output is values (resolved like a join's right side); its
+		// correlation and the join condition decide rows
+		for k := range n.Exprs["expressions"] {
+			x := &n.Exprs["expressions"][k]
+			c := ectx{kind: kindTransformation, indirect: JoinSub, expr: x.SQL}
+			if x.Plan == nil {
+				r.addAll(out, r.expr(q, x, c))
+				continue
+			}
+			for col, d := range r.decides(*x.Plan) {
+				out.add(col, dep{{indirect: JoinSub, expr: d[0].expr, rows: d[0].rows}})
+			}
+			r.addAll(out, r.exprDeps(q, x.Children, c))
+		}
+	case "TypedFilter":
+		add("expressions", FilterSub) // a user function over the row decides which rows stay
+	case "Aggregate":
+		add("groupingExpressions", GroupBy)
+	case "Sort":
+		add("order", SortSub)
+	case "Intersect", "Except":
+		if len(n.Children) > 1 {
+			for _, d := range sortedScope(r.outputs(n.Children[1])) {
+				r.addAll(out, r.through(d, ectx{indirect: FilterSub, expr: strings.ToUpper(cls)}))
+			}
+		}
+	case "Union":
+		r.addAll(out, r.unionDecides(children))
+		children = nil
+	case "CTERelationRef":
+		// the rows of a CTE reference are the rows of its definition
+		if id, ok := intArg(n, "cteId"); ok {
+			if def, ok := r.cteDefs[id]; ok {
+				r.addAll(out, r.decides(def))
+			}
+		}
+	case "LogicalRDD":
+		// the rows of a foreachBatch micro-batch are those the streaming query's plan lets through
+		if p, ok := microBatch(n); ok {
+			r.addAll(out, r.decides(p))
+		}
+	case "WithCTE":
+		// only the plan: a definition's rows matter where a reference reads it
+		if len(children) > 0 {
+			children = children[len(children)-1:]
+		}
+	}
+	for _, c := range children {
+		r.addAll(out, r.decides(c))
+	}
+	r.rowDeps[q] = out
+	return out
+}
+
+// unionDecides is what decides the rows of a Union of the branches at children. A role every
+// branch has (the same column, the same subtype) decides the union's rows as it decides each
+// branch's: it keeps its scope if each branch has it unscoped. A role some branches lack decides
+// only the rows of the branches that have it: it is scoped to the datasets their rows come from
+// (or to the branch's own scope where a nested union scoped it already).
+func (r *resolver) unionDecides(children []int) deps {
+	per := make([]deps, len(children))
+	for k, c := range children {
+		per[k] = r.decides(c)
+	}
+	out := deps{}
+	for k, d := range per {
+		for col, x := range d {
+			for _, t := range x {
+				everywhere := t.rows == ""
+				for j := range per {
+					if j != k && everywhere {
+						everywhere = hasUnscoped(per[j][col], t)
+					}
+				}
+				if !everywhere && t.rows == "" {
+					t.rows = r.rowSources(children[k])
+				}
+				out.add(col, dep{t})
+			}
+		}
+	}
+	r.charge(len(out))
+	return out
+}
+
+// hasUnscoped reports whether x has role t for every row (unscoped).
+func hasUnscoped(x dep, t tr) bool {
+	for _, y := range x {
+		if sameRole(y, t) && y.rows == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// inlineRows stands, in a role's scope, for the rows of a branch that reads no dataset (VALUES):
+// not a dataset key (those have a "/").
+const inlineRows = "(inline data)"
+
+// rowSources names the rows the plan at q is made of: the sorted keys of the datasets its rows
+// come from (through children, CTE references and micro-batches; not the right side of a semi or
+// anti join, INTERSECT or EXCEPT, whose rows only filter, nor subqueries), joined by newlines, or
+// inlineRows. Memoized per node.
+func (r *resolver) rowSources(q int) string {
+	if s, ok := r.sources[q]; ok {
+		return s
+	}
+	r.sources[q] = inlineRows // in progress
+	keys := map[string]bool{}
 	var visit func(i int)
+	seen := map[int]bool{}
 	visit = func(i int) {
 		if seen[i] {
 			return
 		}
 		seen[i] = true
-		r.enter()
-		defer r.leave()
 		n := &r.nodes[i]
-		if n.Dataset != nil && n.Dataset.Kind == "view" && !n.Dataset.Temporary {
+		if p, ok := microBatch(n); ok {
+			visit(p)
 			return
 		}
-		add := func(role, subtype string) {
-			c := ectx{kind: kindTransformation, indirect: subtype, expr: roleSQL(n.Exprs[role])}
-			r.addAll(out, r.exprDeps(i, n.Exprs[role], c))
+		if n.Dataset != nil && !(n.Dataset.Kind == "view" && n.Dataset.Temporary && len(n.Children) > 0) {
+			for _, d := range Identify(n.Dataset) {
+				keys[d.Key] = true
+			}
+			return // a temporary view is collapsed into its plan; anything else is a dataset (or inline)
 		}
-		switch cls := shortClass(n.Class); cls {
-		case "Filter":
-			add("condition", FilterSub)
-		case "Join":
-			add("condition", JoinSub)
-		case "LateralJoin":
-			// the lateral subquery's output is values (resolved like a join's right side); its
-			// correlation and the join condition decide rows
-			for k := range n.Exprs["expressions"] {
-				x := &n.Exprs["expressions"][k]
-				c := ectx{kind: kindTransformation, indirect: JoinSub, expr: x.SQL}
-				if x.Plan == nil {
-					r.addAll(out, r.expr(i, x, c))
-					continue
-				}
-				for col, d := range r.decides(*x.Plan) {
-					out.add(col, dep{{indirect: JoinSub, expr: d[0].expr}})
-				}
-				r.addAll(out, r.exprDeps(i, x.Children, c))
-			}
-		case "TypedFilter":
-			add("expressions", FilterSub) // a user function over the row decides which rows stay
-		case "Aggregate":
-			add("groupingExpressions", GroupBy)
-		case "Sort":
-			add("order", SortSub)
-		case "Intersect", "Except":
-			if len(n.Children) > 1 {
-				for _, d := range sortedScope(r.outputs(n.Children[1])) {
-					r.addAll(out, r.through(d, ectx{indirect: FilterSub, expr: strings.ToUpper(cls)}))
-				}
-			}
+		children := n.Children
+		switch shortClass(n.Class) {
 		case "CTERelationRef":
-			// the rows of a CTE reference are the rows of its definition
 			if id, ok := intArg(n, "cteId"); ok {
 				if def, ok := r.cteDefs[id]; ok {
 					visit(def)
 				}
 			}
-		}
-		children := n.Children
-		if shortClass(n.Class) == "WithCTE" && len(children) > 0 {
-			// only the plan: a definition's rows matter where a reference reads it
-			children = children[len(children)-1:]
+		case "WithCTE":
+			if len(children) > 0 {
+				children = children[len(children)-1:]
+			}
+		case "Intersect", "Except":
+			children = children[:min(1, len(children))]
+		case "Join":
+			switch n.Arg("joinType") {
+			case "LeftSemi", "LeftAnti", "ExistenceJoin":
+				children = children[:min(1, len(children))]
+			}
 		}
 		for _, c := range children {
 			visit(c)
 		}
 	}
 	visit(q)
-	r.rowDeps[q] = out
-	return out
+	s := inlineRows
+	if len(keys) > 0 {
+		s = strings.Join(slices.Sorted(maps.Keys(keys)), "\n")
+	}
+	r.sources[q] = s
+	return s
+}
+
+// microBatch returns the streaming query's input plan that a LogicalRDD stands for: the micro-batch
+// DataFrame of a foreachBatch function (plans.microBatch, event format 1.5).
+func microBatch(n *events.Node) (int, bool) {
+	if shortClass(n.Class) != "LogicalRDD" {
+		return 0, false
+	}
+	q, ok := n.Plans["microBatch"]
+	return q, ok
 }

@@ -18,14 +18,18 @@ type resolver struct {
 	cteDefs map[int64]int
 	loops   map[int64]int // UnionLoop nodes by loop id
 	sinks   []sink
-	unknown map[string]int
-	changes []Change
-	rowDeps map[int]deps       // memo of decides
-	fields  map[string]fieldOf // struct fields met, by key (nested.go)
-	budget  Budget
-	depth   int // nesting of outputs and indirect now
-	deepest int // the most depth reached
-	work    int // entries copied or merged so far (Budget.Work)
+	// readOnly are the queries of sinks that are no dataset (a foreachBatch stream): their
+	// sources are read, nothing is written
+	readOnly []int
+	unknown  map[string]int
+	changes  []Change
+	rowDeps  map[int]deps       // memo of decides
+	sources  map[int]string     // memo of rowSources
+	fields   map[string]fieldOf // struct fields met, by key (nested.go)
+	budget   Budget
+	depth    int // nesting of outputs and indirect now
+	deepest  int // the most depth reached
+	work     int // entries copied or merged so far (Budget.Work)
 	collector
 }
 
@@ -69,6 +73,7 @@ func newResolver(env *events.Envelope, b Budget) *resolver {
 		loops:     map[int64]int{},
 		unknown:   map[string]int{},
 		rowDeps:   map[int]deps{},
+		sources:   map[int]string{},
 		fields:    map[string]fieldOf{},
 		collector: newCollector(b.Edges),
 	}

@@ -73,6 +73,18 @@ func (r *resolver) writeSinks(env *events.Envelope) {
 		} else {
 			continue // a write without a query (DDL): identities only
 		}
+		if foreachBatch(&env.Nodes[i]) {
+			// the sink of a foreachBatch stream is the user's function, not a dataset: the writes
+			// it makes are events of their own, whose micro-batch stands for this query's input
+			// (LogicalRDD, plans.microBatch). The stream's run reads its sources; it writes nothing.
+			if env.Markers.Truncated {
+				r.readOnly = append(r.readOnly, q) // degraded: its leaves are read (datasets)
+			} else {
+				r.outputs(q)
+				r.decides(q)
+			}
+			continue
+		}
 		cols := w.Columns
 		if len(cols) == 0 {
 			cols = names(env.Nodes[q].Output)
@@ -84,6 +96,13 @@ func (r *resolver) writeSinks(env *events.Envelope) {
 			r.sinks = append(r.sinks, s)
 		}
 	}
+}
+
+// foreachBatch reports whether n is the root of a stream whose sink is foreachBatch (event format
+// 1.2: WriteToStream with args.foreachBatch).
+func foreachBatch(n *events.Node) bool {
+	fb, _ := n.Args["foreachBatch"].(bool)
+	return fb && shortClass(n.Class) == "WriteToStream"
 }
 
 // change records what a DDL node did. LOAD DATA also reads its path and writes its table, so

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/colline/colline/events"
+	"github.com/colline/colline/openlineage/alias"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/record"
 )
@@ -54,6 +55,10 @@ type Step struct {
 	// colline event (events.IsLineageLog): the time of a record without one (the CLI gives the
 	// file's modification time; zero: such a record is invalid) and the job namespace.
 	LineageLog events.LineageLogOptions
+	// Clusters names the Kafka cluster of bootstrap servers (COLLINE_KAFKA_CLUSTERS): a topic the
+	// event names through a server of a cluster is keyed by the cluster (events.Dataset.Cluster).
+	// Nil: by the first server the job gave.
+	Clusters alias.Clusters
 }
 
 // Item turns value into an item. On an error after decoding, the item still holds the event
@@ -83,6 +88,7 @@ func (s Step) Item(value []byte) (record.Item, error) {
 		return record.Item{}, err
 	}
 	start = time.Now()
+	nameClusters(env, s.Clusters)
 	it, err := lineage(env, s.Budget)
 	s.observe(StageExtract, start)
 	return it, err
@@ -99,6 +105,26 @@ func lineage(env *events.Envelope, b plan.Budget) (record.Item, error) {
 		return record.Item{Event: env}, err
 	}
 	return it, nil
+}
+
+// nameClusters sets the cluster of every Kafka dataset of env that names none, from the servers
+// it names (the sources', the targets' and those of DDL).
+func nameClusters(env *events.Envelope, c alias.Clusters) {
+	if len(c) == 0 {
+		return
+	}
+	name := func(d *events.Dataset) {
+		if d != nil && d.Kind == "kafka" && d.Cluster == "" {
+			d.Cluster = c.Of(d.Servers)
+		}
+	}
+	for i := range env.Nodes {
+		n := &env.Nodes[i]
+		name(n.Dataset)
+		if n.Write != nil {
+			name(&n.Write.Dataset)
+		}
+	}
 }
 
 // Limits checks the size of a value against max (0: DefaultMaxBytes), before any parsing.

@@ -40,9 +40,10 @@ type OpenLineage struct {
 	Parent       *ParentRun
 }
 
-// ParentRun is the run a run was spawned from: an OpenLineage run's parent facet, or the
-// scheduler's run a listener event names (events.Parent). Root is the run above the parent (an
-// Airflow DAG run above its task's run) when the event gives it; nil otherwise.
+// ParentRun is the run a run was spawned from: an OpenLineage run's parent facet, the streaming
+// query's run of a foreachBatch write, or the scheduler's run a listener event names
+// (events.Parent). Root is the run above the parent (an Airflow DAG run above its task's run, the
+// scheduler's run above a streaming query's run) when the event gives it; nil otherwise.
 type ParentRun struct {
 	RunID, JobNamespace, JobName string
 	Root                         *ParentRun
@@ -84,11 +85,17 @@ func (it Item) Run() string {
 	return it.Event.EventID
 }
 
-// Parent returns the parent run of an OpenLineage run event or of a listener event (the
-// scheduler's run, events.Parent), nil when none.
+// Parent returns the run an item's run was spawned from, nil when none: an OpenLineage run
+// event's parent facet; for a listener event, the run of the streaming query whose foreachBatch
+// micro-batch it wrote in (query.stream on an event that is not the stream's own; the stream's
+// event has the run id as its id), with the scheduler's run (events.Parent) above it as Root;
+// else the scheduler's run.
 func (it Item) Parent() *ParentRun {
-	if it.Event != nil {
-		return parentRun(it.Event.Parent)
+	if env := it.Event; env != nil {
+		if st := env.Query.Stream; st != nil && st.RunID != "" && st.RunID != env.EventID && env.Query.FuncName != "stream" {
+			return &ParentRun{RunID: st.RunID, JobNamespace: env.App.Namespace, JobName: env.App.Name, Root: parentRun(env.Parent)}
+		}
+		return parentRun(env.Parent)
 	}
 	if it.OpenLineage == nil || it.OpenLineage.RunID == "" {
 		return nil

@@ -90,3 +90,43 @@ func TestEventTime(t *testing.T) {
 		t.Errorf("EventTime without endedAt = %v, want emittedAt", got)
 	}
 }
+
+// A listener event's run is CHILD_OF the scheduler's run it names (events.Parent, with its root);
+// a write of a foreachBatch micro-batch is CHILD_OF its streaming query's run instead, with the
+// scheduler's runs above that one, so the chain reads write → stream run → task run → DAG run.
+// The stream's own event (funcName stream, eventId = its run id) has the scheduler's run.
+func TestParentSchedulerAndStream(t *testing.T) {
+	sched := &events.Parent{Namespace: "airflow", Name: "dag.task", RunID: "task-run",
+		Root: &events.Parent{Namespace: "airflow", Name: "dag", RunID: "dag-run"}}
+	chain := func(p *ParentRun) string {
+		var out []string
+		for ; p != nil; p = p.Root {
+			out = append(out, p.JobNamespace+"/"+p.JobName+"@"+p.RunID)
+		}
+		return strings.Join(out, " < ")
+	}
+	batch := int64(3)
+	for _, tc := range []struct {
+		name string
+		env  events.Envelope
+		want string
+	}{
+		{"plain write", events.Envelope{EventID: "e1", App: events.App{Namespace: "ns", Name: "app"}, Parent: sched},
+			"airflow/dag.task@task-run < airflow/dag@dag-run"},
+		{"plain write, no scheduler", events.Envelope{EventID: "e1", App: events.App{Namespace: "ns", Name: "app"}}, ""},
+		{"stream run", events.Envelope{EventID: "run-1", App: events.App{Namespace: "ns", Name: "app"}, Parent: sched,
+			Query: events.Query{FuncName: "stream", Stream: &events.Stream{ID: "q", RunID: "run-1"}}},
+			"airflow/dag.task@task-run < airflow/dag@dag-run"},
+		{"foreachBatch write", events.Envelope{EventID: "e2", App: events.App{Namespace: "ns", Name: "app"}, Parent: sched,
+			Query: events.Query{FuncName: "command", Stream: &events.Stream{ID: "q", RunID: "run-1", BatchID: &batch}}},
+			"ns/app@run-1 < airflow/dag.task@task-run < airflow/dag@dag-run"},
+		{"foreachBatch write, no scheduler", events.Envelope{EventID: "e2", App: events.App{Namespace: "ns", Name: "app"},
+			Query: events.Query{FuncName: "command", Stream: &events.Stream{ID: "q", RunID: "run-1", BatchID: &batch}}},
+			"ns/app@run-1"},
+	} {
+		env := tc.env
+		if got := chain(Item{Event: &env}.Parent()); got != tc.want {
+			t.Errorf("%s: parents %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -11,7 +12,15 @@ import (
 	"testing"
 
 	"github.com/colline/colline/graph"
+	"github.com/colline/colline/tags"
 )
+
+// fakeTags is a TagReader in memory.
+type fakeTags struct{ *tags.Memory }
+
+func (f fakeTags) TagList(context.Context) ([]graph.TagSummary, error) {
+	return []graph.TagSummary{{Key: "pii", Policy: tags.DefaultPolicy("pii"), Sources: map[string]int{"file:t": 1}, Rules: 1}}, nil
+}
 
 // tsFields reads the interfaces of web/src/api.ts: each one's fields, true for an optional one
 // (name?: type), with the fields of the interface it extends.
@@ -82,6 +91,13 @@ func TestAPITypes(t *testing.T) {
 		"Run": reflect.TypeFor[graph.RunInfo](), "Access": reflect.TypeFor[graph.Access](), "JobDetail": reflect.TypeFor[graph.JobDetail](),
 		"Impacted": reflect.TypeFor[graph.Impacted](), "PreviewEvent": reflect.TypeFor[previewEvent](),
 		"RunRef": reflect.TypeFor[graph.RunRef](), "RunConnect": reflect.TypeFor[graph.RunConnect](), "RunSet": reflect.TypeFor[graph.RunSet](),
+		"Tag": reflect.TypeFor[tags.Tag](), "TagPolicy": reflect.TypeFor[tags.Policy](), "Tagged": reflect.TypeFor[tags.Tagged](),
+		"Hop": reflect.TypeFor[tags.Hop](), "Arrival": reflect.TypeFor[tags.Arrival](), "Reached": reflect.TypeFor[tags.Reached](),
+		"DatasetReach": reflect.TypeFor[tags.DatasetReach](), "TagUse": reflect.TypeFor[tags.Use](), "ReachAnswer": reflect.TypeFor[tags.ReachAnswer](),
+		"Carried": reflect.TypeFor[tags.Carried](), "ColumnTags": reflect.TypeFor[tags.ColumnTags](), "TagSummary": reflect.TypeFor[graph.TagSummary](),
+	}
+	if want, got := goFields(reflect.TypeFor[tags.Role]()), ts["Role"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("api.ts Role = %v; tags.Role (a Hop's roles) writes %v", got, want)
 	}
 	for name, typ := range structs {
 		checked[name] = true
@@ -91,10 +107,12 @@ func TestAPITypes(t *testing.T) {
 	}
 
 	// The answers built as maps, as a fake reader makes the handlers write them.
+	mem := tags.NewMemory([]tags.Rule{{Tag: tags.Tag{Key: "pii", Value: "x", Source: "file:t"}, Dataset: "a", Column: "x"}}, nil)
+	mem.AddColumn("a#x", "a")
 	h := New(&fakeReader{walk: func(graph.Walk) (*graph.Subgraph, error) {
 		return &graph.Subgraph{Columns: []graph.ColumnInfo{{Key: "a#x", Dataset: "a", Name: "x"}, {Key: "b#y", Dataset: "b", Name: "y", Distance: 1}},
 			Edges: []graph.Edge{{Kind: graph.Feeds, Source: "a#x", Target: "b#y", Job: "j"}}, Complete: true}, nil
-	}}, Params{})
+	}}, Params{Tags: fakeTags{mem}})
 	answer := func(method, path, body string) map[string]any {
 		t.Helper()
 		w := httptest.NewRecorder()
@@ -123,6 +141,8 @@ func TestAPITypes(t *testing.T) {
 		{"Subgraph", answer(http.MethodGet, "/api/lineage?column=a%23x&asOf=2026-12-01", "")},
 		{"ImpactAnswer", answer(http.MethodGet, "/api/impact?column=a%23x", "")},
 		{"Preview", preview},
+		{"TagListAnswer", answer(http.MethodGet, "/api/tags", "")},
+		{"ColumnTagsAnswer", answer(http.MethodGet, "/api/tags/columns?column=a%23x", "")},
 		{"Subgraph", preview["lineage"].(map[string]any)},
 	} {
 		checked[a.name] = true

@@ -49,7 +49,7 @@ func TestExplorerInChromium(t *testing.T) {
 	}
 	const hostilePrefix = "test-ui-hostile/"
 	clean := func() {
-		for _, p := range []string{"spark_catalog/shop.", hostilePrefix} {
+		for _, p := range []string{"spark_catalog/shop.", "spark_catalog/roles_several.", hostilePrefix} {
 			if err := stack.WipeKeys(context.Background(), driver, p); err != nil {
 				t.Error(err)
 			}
@@ -66,7 +66,25 @@ func TestExplorerInChromium(t *testing.T) {
 		t.Fatalf("colline replay: %v\n%s", err, out)
 	}
 	t.Logf("colline replay: %s", strings.TrimSpace(string(out)))
+	// a UNION with a filter in one branch (roles_several's union_branch_filter): a row-level
+	// dependency of some rows only
+	replay = exec.CommandContext(ctx, bin, "replay", "--neo4j", uri,
+		filepath.Join(root, "plan", "testdata", "spark-3.5", "roles_several", "0004-InsertIntoHadoopFsRelationCommand.json"))
+	if out, err := replay.CombinedOutput(); err != nil {
+		t.Fatalf("colline replay: %v\n%s", err, out)
+	}
 	hostile := writeHostile(t, ctx, driver, root, hostilePrefix)
+	// tags (docs/tags.md): the orders' amount and id are tagged; the amount reaches both tables
+	// unmasked, the id reaches country_revenue.orders through a count (masked)
+	tagKey, tagSource := "ui-pii", "ui-test-"+stack.NewID()
+	tagFile := filepath.Join(dir, "tags.yaml")
+	if err := os.WriteFile(tagFile, []byte("version: 1\nsource: "+tagSource+"\ncolumns:\n  - dataset: spark_catalog/shop.orders\n    columns: [amount, order_id]\n    tags: {"+tagKey+": x}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.CommandContext(ctx, bin, "tags", "load", "--neo4j", uri, tagFile).CombinedOutput(); err != nil {
+		t.Fatalf("colline tags load: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { graph.NewWriter(driver, "").RemoveTags(context.Background(), []string{"file:" + tagSource}) })
 
 	// colline ui on a free port; its first line says where.
 	t.Cleanup(clean) // after the explorer stops
@@ -82,7 +100,7 @@ func TestExplorerInChromium(t *testing.T) {
 	node := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "--test-concurrency=1", "test/")
 	node.Dir = filepath.Join(root, "ui", "web")
 	node.Env = append(os.Environ(), "COLLINE_UI_URL="+u.URL, "COLLINE_CHROMIUM="+strings.TrimSpace(string(chromium)),
-		"COLLINE_UI_SCREENSHOTS="+shots, "COLLINE_HOSTILE_COLUMN="+hostile.column, "COLLINE_HOSTILE_NAME="+hostile.name)
+		"COLLINE_UI_SCREENSHOTS="+shots, "COLLINE_HOSTILE_COLUMN="+hostile.column, "COLLINE_HOSTILE_NAME="+hostile.name, "COLLINE_TAG_KEY="+tagKey)
 	out, err = node.CombinedOutput()
 	t.Logf("node --test ui/web/test:\n%s", out)
 	if err != nil {

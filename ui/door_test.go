@@ -26,7 +26,7 @@ import (
 // sets them there) refuses every such request before it reads anything, and serves its own names.
 func TestDNSRebinding(t *testing.T) {
 	h := New(&fakeReader{}, Params{Hosts: guard.Loopback})
-	for _, path := range []string{"/api/config", "/api/search?q=orders", "/", "/neo4j/guide.html"} {
+	for _, path := range []string{"/api/config", "/api/search?q=orders", "/api/tags/reach?tag=pii", "/api/tags/columns?column=a%23x", "/", "/neo4j/guide.html"} {
 		w := get(t, h, path, "Host", "attacker.example:7480")
 		if w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), `does not answer to the name \"attacker.example:7480\"`) || strings.Contains(w.Body.String(), "orders") {
 			t.Errorf("%s with Host attacker.example: %d %s, want 403", path, w.Code, w.Body)
@@ -78,6 +78,8 @@ func TestCrossSiteRequests(t *testing.T) {
 		{"a cross-site fetch with JSON", "POST", "/api/sql", "application/json", []string{"Sec-Fetch-Site", "cross-site"}, 403},
 		{"an old browser's cross-origin fetch (Origin only)", "POST", "/api/sql", "application/json", []string{"Origin", "https://attacker.example"}, 403},
 		{"a cross-site read", "GET", "/api/search?q=x", "", []string{"Sec-Fetch-Site", "cross-site"}, 403},
+		{"a cross-site read of a tag's reach", "GET", "/api/tags/reach?tag=pii", "", []string{"Sec-Fetch-Site", "cross-site"}, 403},
+		{"a cross-origin read of a column's tags (Origin only)", "GET", "/api/tags/columns?column=a%23x", "", []string{"Origin", "https://attacker.example"}, 403},
 		{"the page's own post", "POST", "/api/sql", "application/json", []string{"Sec-Fetch-Site", "same-origin", "Origin", "http://127.0.0.1:7480"}, 200},
 		{"the page's own read", "GET", "/api/search?q=x", "", []string{"Sec-Fetch-Site", "same-origin"}, 200},
 		{"a script (no browser headers)", "POST", "/api/sql", "application/json", nil, 200},

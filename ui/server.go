@@ -62,7 +62,8 @@ type Params struct {
 	Hosts    []string
 	Timeouts guard.Timeouts // the server's bounds on slow clients (Server); zero: guard's defaults
 	Auth     Auth
-	Analyzer Analyzer // the SQL panel's analyzer; nil: the panel takes plan events only
+	Analyzer Analyzer  // the SQL panel's analyzer; nil: the panel takes plan events only
+	Tags     TagReader // the tag answers (tags.go); nil: they answer 501
 	Log      *slog.Logger
 	Version  string
 }
@@ -135,6 +136,9 @@ func New(r Reader, p Params) http.Handler {
 	api.HandleFunc("GET /api/runs", s.runs)
 	api.HandleFunc("POST /api/preview", s.preview)
 	api.HandleFunc("POST /api/sql", s.sql)
+	api.HandleFunc("GET /api/tags", s.tagList)
+	api.HandleFunc("GET /api/tags/reach", s.tagReach)
+	api.HandleFunc("GET /api/tags/columns", s.tagColumns)
 	api.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, fmt.Errorf("no API %s %s", r.Method, r.URL.Path))
 	})

@@ -22,6 +22,7 @@ import (
 	"github.com/colline/colline/openlineage/intake"
 	"github.com/colline/colline/plan"
 	"github.com/colline/colline/retention"
+	"github.com/colline/colline/tags/watch"
 )
 
 // version is set at build time: -ldflags "-X main.version=1.2.3".
@@ -79,7 +80,8 @@ func run() error {
 	}
 	budget := plan.Budget{Depth: cfg.MaxPlanDepth, Nodes: cfg.MaxPlanNodes, Edges: cfg.MaxPlanEdges, Work: cfg.MaxPlanWork}
 	topics := []string{cfg.KafkaTopic}
-	var processor ingest.Processor = ingest.Extractor{Metrics: m, MaxBytes: cfg.MaxEventBytes, Budget: budget}
+	clusters, _ := cfg.Clusters() // validated by Load
+	var processor ingest.Processor = ingest.Extractor{Metrics: m, MaxBytes: cfg.MaxEventBytes, Budget: budget, Clusters: clusters}
 	var olStep intake.Step
 	if cfg.OpenlineageTopic != "" {
 		v, err := openlineage.NewValidator()
@@ -87,7 +89,7 @@ func run() error {
 			return err
 		}
 		aliases, _ := cfg.Aliases() // validated by Load
-		olStep = intake.Step{Validator: v, Names: openlineage.Names{Aliases: aliases}, MaxBytes: cfg.MaxEventBytes, Edges: cfg.MaxPlanEdges}
+		olStep = intake.Step{Validator: v, Names: openlineage.Names{Aliases: aliases, Clusters: clusters}, MaxBytes: cfg.MaxEventBytes, Edges: cfg.MaxPlanEdges}
 		topics = append(topics, cfg.OpenlineageTopic)
 		processor = ingest.Topics{cfg.KafkaTopic: processor, cfg.OpenlineageTopic: intake.Topic{Step: olStep, Metrics: m}}
 	}
@@ -123,9 +125,15 @@ func run() error {
 		Backlog:       backlog,
 		NoPacing:      cfg.MemoryLimitRatio == 0, // COLLINE_MEMORY_LIMIT_RATIO=0: no soft limit at all
 	}
+	// after each write: the tag policy check (docs/tags.md), then the OpenLineage events, with the
+	// tags the written columns carry
+	tagGraph := graph.NewReader(driver, cfg.Neo4jDatabase).Tags()
+	watcher := &watch.Watcher{Graph: tagGraph, Metrics: watch.NewMetrics(reg), Logger: log}
 	if emitter != nil {
-		params.Emitter = emitter
+		emitter.Tags = tagGraph
+		watcher.Next = emitter
 	}
+	params.Emitter = watcher
 	loop, err := ingest.New(params)
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -254,6 +255,21 @@ func rekey(raw []byte, prefix, appID, appName, eventID string) ([]byte, error) {
 	if app, ok := ev["app"].(map[string]any); ok {
 		app["id"], app["name"] = appID, appName
 	}
+	// A streaming query's run is the copy's own: its id and run id are derived from the app id,
+	// so that the stream's event (whose event id is its run id) and its micro-batches' writes
+	// (which name the run as their parent) agree within a copy and differ between copies.
+	if q, ok := ev["query"].(map[string]any); ok {
+		if st, ok := q["stream"].(map[string]any); ok {
+			for _, k := range []string{"id", "runId"} {
+				if s, ok := st[k].(string); ok && s != "" {
+					st[k] = derivedID(appID, s)
+				}
+			}
+			if q["funcName"] == "stream" && st["runId"] != nil {
+				ev["eventId"] = st["runId"]
+			}
+		}
+	}
 	nodes, _ := ev["nodes"].([]any)
 	for _, n := range nodes {
 		node, _ := n.(map[string]any)
@@ -268,6 +284,13 @@ func rekey(raw []byte, prefix, appID, appName, eventID string) ([]byte, error) {
 		}
 	}
 	return json.Marshal(ev)
+}
+
+// derivedID is a UUID-shaped id that is the same for the same app id and id.
+func derivedID(appID, id string) string {
+	sum := sha256.Sum256([]byte(appID + "\x00" + id))
+	h := hex.EncodeToString(sum[:16])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 func renameDataset(v any, prefix string) {

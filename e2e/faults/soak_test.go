@@ -61,9 +61,8 @@ func TestSoak(t *testing.T) {
 
 	// The producer keeps the total at rate x elapsed, catching up after a broker restart.
 	var sent atomic.Int64
-	used := make([]bool, len(templates))
+	sentOf := make([]int64, len(templates)) // instances sent of each template
 	var usedMu sync.Mutex
-	perRun := map[string]int64{} // per-run relationships of the events sent
 	stopProducing := make(chan struct{})
 	produced := make(chan error, 1)
 	begin := time.Now()
@@ -88,10 +87,7 @@ func TestSoak(t *testing.T) {
 				tp := &templates[k]
 				batch = append(batch, kafka.Message{Key: tp.key, Value: tp.instance(newID(), now)})
 				usedMu.Lock()
-				used[k] = true
-				for rel, n := range tp.perRun {
-					perRun[rel] += n
-				}
+				sentOf[k]++
 				usedMu.Unlock()
 			}
 			if len(batch) == 0 {
@@ -212,19 +208,26 @@ func TestSoak(t *testing.T) {
 		t.Errorf("lag after the drain = %d, want 0", end.lag)
 	}
 
-	// Expected: the lineage of every template sent, and per run what each event adds.
+	// Expected: the graph of one instance of every template sent, plus what each further instance
+	// adds (its own run and that run's relationships; what instances share, such as a scheduler's
+	// parent and root runs, once).
+	// (An instance's event id is new, as every sent one's is: a stream's event, whose template
+	// id is its run id, then has its own run beside the one its micro-batches name as parent.)
 	var items []record.Item
-	for k, u := range used {
-		if u {
-			items = append(items, templates[k].item)
+	for k, m := range sentOf {
+		if m > 0 {
+			it, err := process.Step{}.Item(templates[k].instance(newID(), time.Now().UTC().Format("2006-01-02T15:04:05.000Z")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			items = append(items, it)
 		}
 	}
 	wantCounts, wantEdges := expected(t, asMessages(items))
-	wantCounts.Nodes["Run"] = n
-	for _, rel := range []string{"HAS_RUN", "READ", "WROTE", "CHANGED"} {
-		delete(wantCounts.Relationships, rel)
-		if perRun[rel] > 0 {
-			wantCounts.Relationships[rel] = perRun[rel]
+	for k, m := range sentOf {
+		if m > 1 {
+			addCounts(wantCounts.Nodes, templates[k].extra.Nodes, m-1)
+			addCounts(wantCounts.Relationships, templates[k].extra.Relationships, m-1)
 		}
 	}
 	dead, account := noDeadLettersAndCompare(t, dlq, d, wantCounts, wantEdges)
@@ -244,9 +247,8 @@ func TestSoak(t *testing.T) {
 // template is one event to send again and again: its bytes with a placeholder id and times.
 type template struct {
 	key, raw        []byte
-	id, at, endedAt []byte // the template's own "eventId", "emittedAt" and "endedAt" fields, replaced
-	item            record.Item
-	perRun          map[string]int64 // relationships of its run: HAS_RUN, READ, WROTE, CHANGED
+	id, at, endedAt []byte       // the template's own "eventId", "emittedAt" and "endedAt" fields, replaced
+	extra           graph.Counts // what one more instance adds to the graph: its run and the run's relationships
 	tpcds           bool
 }
 
@@ -309,7 +311,7 @@ func soakTemplates(t *testing.T, largeEvery int) []template {
 		if err := json.Unmarshal(b, &head); err != nil {
 			t.Fatal(err)
 		}
-		tp := template{key: []byte(key), raw: b, item: it, tpcds: tpcds}
+		tp := template{key: []byte(key), raw: b, tpcds: tpcds}
 		tp.id = []byte(`"eventId":"` + head.EventID + `"`)
 		tp.at = []byte(`"emittedAt":"` + head.EmittedAt + `"`)
 		if head.Query.EndedAt != "" {
@@ -320,14 +322,24 @@ func soakTemplates(t *testing.T, largeEvery int) []template {
 				t.Fatalf("template field %s found %d times", p, bytes.Count(b, p))
 			}
 		}
-		counts, _, err := graph.Preview([]record.Item{it})
+		// a second instance (another event id, so another run) shows what each further one adds
+		again, err := process.Step{}.Item(tp.instance(newID(), head.EmittedAt))
 		if err != nil {
 			t.Fatal(err)
 		}
-		tp.perRun = map[string]int64{}
-		for _, rel := range []string{"HAS_RUN", "READ", "WROTE", "CHANGED"} {
-			tp.perRun[rel] = counts.Relationships[rel]
+		one, _, err := graph.Preview([]record.Item{it})
+		if err != nil {
+			t.Fatal(err)
 		}
+		two, _, err := graph.Preview([]record.Item{it, again})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp.extra = graph.Counts{Nodes: map[string]int64{}, Relationships: map[string]int64{}}
+		addCounts(tp.extra.Nodes, two.Nodes, 1)
+		addCounts(tp.extra.Nodes, one.Nodes, -1)
+		addCounts(tp.extra.Relationships, two.Relationships, 1)
+		addCounts(tp.extra.Relationships, one.Relationships, -1)
 		out = append(out, tp)
 	}
 	// spread over the cycle: a TPC-DS event every largeEvery-th place, as many as fit among the
@@ -343,6 +355,15 @@ func soakTemplates(t *testing.T, largeEvery int) []template {
 		}
 	}
 	return out
+}
+
+// addCounts adds times × each count of from to into, dropping counts that become 0.
+func addCounts(into, from map[string]int64, times int64) {
+	for k, v := range from {
+		if into[k] += v * times; into[k] == 0 {
+			delete(into, k)
+		}
+	}
 }
 
 func countSpark(ts []template) int {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/colline/colline/openlineage"
 	"github.com/colline/colline/record"
+	"github.com/colline/colline/tags"
 )
 
 // Event is one OpenLineage event to send: its JSON and its Kafka key (openlineage.MessageKey).
@@ -58,6 +60,10 @@ type Emitter struct {
 	Sink    Sink         // Required.
 	Metrics *Metrics     // Default: NewMetrics(nil), not registered.
 	Logger  *slog.Logger // Default: discard.
+	// Tags, when set, is where the tags of the written columns are read (graph.Reader.Tags):
+	// each output carries the tags its columns carry unmasked, as a tags facet (docs/tags.md).
+	// A failed read fails Emit (the loop retries it).
+	Tags tags.Graph
 }
 
 // Emit sends the events of the listener items (OpenLineage items are not emitted again: they
@@ -70,12 +76,16 @@ func (e *Emitter) Emit(ctx context.Context, items []record.Item) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	carried, err := e.tagsOf(ctx, items)
+	if err != nil {
+		return err
+	}
 	var evs []Event
 	for _, it := range items {
 		if it.Event == nil || it.Lineage == nil {
 			continue
 		}
-		data, err := openlineage.FromSpark(it.Event, it.Lineage)
+		data, err := openlineage.FromSparkTagged(it.Event, it.Lineage, carried)
 		if err != nil { // record.Check passed, so this is a bug: say so, do not stop the lineage
 			m.emitted.WithLabelValues(ResultRejected).Inc()
 			log.Error("no OpenLineage event for a written event", "event", it.ID(), "err", err)
@@ -105,6 +115,42 @@ func (e *Emitter) Emit(ctx context.Context, items []record.Item) error {
 	m.emitted.WithLabelValues(ResultRejected).Add(float64(n))
 	m.emitted.WithLabelValues(ResultOK).Add(float64(len(evs) - n))
 	return nil
+}
+
+// tagsOf returns the tags the written columns of listener items carry unmasked (nil without
+// Tags), by column key: one walk up for all of them.
+func (e *Emitter) tagsOf(ctx context.Context, items []record.Item) (map[string][]openlineage.TagField, error) {
+	if e.Tags == nil {
+		return nil, nil
+	}
+	var keys []string
+	for _, it := range items {
+		if it.Event == nil || it.Lineage == nil {
+			continue
+		}
+		for _, w := range it.Lineage.Writes {
+			for _, c := range w.Columns {
+				keys = append(keys, c.Key)
+			}
+		}
+	}
+	cts, err := tags.Of(ctx, e.Tags, keys, tags.Limits{})
+	if err != nil {
+		return nil, fmt.Errorf("emit: the tags of %d written columns: %w", len(keys), err)
+	}
+	out := map[string][]openlineage.TagField{}
+	for _, ct := range cts {
+		for _, c := range ct.Tags {
+			if c.Status != tags.Unmasked {
+				continue
+			}
+			t := openlineage.TagField{Key: c.Tag.Key, Value: c.Tag.Value, Source: c.Tag.Source}
+			if !slices.Contains(out[ct.Column], t) {
+				out[ct.Column] = append(out[ct.Column], t)
+			}
+		}
+	}
+	return out, nil
 }
 
 // DefaultTimeout is the default timeout of one HTTP request.

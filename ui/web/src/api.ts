@@ -28,6 +28,7 @@ export interface Role {
   subtype: string;
   expr?: string;
   masked?: boolean;
+  rows?: string[]; // DECIDES_ROWS: decides only the rows that come from these datasets (some UNION branches); absent: every row
 }
 
 export interface Edge {
@@ -185,6 +186,116 @@ export interface Preview {
   known: string[];
 }
 
+// Tags (docs/tags.md): where tagged data goes, each answer with its paths.
+
+export type TagStatus = 'unmasked' | 'aggregated' | 'masked';
+
+export interface Tag {
+  key: string;
+  value: string;
+  source: string;
+}
+
+export interface TagPolicy {
+  key: string;
+  aggregation: string; // pass or stop
+  allowed?: string[];
+  description?: string;
+  source?: string;
+}
+
+export interface Tagged {
+  column: string;
+  dataset: string;
+  tags: Tag[];
+}
+
+/** One step of a tag's path, the way data flows (FIELD, PARENT: a struct and its field). */
+export interface Hop {
+  kind: 'FEEDS' | 'DECIDES_ROWS' | 'FIELD' | 'PARENT';
+  from: string;
+  to: string;
+  fromDataset: string;
+  toDataset: string;
+  job?: string;
+  roles?: Role[];
+}
+
+export interface Arrival {
+  from: string;
+  tags: Tag[];
+  status: TagStatus;
+  hops: number;
+  path?: Hop[]; // paths=true
+  via?: Hop; // the path's last hop (the default, compact answer)
+}
+
+export interface Reached {
+  column: string;
+  dataset: string;
+  status: TagStatus;
+  allowed: boolean;
+  arrivals: Arrival[];
+}
+
+export interface DatasetReach {
+  dataset: string;
+  unmasked: number;
+  aggregated: number;
+  masked: number;
+  allowed: boolean;
+  source: boolean;
+}
+
+export interface TagUse {
+  kind: 'rows' | 'value';
+  from: string;
+  via: string;
+  target: string;
+  dataset: string;
+  job: string;
+  roles: Role[];
+}
+
+export interface ReachAnswer {
+  tag: string;
+  policy: TagPolicy;
+  sources: Tagged[];
+  columns: Reached[];
+  datasets: DatasetReach[];
+  indirect: TagUse[];
+  truncated: boolean;
+}
+
+export interface Carried {
+  tag: Tag;
+  from: string;
+  status: TagStatus;
+  path: Hop[];
+}
+
+export interface ColumnTags {
+  column: string;
+  dataset: string;
+  tags: Carried[];
+  truncated: boolean;
+}
+
+export interface ColumnTagsAnswer {
+  columns: ColumnTags[];
+}
+
+export interface TagSummary {
+  key: string;
+  policy: TagPolicy;
+  sources: Record<string, number>;
+  rules: number;
+}
+
+export interface TagListAnswer {
+  tags: TagSummary[];
+}
+
 /** An answer other than 2xx, with the server's message. */
 export class APIError extends Error {
   constructor(readonly status: number, message: string) {
@@ -232,6 +343,10 @@ export const api = {
   dataset: (key: string) => get<DatasetDetail>('dataset', { key }),
   job: (key: string) => get<JobDetail>('job', { key, runs: 50 }),
   run: (key: string) => get<Run>('run', { key }),
+  tags: () => get<TagListAnswer>('tags', {}),
+  tagReach: (tag: string) => get<ReachAnswer>('tags/reach', { tag }),
+  tagReachURL: (tag: string, format: 'csv' | 'json') => `/api/tags/reach?${query({ tag, format })}`,
+  tagsOf: (column: string[]) => get<ColumnTagsAnswer>('tags/columns', { column }),
   runs: (p: { app?: string; parent?: string; limit?: number }) => get<RunSet>('runs', { app: p.app, parent: p.parent, limit: p.limit }),
   preview: async (events: string) => answer<Preview>(await fetch('/api/preview', { method: 'POST', body: events, headers: { 'Content-Type': 'application/json' } })),
   sql: async (sql: string, dialect: string) =>

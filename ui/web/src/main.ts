@@ -1,6 +1,6 @@
 // The explorer's page: the view in the URL's fragment (#/lineage?column=...&dir=up&steps=3&asOf=),
 // search, the drawing and the side panel. Every request goes to the explorer's own API.
-import { api, APIError, query, type Config, type Direction, type Preview } from './api';
+import { api, APIError, query, type ColumnTags, type Config, type Direction, type Preview } from './api';
 import { clear, el, short, visible } from './dom';
 import { layout, warmUp } from './layout';
 import { Model, type Box, type Link } from './model';
@@ -22,6 +22,8 @@ let model = new Model();
 let view: View | null = null;
 let drawing: Drawing;
 let drawSeq = 0;
+let tagsOf = new Map<string, ColumnTags>(); // the drawn columns' tags
+let tagsOn = true; // false when the explorer has no tags (501)
 
 function status(text: string, error = false) {
   const s = $<HTMLDivElement>('status');
@@ -71,6 +73,8 @@ async function route() {
     await load(v);
   } else if (route === 'job') {
     await showJob(params.get('key') ?? '');
+  } else if (route === 'tags') {
+    await showTags();
   } else if (route === 'impact') {
     await showImpact({ column: params.get('column') ?? undefined, dataset: params.get('dataset') ?? undefined });
   } else {
@@ -100,6 +104,7 @@ async function load(v: View) {
     for (const k of sg.from ?? []) model.roots.add(k);
     model.merge(sg);
     await redraw(seq, started, true);
+    void loadTags(seq);
     const what = v.dataset ? short(v.dataset) : v.column.map(short).join(', ');
     document.title = `colline: ${v.dir === 'up' ? 'upstream' : 'downstream'} of ${what}`;
   } catch (err) {
@@ -144,15 +149,37 @@ async function expand(b: Box, dir: Direction) {
     model.merge(sg);
     await redraw(seq, started, false);
     drawing.focusBox(b.key);
+    void loadTags(seq);
   } catch (err) {
     status((err as Error).message, true);
+  }
+}
+
+/** Puts the tags of the drawn columns on their rows (one request, at most 500 columns). */
+async function loadTags(seq: number) {
+  if (!tagsOn) return;
+  const keys = model.boxes().filter((b) => !b.fresh).flatMap((b) => b.columns.map((c) => c.key)).slice(0, 500);
+  if (keys.length === 0) return;
+  try {
+    const ans = await api.tagsOf(keys);
+    if (seq !== drawSeq) return;
+    tagsOf = new Map(ans.columns.map((c) => [c.column, c]));
+    drawing.setTags(tagsOf);
+    document.body.dataset.tagged = String(ans.columns.filter((c) => c.tags.length > 0).length);
+  } catch (err) {
+    if (err instanceof APIError && err.status === 501) tagsOn = false;
+    else status(`tags: ${(err as Error).message}`, true);
   }
 }
 
 function collapse(b: Box) {
   if (model.collapsed.has(b.key)) model.collapsed.delete(b.key);
   else model.collapsed.add(b.key);
-  void redraw(++drawSeq, performance.now(), false).then(() => drawing.focusBox(b.key));
+  const seq = ++drawSeq;
+  void redraw(seq, performance.now(), false).then(() => {
+    drawing.focusBox(b.key);
+    drawing.setTags(tagsOf);
+  });
 }
 
 async function preview(p: Preview) {
@@ -178,12 +205,35 @@ const actions: panels.Actions = {
   },
   preview: (p) => void preview(p),
   csv: (p) => api.impactCSV({ ...p, asOf: view?.asOf }),
+  highlight: (path) => drawing.highlightPath(path),
+  reach: (tag) => void showReach(tag),
 };
+
+async function showTags() {
+  try {
+    panels.tagList(panel(), (await api.tags()).tags, actions);
+  } catch (err) {
+    showError(err);
+  }
+}
+
+async function showReach(tag: string) {
+  const pn = panel();
+  clear(pn);
+  pn.append(el('p', { class: 'muted' }, `following ${visible(tag)} downstream…`));
+  try {
+    panels.tagReach(panel(), await api.tagReach(tag), actions);
+  } catch (err) {
+    showError(err);
+  }
+}
 
 async function showColumn(key: string) {
   drawing.select(key);
+  drawing.highlightPath();
   try {
-    panels.column(panel(), await api.column(key), actions);
+    const [detail, tags] = await Promise.all([api.column(key), tagsOn ? api.tagsOf([key]).then((a) => a.columns[0]).catch(() => undefined) : undefined]);
+    panels.column(panel(), detail, actions, tags);
   } catch (err) {
     showError(err);
   }
@@ -315,6 +365,7 @@ function setupControls() {
   $<HTMLButtonElement>('fit').addEventListener('click', () => drawing.fit());
   $<HTMLButtonElement>('impact').addEventListener('click', () => void showImpact({}));
   $<HTMLButtonElement>('sql').addEventListener('click', () => panels.sql(panel(), cfg, actions));
+  $<HTMLButtonElement>('tags').addEventListener('click', () => void showTags());
   $<HTMLButtonElement>('close').addEventListener('click', () => side(false));
   document.addEventListener('keydown', (e) => {
     const t = e.target as HTMLElement;
@@ -336,6 +387,7 @@ function setupControls() {
       d: () => change((v) => ({ ...v, dir: 'down' })),
       i: () => void showImpact({}),
       s: () => panels.sql(panel(), cfg, actions),
+      t: () => void showTags(),
       Escape: () => {
         side(false);
         drawing.select();

@@ -24,6 +24,7 @@ export interface Link {
   subtype: string;
   stale: boolean; // every edge is stale
   masked: boolean; // some role masks the value
+  partial: boolean; // row-level, and every role decides only the rows of some UNION branches (Role.rows)
   preview: boolean; // from the SQL panel, not (yet) in the graph
 }
 
@@ -120,7 +121,9 @@ export class Model {
       const { type, subtype } = strongest(edges);
       out.push({
         id, kind: edges[0].kind, source: edges[0].source, target: edges[0].target, edges, type, subtype,
-        stale: edges.every((e) => e.stale), masked: edges.some((e) => e.roles?.some((r) => r.masked)), preview: preview.get(id) ?? false,
+        stale: edges.every((e) => e.stale), masked: edges.some((e) => e.roles?.some((r) => r.masked)),
+        partial: edges[0].kind === 'DECIDES_ROWS' && edges.every((e) => (e.roles ?? []).every((r) => (r.rows ?? []).length > 0)),
+        preview: preview.get(id) ?? false,
       });
     }
     return out;

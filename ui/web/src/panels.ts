@@ -1,7 +1,7 @@
 // The side panel's views: a column, a table, a link (every role, expression, job, first and last
 // seen, the last run and its status), a job (its runs, reads, writes, status history), the impact
 // list with its CSV export, and the SQL panel.
-import { api, type ColumnDetail, type Config, type DatasetDetail, type ImpactAnswer, type JobDetail, type Preview } from './api';
+import { api, type ColumnDetail, type ColumnTags, type Config, type DatasetDetail, type Hop, type ImpactAnswer, type JobDetail, type Preview, type ReachAnswer, type Role, type TagSummary } from './api';
 import { clear, el, short, visible, when } from './dom';
 import type { Link } from './model';
 
@@ -11,6 +11,8 @@ export interface Actions {
   job(key: string): void;
   preview(p: Preview): void;
   csv(p: { column?: string; dataset?: string }): string;
+  highlight(path: Hop[]): number; // the hops the drawing has
+  reach(tag: string): void;
 }
 
 function dl(...pairs: [string, Node | string][]): HTMLDListElement {
@@ -55,11 +57,75 @@ export function legend(): HTMLElement {
     item('l-direct', 'DIRECT: the values flow (identity, transformation, aggregation)'),
     item('l-indirect', 'INDIRECT: a condition or window picks the value'),
     item('l-rows', 'rows: the column decides which rows the table gets (filter, join, group by, sort)'),
+    item('l-rows-partial', 'some rows: it decides only the rows one branch of a UNION brings (click for which)'),
     item('l-stale', 'stale: a later run of the job did not confirm it'),
     item('l-preview', 'SQL panel: not run yet'));
 }
 
-export function column(panel: HTMLElement, c: ColumnDetail, a: Actions) {
+/** A column's tags: each with its status, source and path from the tagged column, hop by hop. */
+export function columnTags(ct: ColumnTags, a: Actions): HTMLElement {
+  const s = el('div', { class: 'tags' }, el('h3', {}, `Tags (${ct.tags.length})`));
+  if (ct.tags.length === 0) s.append(el('p', { class: 'muted' }, 'No tag reaches this column.'));
+  for (const c of ct.tags) {
+    const hops = el('ol', { class: 'path' }, ...c.path.map((h) => el('li', {},
+      `${short(h.from)} → ${short(h.to)}`, h.job ? el('span', { class: 'hop-job' }, ` · job ${short(h.job)}`) : null,
+      el('span', { class: 'muted' }, h.kind === 'FEEDS' ? ` · ${(h.roles ?? []).map((r) => `${r.type}/${r.subtype}${r.masked ? ' masked' : ''}${r.expr ? ` ${visible(r.expr)}` : ''}`).join(', ')}` : ` · ${h.kind === 'FIELD' ? 'a field of the struct' : 'part of the struct'}`))));
+    const note = el('span', { class: 'muted' });
+    s.append(el('section', { class: 'tag', 'data-tag': c.tag.key },
+      el('p', {}, el('span', { class: `tagbadge tag-${c.status}` }, `${visible(c.tag.key)}=${visible(c.tag.value)}`), ` ${c.status}`,
+        el('br'), el('span', { class: 'muted' }, `source ${visible(c.tag.source)}; `),
+        c.path.length === 0 ? 'set on this column' : `from ${short(c.from)} in ${c.path.length} hop(s)`),
+      c.path.length > 0 ? hops : null,
+      c.path.length > 0 ? el('div', { class: 'actions' }, button('Highlight the path', () => {
+        const n = a.highlight(c.path);
+        note.textContent = ` ${n} of ${c.path.length} hop(s) are in the drawing`;
+      }, { class: 'highlight' }), button(`Reach of ${visible(c.tag.key)}`, () => a.reach(c.tag.key)), note) : null));
+  }
+  if (ct.truncated) s.append(el('p', { class: 'note' }, 'The walk stopped at its bounds: tags further upstream are not shown.'));
+  return s;
+}
+
+/** Every tag, its settings and sources, with its reach as CSV and JSON. */
+export function tagList(panel: HTMLElement, tags: TagSummary[], a: Actions) {
+  clear(panel);
+  panel.append(el('h2', {}, 'Tags'), el('p', { class: 'muted' }, 'Where tagged data goes: each tag follows DIRECT lineage downstream and stops where a transformation masks it.'));
+  if (tags.length === 0) panel.append(el('p', {}, 'No tag in the graph: colline tags load (docs/tags.md).'));
+  for (const t of tags) {
+    panel.append(el('section', { class: 'tag', 'data-tag': t.key },
+      el('h3', {}, el('span', { class: 'tagbadge tag-unmasked' }, visible(t.key)), t.policy.description ? ` ${visible(t.policy.description)}` : ''),
+      dl(['rules', `${t.rules}`], ['sources', Object.entries(t.sources).map(([s, n]) => `${visible(s)} (${n})`).join(', ') || '–'],
+        ['aggregation', t.policy.aggregation], ['allowed in', t.policy.allowed?.map(visible).join(', ') || 'anywhere']),
+      el('div', { class: 'actions' }, button('Reach', () => a.reach(t.key)),
+        el('a', { class: 'button', href: api.tagReachURL(t.key, 'csv'), download: 'colline-tag-reach.csv' }, 'CSV'),
+        el('a', { class: 'button', href: api.tagReachURL(t.key, 'json'), download: 'colline-tag-reach.json' }, 'JSON'))));
+  }
+}
+
+/** Everything a tag reaches: per dataset, its columns by status; the indirect uses. */
+export function tagReach(panel: HTMLElement, r: ReachAnswer, a: Actions) {
+  clear(panel);
+  const un = r.columns.filter((c) => c.status === 'unmasked').length;
+  panel.append(el('h2', {}, `Reach of ${visible(r.tag)}`),
+    el('p', {}, `${r.sources.length} tagged column(s); ${r.columns.length} column(s) in ${r.datasets.length} dataset(s): ${un} unmasked, ${r.columns.length - un} masked or aggregated; ${r.indirect.length} indirect use(s).`),
+    el('div', { class: 'actions' }, el('a', { class: 'button', href: api.tagReachURL(r.tag, 'csv'), download: 'colline-tag-reach.csv' }, 'CSV'),
+      el('a', { class: 'button', href: api.tagReachURL(r.tag, 'json'), download: 'colline-tag-reach.json' }, 'JSON')));
+  if (r.truncated) panel.append(el('p', { class: 'note' }, 'Cut at the walk\'s bounds.'));
+  const rows = r.columns.map((c) => {
+    const link = el('a', { href: '#', class: 'column' }, short(c.column));
+    link.addEventListener('click', (e) => {
+      e.preventDefault();
+      a.lineage({ column: c.column, dir: 'up' });
+    });
+    return el('tr', { class: `reached tag-${c.status}` }, el('td', {}, link), el('td', {}, c.status), el('td', {}, c.allowed ? '' : 'not allowed'), el('td', {}, `${c.arrivals[0]?.hops ?? 0}`));
+  });
+  panel.append(el('table', { class: 'reach' }, el('tr', {}, el('th', {}, 'column'), el('th', {}, 'status'), el('th', {}, 'policy'), el('th', {}, 'hops')), ...rows));
+  if (r.indirect.length > 0) {
+    panel.append(el('h3', {}, 'Indirect uses (they tag nothing)'),
+      list(r.indirect, (u) => `${short(u.via)} decides ${u.kind === 'rows' ? 'the rows of ' : ''}${short(u.target)} (${u.roles.map((x) => x.subtype).join(', ')}) · ${short(u.job)}`));
+  }
+}
+
+export function column(panel: HTMLElement, c: ColumnDetail, a: Actions, tags?: ColumnTags) {
   clear(panel);
   panel.append(
     el('h2', { class: 'column-title' }, visible(c.name)),
@@ -71,6 +137,7 @@ export function column(panel: HTMLElement, c: ColumnDetail, a: Actions) {
       button('Downstream ▶', () => a.lineage({ column: c.key, dir: 'down' })),
       button('Impact list', () => a.impact({ column: c.key }))),
   );
+  if (tags) panel.append(columnTags(tags, a));
 }
 
 export function dataset(panel: HTMLElement, d: DatasetDetail, a: Actions) {
@@ -91,15 +158,19 @@ export function dataset(panel: HTMLElement, d: DatasetDetail, a: Actions) {
 
 export async function link(panel: HTMLElement, l: Link, a: Actions) {
   clear(panel);
-  const to = l.kind === 'FEEDS' ? short(l.target) : `${short(l.target)} (which rows)`;
+  const to = l.kind === 'FEEDS' ? short(l.target) : `${short(l.target)} (${l.partial ? 'which of some of its rows' : 'which rows'})`;
   panel.append(
     el('h2', {}, l.kind === 'FEEDS' ? 'Column edge' : 'Row-level dependency'),
     el('p', { class: 'key' }, `${short(l.source)} → ${to}`),
   );
   if (l.preview) panel.append(el('p', { class: 'note' }, 'From the SQL panel: not run, not in the graph.'));
   for (const e of l.edges) {
-    const roles = el('table', { class: 'roles' }, el('tr', {}, el('th', {}, 'type'), el('th', {}, 'subtype'), el('th', {}, 'masking'), el('th', {}, 'expression')),
-      ...e.roles.map((r) => el('tr', { class: `role role-${r.type.toLowerCase()}` }, el('td', {}, r.type), el('td', {}, r.subtype), el('td', {}, r.masked ? 'masked' : ''), el('td', { class: 'expr' }, visible(r.expr ?? '')))));
+    const rowsOf = (r: Role) => (r.rows ?? []).length === 0 ? 'every row' : `only rows from ${r.rows!.map(short).join(', ')} (a UNION branch)`;
+    const head = [el('th', {}, 'type'), el('th', {}, 'subtype'), el('th', {}, 'masking'), el('th', {}, 'expression')];
+    if (l.kind === 'DECIDES_ROWS') head.push(el('th', {}, 'rows'));
+    const roles = el('table', { class: 'roles' }, el('tr', {}, ...head),
+      ...e.roles.map((r) => el('tr', { class: `role role-${r.type.toLowerCase()}` }, el('td', {}, r.type), el('td', {}, r.subtype), el('td', {}, r.masked ? 'masked' : ''), el('td', { class: 'expr' }, visible(r.expr ?? '')),
+        l.kind === 'DECIDES_ROWS' ? el('td', { class: 'rows' }, visible(rowsOf(r))) : null)));
     const run = el('dd', { class: 'run' }, e.lastRun ? '…' : '–');
     const section = el('section', { class: 'edge', 'data-job': e.job },
       el('h3', {}, 'job ', jobLink(e.job, a), e.stale ? el('span', { class: 'badge stale' }, 'stale') : null),

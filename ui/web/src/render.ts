@@ -3,6 +3,7 @@
 // with the mouse, wheel and keyboard; fit to the window.
 import { clear, short, svg, visible } from './dom';
 import { HEADER, ROW, type Layout, type Placed } from './layout';
+import type { ColumnTags, Hop } from './api';
 import type { Box, Link } from './model';
 
 export interface Handlers {
@@ -188,6 +189,7 @@ export class Drawing {
     const cls = ['link', `kind-${kind}`, `type-${l.type.toLowerCase()}`, `sub-${l.subtype.toLowerCase()}`];
     if (l.stale) cls.push('stale');
     if (l.masked) cls.push('masked');
+    if (l.partial) cls.push('partial');
     if (l.preview) cls.push('preview');
     const d = path(points);
     const g = svg('g', {
@@ -254,6 +256,49 @@ export class Drawing {
     if (!col) return;
     this.root.querySelectorAll(`.row[data-column="${CSS.escape(col)}"]`).forEach((e) => e.classList.add('sel'));
     for (const g of this.linksByColumn.get(col) ?? []) g.classList.add('sel');
+  }
+
+  /**
+   * Puts tag badges on the rows of the columns that tags reach: a filled badge per key the column
+   * carries (unmasked), an outlined one per key it receives only masked or aggregated. A row with
+   * badges shows them instead of its type (the tooltip keeps the type).
+   */
+  setTags(byColumn: Map<string, ColumnTags>) {
+    this.root.querySelectorAll('.row .tags').forEach((e) => e.remove());
+    this.root.querySelectorAll('.row.tagged').forEach((e) => e.classList.remove('tagged'));
+    for (const row of this.root.querySelectorAll<SVGGElement>('.row')) {
+      const ct = byColumn.get(row.dataset.column!);
+      if (!ct || ct.tags.length === 0) continue;
+      const keys = new Map<string, string>(); // key → its best status (tags come best first)
+      for (const c of ct.tags) if (!keys.has(c.tag.key)) keys.set(c.tag.key, c.status);
+      const width = Number(row.querySelector('rect')?.getAttribute('width') ?? 0);
+      const g = svg('g', { class: 'tags' });
+      let x = width - 6;
+      for (const [key, st] of [...keys].slice(0, 3)) {
+        const label = visible(cut(key, 70)) + (st === 'unmasked' ? '' : ' ⊘');
+        const w = label.length * 6 + 10;
+        x -= w + 3;
+        g.append(svg('g', { class: `tag tag-${st}`, 'data-tag': key, transform: `translate(${x},3)` },
+          svg('rect', { width: w, height: 14, rx: 7 }), svg('text', { x: w / 2, y: 11, 'text-anchor': 'middle' }, label),
+          svg('title', {}, `${visible(key)}: ${st}${st === 'unmasked' ? '' : ' (stops here)'}; click the column for the path`)));
+      }
+      row.classList.add('tagged');
+      row.append(g);
+    }
+  }
+
+  /** Highlights a tag's path: the links of its hops and the rows of its columns that the drawing has (none: clear). Returns the hops drawn. */
+  highlightPath(path?: Hop[]): number {
+    this.root.querySelectorAll('.tagpath').forEach((e) => e.classList.remove('tagpath'));
+    let drawn = 0;
+    for (const h of path ?? []) {
+      const sel = h.kind === 'FEEDS' ? `.link[data-kind="FEEDS"][data-source="${CSS.escape(h.from)}"][data-target="${CSS.escape(h.to)}"]` : '';
+      const links = sel ? this.root.querySelectorAll(sel) : [];
+      links.forEach((e) => e.classList.add('tagpath'));
+      if (links.length > 0) drawn++;
+      for (const k of [h.from, h.to]) this.root.querySelectorAll(`.row[data-column="${CSS.escape(k)}"]`).forEach((e) => e.classList.add('tagpath'));
+    }
+    return drawn;
   }
 
   /** Focuses the box of a dataset (keyboard navigation). */

@@ -154,6 +154,22 @@ test('click an edge: every role with its expression, the job, first and last see
   assert.ok(rows.includes('Row-level dependency') && rows.includes('FILTER') && rows.includes('(o.status = ?)'), rows);
 });
 
+test('a filter inside one UNION branch: drawn as deciding some rows, and the panel says which', async () => {
+  // roles_several: INSERT INTO union_branch_filter SELECT id, amount FROM orders WHERE status = 'open' UNION ALL SELECT id, 0D FROM customers
+  const R = (t, c) => `spark_catalog/roles_several.${t}${c ? '#' + c : ''}`;
+  await open(lineage(R('union_branch_filter', 'id'), 'up', 2));
+  const link = page.locator(`.link.kind-rows[data-source="${R('orders', 'status')}"]`);
+  assert.match(await link.getAttribute('class'), /\bpartial\b/);
+  await link.locator('.hit').dispatchEvent('click');
+  const panel = page.locator('#panel');
+  await panel.locator('td.rows').first().waitFor();
+  const text = await panel.textContent();
+  assert.ok(text.includes('only rows from roles_several.orders (a UNION branch)'), text);
+  assert.ok(!text.includes('every row'), text);
+  // no row-level dependency reaches the table from the branch that has no filter
+  assert.equal(await page.locator(`.link.kind-rows[data-source^="${R('customers')}"]`).count(), 0);
+});
+
 test('click a column, then its job: runs, reads, writes and status history', async () => {
   await open(lineage(K('top_countries', 'revenue'), 'up', 5));
   await page.locator(`.row[data-column="${K('country_revenue', 'revenue')}"]`).click();
@@ -249,6 +265,39 @@ test('SQL panel: without colline analyze it says so; plan events are drawn and j
   await page.locator('#events-draw').click();
   await page.locator('#sql-result p.error').first().waitFor();
   assert.match(await page.locator('#sql-result').textContent(), /statement 1: .*\(\w+\)/);
+});
+
+test('tag badges on the columns a tag reaches, masked where a count hides it; the path highlighted on demand', async () => {
+  const tag = process.env.COLLINE_TAG_KEY;
+  assert.ok(tag, 'COLLINE_TAG_KEY');
+  const tagged = () => page.waitForFunction(() => Number(document.body.dataset.tagged ?? 0) > 0);
+  await open(lineage(K('top_countries', 'revenue'), 'up', 5));
+  await tagged();
+  for (const c of [K('orders', 'amount'), K('country_revenue', 'revenue'), K('top_countries', 'revenue')]) {
+    assert.equal(await page.locator(`.row[data-column="${c}"] .tag-unmasked[data-tag="${tag}"]`).count(), 1, `${c} carries ${tag}`);
+  }
+  assert.equal(await page.locator(`.row[data-column="${K('orders', 'status')}"] .tag`).count(), 0, 'orders.status is not tagged');
+  await page.locator(`.row[data-column="${K('top_countries', 'revenue')}"]`).click();
+  const section = page.locator(`#panel section.tag[data-tag="${tag}"]`);
+  await section.waitFor();
+  assert.match(await section.textContent(), /unmasked.*from shop\.orders#amount in 2 hop/);
+  assert.equal(await section.locator('ol.path li').count(), 2);
+  await section.locator('button.highlight').click();
+  const path = await page.locator('#drawing .link.tagpath').evaluateAll((ls) => ls.map((l) => `${l.dataset.source} > ${l.dataset.target}`).sort());
+  assert.deepEqual(path, [`${K('country_revenue', 'revenue')} > ${K('top_countries', 'revenue')}`, `${K('orders', 'amount')} > ${K('country_revenue', 'revenue')}`]);
+  await shot('ui-tags.png');
+  // the id reaches country_revenue.orders only through count(): masked, and it stops there
+  await open(lineage(K('orders', 'order_id'), 'down', 2));
+  await tagged();
+  assert.equal(await page.locator(`.row[data-column="${K('country_revenue', 'orders')}"] .tag-masked[data-tag="${tag}"]`).count(), 1);
+  // the list of tags, with the reach as CSV and JSON
+  await page.locator('#tags').click();
+  const list = page.locator(`#panel section.tag[data-tag="${tag}"]`);
+  await list.waitFor();
+  assert.match(await list.locator('a.button').first().getAttribute('href'), /\/api\/tags\/reach\?tag=ui-pii&format=csv/);
+  await list.locator('button', { hasText: 'Reach' }).click();
+  await page.locator('#panel table.reach').waitFor();
+  assert.equal(await page.locator('#panel tr.reached.tag-masked').count(), 1);
 });
 
 test('hostile names from Spark are shown as text, never as markup', async () => {

@@ -30,7 +30,7 @@ private[listener] final case class Pending(
 
 /** Execution facts observed on the listener bus (see ExecutionTracker). */
 private[listener] final case class ExecInfo(executionId: Long, rootExecutionId: Long, nestedWrite: Boolean,
-    connect: Option[ConnectOperation] = None)
+    stream: Option[StreamBatch] = None, connect: Option[ConnectOperation] = None)
 
 private[listener] sealed trait Built
 private[listener] final case class Event(json: J.Obj, executionId: Long, rootClass: String) extends Built
@@ -57,9 +57,13 @@ private[listener] object EventBuilder {
 
   def build(p: Pending, exec: Option[ExecInfo], cfg: Config): Built = {
     val rootClass = Nodes.shortName(p.plan)
-    if (NoLineage.pattern.matcher(rootClass).matches() && !Ddl(rootClass)) return Skipped("noLineage")
+    if (NoLineage.pattern.matcher(rootClass).matches() && !Ddl(rootClass)) {
+      if (rootClass.startsWith("Create")) Tables.learnCreated(p.plan) // where a table lives (Tables)
+      return Skipped("noLineage")
+    }
 
-    val layout = new Layout(cfg.maskSqlLiterals, p.redaction)
+    val microBatch = new MicroBatchBinding(exec.flatMap(_.stream))
+    val layout = new Layout(cfg.maskSqlLiterals, p.redaction, microBatch)
     layout.tree(p.plan)
     layout.finish()
     if (!layout.hasWrite && !layout.hasData && !layout.hasDdl) return Skipped("noLineage")
@@ -73,6 +77,7 @@ private[listener] object EventBuilder {
       "error" -> J.opt(p.error),
       "durationMs" -> p.durationNs.map(ns => J.Num(ns / 1000000L)).getOrElse(J.Null),
       "endedAt" -> J.Str(Instant.ofEpochMilli(p.endedAtMs).toString))
+    microBatch.json.foreach(query.put("stream", _)) // 1.5: a write of a foreachBatch micro-batch
     exec.flatMap(_.connect).foreach(c => query.put("connect", c.json))
     val event = J.obj(
       "schemaVersion" -> J.Str(SchemaVersion),
@@ -168,7 +173,7 @@ private[listener] object EventBuilder {
   }
 
   /** Lays out nodes in pre-order, then appended trees for nested and subquery plans. */
-  private final class Layout(maskLiterals: Boolean, redaction: Option[Regex]) {
+  private final class Layout(maskLiterals: Boolean, redaction: Option[Regex], microBatch: MicroBatchBinding) {
     val nodes = ArrayBuffer.empty[J.Obj]
     private val deferred = mutable.Queue.empty[(J.Ref, LogicalPlan)]
     var hasWrite = false
@@ -215,7 +220,10 @@ private[listener] object EventBuilder {
       o.add("children", J.arr(childIds.map(i => J.Num(i.toLong))))
       o.add("output", J.arr(Try(p.output).getOrElse(Nil).map(attr)))
 
-      val info = Try(Nodes.describe(p)).getOrElse(NodeInfo(exprs = Try(Nodes.generic(p)).getOrElse(Nil)))
+      val described = Try(Nodes.describe(p)).getOrElse(NodeInfo(exprs = Try(Nodes.generic(p)).getOrElse(Nil)))
+      // 1.5: the LogicalRDD of a foreachBatch micro-batch carries the streaming query's input plan
+      val info = Try(microBatch.plan(p)).toOption.flatten
+        .map(q => described.copy(nested = described.nested :+ ("microBatch" -> q))).getOrElse(described)
 
       val exprs = new J.Obj
       info.exprs.foreach { case (role, es) => exprs.put(role, J.arr(es.map(e => expr(e, top = true)))) }
@@ -284,6 +292,7 @@ private[listener] object EventBuilder {
         case _ =>
       }
       fieldNames(e, o) // 1.4: struct fields read and built
+      commonId(e, o) // 1.5: Spark 4's common expressions (With)
       if (Try(e.resolved).getOrElse(false)) Try(typeName(e.dataType)).foreach(t => o.add("type", J.str(t)))
       if (top) sql(e).foreach(s => o.add("sql", J.str(s)))
       e match {
@@ -304,6 +313,19 @@ private[listener] object EventBuilder {
       case c: CreateNamedStruct => o.put("fields", J.strs(c.dataType.fieldNames.toSeq))
       case _ =>
     })
+
+    /**
+     * The id that ties a `CommonExpressionRef` to its `CommonExpressionDef` (Spark 4.x rewrites
+     * NULLIF and BETWEEN into `With`: the argument is defined once and referenced where used).
+     */
+    private def commonId(e: Expression, o: J.Obj): Unit = o.get("class") match {
+      case Some(J.Str(SparkClasses.CommonExpressionDef)) | Some(J.Str(SparkClasses.CommonExpressionRef)) =>
+        Reflect.call(e, "id").flatMap(i => Reflect.call(i, "id")).foreach {
+          case n: java.lang.Long => o.put("commonId", n.longValue())
+          case _ =>
+        }
+      case _ =>
+    }
 
     private def sql(e: Expression): Option[String] = {
       var s = sqlTexts.get(e)

@@ -40,18 +40,48 @@ private[listener] object Nodes {
 
   def tableDataset(ct: CatalogTable, fallbackLocation: Option[String] = None): J.Obj = {
     val id = ct.identifier
-    J.obj(
+    val t = J.obj(
       "kind" -> J.Str("table"),
       "catalog" -> J.Str(Compat.tableCatalog(id).getOrElse(SessionCatalog)),
       "namespace" -> J.strs(id.database.toSeq),
       "name" -> J.Str(id.table),
       "provider" -> J.opt(ct.provider),
       "location" -> J.opt(ct.storage.locationUri.map(u => Redact.uri(u.toString)).orElse(fallbackLocation)),
-      "tableType" -> J.Str(ct.tableType.name))
+      "tableType" -> J.Str(ct.tableType.name),
+      "columnComments" -> tagComments(ct),
+      "tagProperties" -> tagProperties(ct))
+    Tables.learn(t)
+    t
   }
+
+  /** Tags in the catalog (1.5, docs/tags.md): the column comments that hold one (`#key`), always sent, maybe empty. */
+  private def tagComments(ct: CatalogTable): J.Obj = {
+    val o = J.obj()
+    Try(ct.schema.fields.foreach(f => f.getComment().filter(_.contains('#')).foreach(c => o.put(f.name, c.take(MaxTagText)))))
+    o
+  }
+
+  /** Tags in the catalog (1.5): the table properties `colline.tags.<column>`, and no other property. */
+  private def tagProperties(ct: CatalogTable): J.Obj = {
+    val o = J.obj()
+    Try(ct.properties.foreach { case (k, v) => if (k.startsWith(TagPropertyPrefix)) o.put(k, String.valueOf(v).take(MaxTagText)) })
+    o
+  }
+
+  private val TagPropertyPrefix = "colline.tags."
+  private val MaxTagText = 1000
 
   def pathDataset(format: String, paths: Seq[String]): J.Obj =
     J.obj("kind" -> J.Str("path"), "format" -> J.str(format), "paths" -> J.strs(paths.map(Redact.uri)))
+
+  /**
+   * A relation or write named by path: the catalog table at that path where the catalog knows it
+   * (Tables: a Delta table written by name and read by path is one dataset), else the path.
+   */
+  def dataAtPath(format: String, paths: Seq[String]): J.Obj = paths match {
+    case Seq(p) => Tables.atPath(p).getOrElse(pathDataset(format, paths))
+    case _ => pathDataset(format, paths)
+  }
 
   def jdbcDataset(url: Option[String], table: Option[String], query: Option[String]): J.Obj = {
     val o = J.obj("kind" -> J.Str("jdbc"), "url" -> J.opt(url.map(Redact.jdbcUrl)))
@@ -101,7 +131,7 @@ private[listener] object Nodes {
         tableDataset(ct, loc)
       case None =>
         r match {
-          case h: HadoopFsRelation => pathDataset(formatName(h.fileFormat), rootPaths(h))
+          case h: HadoopFsRelation => dataAtPath(formatName(h.fileFormat), rootPaths(h))
           case _ =>
             JdbcClasses.relation(r).map { case (u, t, q) => jdbcDataset(u, t, q) }
               .orElse(KafkaClasses.relation(r).map { case (s, t, p) => kafkaDataset(s, t, p) })
@@ -180,7 +210,7 @@ private[listener] object Nodes {
     case c: InsertIntoHadoopFsRelationCommand =>
       val ds = c.catalogTable match {
         case Some(ct) => tableDataset(ct, Option(c.outputPath).map(op => Redact.uri(op.toString)))
-        case None => pathDataset(formatName(c.fileFormat), Option(c.outputPath).map(_.toString).toSeq)
+        case None => dataAtPath(formatName(c.fileFormat), Option(c.outputPath).map(_.toString).toSeq)
       }
       NodeInfo(exprs = generic(c), write = Some(WriteSpec(ds, modeName(c.mode), c.outputColumnNames,
         names(c.partitionColumns), Some(ChildQuery(0)))))
@@ -238,11 +268,11 @@ private[listener] object Nodes {
         Some(ChildQuery(0)))))
 
     // ---- DDL that changes a dataset's identity (event format 1.1: `ddl`)
-    case c: DropTableCommand => ddl("drop", v1Ident(c.tableName, c.isView))
+    case c: DropTableCommand => ddl("drop", v1Ident(c.tableName, c.isView).map(forgotten))
     case c: AlterTableRenameCommand =>
       // the new name may be unqualified: Spark renames within the old database
       val to = TableIdentifier(c.newName.table, c.newName.database.orElse(c.oldName.database))
-      ddl("rename", v1Ident(c.oldName, c.isView), "to" -> v1Ident(to, c.isView))
+      ddl("rename", v1Ident(c.oldName, c.isView).map(forgotten), "to" -> v1Ident(to, c.isView))
     case c: TruncateTableCommand => ddl("truncate", v1Ident(c.tableName, isView = false))
     case c: LoadDataCommand =>
       ddl("load", v1Ident(c.table, isView = false), "source" -> Some(pathDataset("load", Seq(loadPath(c.path, c.isLocal)))),
@@ -266,6 +296,9 @@ private[listener] object Nodes {
       extra.foreach { case (k, v) => v.foreach(o.put(k, _)) }
       NodeInfo(ddl = Some(o))
   }
+
+  /** A table dropped or renamed: its location names it no longer (Tables). */
+  def forgotten(table: J.Obj): J.Obj = { Tables.forget(table); table }
 
   /**
    * A session-catalog identifier. An unqualified one names a temporary view, one in the global
@@ -318,7 +351,7 @@ private[listener] object Nodes {
     if (provider == SparkClasses.JdbcProvider) jdbcDataset(get("url"), get("dbtable"), get("query"))
     else if (provider == SparkClasses.KafkaProvider)
       kafkaDataset(get("kafka.bootstrap.servers"), get("topic").toSeq, None)
-    else get("path").map(p => pathDataset(formatName(c.dataSource), Seq(p)))
+    else get("path").map(p => dataAtPath(formatName(c.dataSource), Seq(p)))
       .getOrElse(other(formatName(c.dataSource)))
   }
 

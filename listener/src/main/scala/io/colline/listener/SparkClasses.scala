@@ -21,6 +21,10 @@ private[listener] object SparkClasses {
   val UnionLoop: String = Logical + "UnionLoop"
   val UnionLoopRef: String = Logical + "UnionLoopRef"
 
+  /** Common expressions (4.x): `With(child, defs)`, its `CommonExpressionDef`s and their references (short names). */
+  val CommonExpressionDef = "CommonExpressionDef"
+  val CommonExpressionRef = "CommonExpressionRef"
+
   // ---- spark-hive: present only with Hive support
   val InsertIntoHiveTable: String = Hive + "InsertIntoHiveTable"
   val InsertIntoHiveDirCommand: String = Hive + "InsertIntoHiveDirCommand"

@@ -17,6 +17,9 @@ private[listener] object Versioned {
     def unapply(p: LogicalPlan): Option[NodeInfo] = describe.lift(p)
   }
 
+  /** No v2 `CREATE TABLE` on 2.4 (Tables.learnCreated). */
+  def createdTable(p: LogicalPlan): Option[J.Obj] = None
+
   object Leaf {
     def unapply(p: LogicalPlan): Option[J.Obj] = p match {
       case v: View => Some(viewDataset(v.desc, temporary = false))

@@ -63,6 +63,7 @@ class CollineStreamingListener private[listener] (fixedSession: Option[SparkSess
       plan match {
         case None => Streaming.forget(runId) // ended before we could see it, or not a stream we know
         case Some(p) =>
+          Streaming.remember(id, runId, exec, p)
           val session = sessions.headOption.orNull
           val sc = Option(session).map(_.sparkContext)
           val task = new Runnable {
@@ -80,8 +81,8 @@ class CollineStreamingListener private[listener] (fixedSession: Option[SparkSess
 }
 
 private[listener] object Streaming {
-  /** Streaming events are a 1.2 addition (docs/event-format.md). */
-  val SchemaVersion = "1.2"
+  /** Streaming events are a 1.2 addition (docs/event-format.md); they carry the current version. */
+  val SchemaVersion: String = EventBuilder.SchemaVersion
   private val seen = new Bounded[java.util.UUID, java.lang.Boolean](10000)
   private val sessions = java.util.Collections.synchronizedMap(new java.util.WeakHashMap[AnyRef, java.lang.Boolean]())
 
@@ -89,6 +90,29 @@ private[listener] object Streaming {
     if (seen.remove(runId).isDefined) { seen.put(runId, true); false } else { seen.put(runId, true); true }
   }
   def forget(runId: java.util.UUID): Unit = seen.remove(runId)
+
+  /**
+   * Remembers a run with a `foreachBatch` sink (MicroBatches): its writes read its micro-batches.
+   * Called on the query's thread at its start: references and the output's exprIds only.
+   */
+  def remember(id: java.util.UUID, runId: java.util.UUID, exec: AnyRef, plan: LogicalPlan): Unit = Try {
+    val sink = Reflect.call(plan, "sink").orNull
+    if (sink != null && sink.getClass.getName.endsWith(SparkClasses.ForeachBatchSink))
+      plan.children.headOption.flatMap(in => MicroBatches.run(id.toString, runId.toString, Reflect.string(exec, "name"), in))
+        .foreach(MicroBatches.remember)
+  }
+
+  /**
+   * Remembers the `foreachBatch` runs among the active queries of the default session: for a
+   * write of a run whose start was not seen (the streaming listener was registered after it).
+   */
+  def discover(): Unit = Try {
+    SparkSession.getDefaultSession.foreach(_.streams.active.foreach { q =>
+      val exec = Reflect.call(q, "streamingQuery").getOrElse(q)
+      Reflect.field(exec, "plan").collect { case p: LogicalPlan => p }
+        .foreach(p => remember(q.id, q.runId, exec, p))
+    })
+  }
 
   /** Registers a streaming listener on a session, once (called from the QueryExecutionListener). */
   def register(session: SparkSession, pub: Publisher): Unit =
@@ -101,21 +125,19 @@ private[listener] object Streaming {
       runId: java.util.UUID, appId: String, appName: String, user: String): Unit = {
     val p = Pending(funcName = "stream", plan = plan, qeId = 0L, success = true, error = None,
       durationNs = None, endedAtMs = System.currentTimeMillis(), appId = appId, appName = appName, user = user,
-      redaction = Try(session.sessionState.conf.stringRedactionPattern).toOption.flatten)
+      redaction = Try(session.sessionState.conf.stringRedactionPattern).toOption.flatten,
+      parent = ParentRun.from(k => session.conf.getOption(k), WarnOnce(_)))
     EventBuilder.build(p, None, pub.cfg) match {
       case Event(json, executionId, rootClass) =>
-        val ids = Try(plan.collect { case x => x }).getOrElse(Nil)
-        val nodes = json.get("nodes").collect { case a: J.Arr => a.items }.getOrElse(Nil)
-        val opts = extraOptions(exec)
-        ids.zipWithIndex.foreach { case (node, i) =>
-          if (i < nodes.size) nodes(i) match {
-            case o: J.Obj =>
-              if (i == 0 && Nodes.shortName(node) == SparkClasses.WriteToStream) o.put("write", sinkWrite(session, node, exec, opts, o))
-              else if (SparkClasses.StreamSources(Nodes.shortName(node)) && o.get("dataset").forall(_ == J.Null))
-                sourceDataset(session, node).foreach(d => o.put("dataset", d))
-            case _ =>
-          }
+        // the sources' datasets are the leaves' (Versioned.Leaf, sourceDataset); the sink is the root's
+        json.get("nodes").collect { case a: J.Arr => a.items.headOption }.flatten.foreach {
+          case o: J.Obj if Nodes.shortName(plan) == SparkClasses.WriteToStream =>
+            o.put("write", sinkWrite(session, plan, exec, extraOptions(exec), o))
+          case _ =>
         }
+        // one event per run: its id is the run's, so that the writes of its micro-batches name
+        // their parent run (query.stream.runId) without knowing this event
+        json.put("eventId", runId.toString)
         json.get("query").foreach {
           case q: J.Obj => q.put("stream", J.obj("id" -> J.Str(id.toString), "runId" -> J.Str(runId.toString),
             "name" -> J.opt(Reflect.string(exec, "name"))))
@@ -135,6 +157,9 @@ private[listener] object Streaming {
     val p = new org.apache.hadoop.fs.Path(path)
     p.getFileSystem(session.sessionState.newHadoopConf()).makeQualified(p).toString
   }.getOrElse(path)
+
+  private def activeSession: SparkSession =
+    SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession).orNull
 
   /** `write` of the root `WriteToStream`: the sink's identity, mode `stream`, the input's columns. */
   private def sinkWrite(session: SparkSession, root: LogicalPlan, exec: AnyRef,
@@ -169,8 +194,13 @@ private[listener] object Streaming {
       "query" -> J.Num(1))
   }
 
-  /** Identity of a streaming source: files, Kafka, a catalog table, or what Spark names it. */
-  private def sourceDataset(session: SparkSession, leaf: LogicalPlan): Option[J.Obj] = Try {
+  /**
+   * Identity of a streaming source (a StreamingRelation or StreamingRelationV2 leaf, in a stream
+   * event or in the micro-batch plan of a foreachBatch write): files, Kafka, a catalog table, or
+   * what Spark names it.
+   */
+  def sourceDataset(leaf: LogicalPlan): Option[J.Obj] = Try {
+    val session = activeSession
     val sourceName = Reflect.string(leaf, "sourceName").getOrElse("")
     val dataSource = Reflect.call(leaf, "dataSource") // v1 StreamingRelation
     val opts: String => Option[String] = dataSource.flatMap(d => Reflect.call(d, "options")).flatMap(Reflect.stringMap)

@@ -28,6 +28,7 @@ private[listener] object Versioned {
     def unapply(p: LogicalPlan): Option[J.Obj] = p match {
       case r: DataSourceV2Relation => Some(v2Dataset(r))
       case v: View => Some(viewDataset(v.desc, v.isTempView))
+      case s if SparkClasses.StreamSources(shortName(s)) => Streaming.sourceDataset(s)
       case _ => None
     }
   }
@@ -74,6 +75,17 @@ private[listener] object Versioned {
       ddl("rename", v2Ident(c.child), "to" -> to)
   }
 
+  /** The table a v2 `CREATE TABLE … LOCATION` creates, with that location (Tables.learnCreated). */
+  def createdTable(p: LogicalPlan): Option[J.Obj] = p match {
+    case c: CreateTable =>
+      for {
+        loc <- Reflect.call(c.tableSpec, "location").collect { case Some(l: String) => l }
+        (catalog, id) <- Some(c.name).collect { case Compat.ResolvedIdent(cat, i) => (cat, i) }
+      } yield J.obj("kind" -> J.Str("table"), "catalog" -> J.Str(catalog.name()),
+        "namespace" -> J.strs(id.namespace().toSeq), "name" -> J.Str(id.name()), "location" -> J.Str(loc))
+    case _ => None
+  }
+
   def v2Dataset(r: DataSourceV2Relation): J.Obj = (r.catalog, r.identifier) match {
     case (Some(c), Some(id)) => v2TableDataset(c.name(), id, Try(r.table.properties()).toOption)
     case _ => other(Try(r.table.name()).getOrElse(r.table.getClass.getName))
@@ -82,7 +94,14 @@ private[listener] object Versioned {
   private def v2TableDataset(catalog: String, id: Identifier,
       props: Option[java.util.Map[String, String]]): J.Obj = {
     def prop(k: String) = props.flatMap(p => Option(p.get(k)))
-    J.obj(
+    // a table named by its path (Delta's delta.`/p`, Iceberg's format("iceberg").load("/p") as
+    // default_iceberg./p.t): the catalog table at that path where one is known, else the path
+    val parts = id.namespace().toSeq :+ id.name()
+    if (parts.exists(Tables.isPath)) {
+      val path = prop("location").getOrElse(if (Tables.isPath(id.name())) id.name() else parts.mkString("/"))
+      return dataAtPath(prop("provider").orNull, Seq(path))
+    }
+    val t = J.obj(
       "kind" -> J.Str("table"),
       "catalog" -> J.Str(catalog),
       "namespace" -> J.strs(id.namespace().toSeq),
@@ -90,6 +109,8 @@ private[listener] object Versioned {
       "provider" -> J.opt(prop("provider")),
       "location" -> J.opt(prop("location").map(Redact.uri)),
       "tableType" -> J.opt(prop("external").map(e => if (e == "true") "EXTERNAL" else "MANAGED")))
+    Tables.learn(t)
+    t
   }
 
   private def v2Ident(p: LogicalPlan): Option[J.Obj] = p match {

@@ -1,0 +1,378 @@
+package graph
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/colline/colline/tags"
+)
+
+// TagGraph is what package tags reads of the graph (tags.Graph, tags.Coner): one step of lineage
+// at a time or a whole cone, the rules where tags were set and the tags' settings. Read
+// transactions only. The pattern rules and the settings, small and read by every answer, are
+// kept for SettingsTTL between reads.
+type TagGraph struct {
+	r *Reader
+
+	mu       sync.Mutex
+	readAt   time.Time
+	patterns []tags.Rule
+	policies map[string]tags.Policy
+}
+
+// SettingsTTL is how long a TagGraph keeps the pattern rules and the tags' settings: a tag file
+// loaded is seen by a running explorer within this time.
+const SettingsTTL = 5 * time.Second
+
+// Tags returns the reader's tags.Graph.
+func (r *Reader) Tags() *TagGraph { return &TagGraph{r: r} }
+
+// settings returns the pattern rules and the tags' settings, read again after SettingsTTL.
+func (g *TagGraph) settings(ctx context.Context) ([]tags.Rule, map[string]tags.Policy, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.policies != nil && time.Since(g.readAt) < SettingsTTL {
+		return g.patterns, g.policies, nil
+	}
+	res, err := g.r.read(ctx, `MATCH (r:TagPattern) RETURN 'rule' AS kind, `+ruleFields+`, null AS aggregation, [] AS allowed, null AS description
+UNION ALL
+MATCH (t:Tag) RETURN 'tag' AS kind, t.key AS tag, null AS value, coalesce(t.source, '') AS source, null AS dataset, null AS column,
+       t.aggregation AS aggregation, coalesce(t.allowed, []) AS allowed, coalesce(t.description, '') AS description`, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("graph: tag settings: %w", err)
+	}
+	var patterns []tags.Rule
+	policies := map[string]tags.Policy{}
+	for _, rec := range res.Records {
+		if kind, _ := get[string](rec, "kind"); kind == "rule" {
+			patterns = append(patterns, ruleOf(rec))
+			continue
+		}
+		p := tags.Policy{}
+		p.Key, _ = get[string](rec, "tag")
+		p.Aggregation, _ = get[string](rec, "aggregation")
+		p.Description, _ = get[string](rec, "description")
+		p.Source, _ = get[string](rec, "source")
+		allowed, _ := get[[]any](rec, "allowed")
+		for _, a := range allowed {
+			s, _ := a.(string)
+			p.Allowed = append(p.Allowed, tags.Glob(s))
+		}
+		if p.Aggregation == "" {
+			p.Aggregation = tags.AggregationPass
+		}
+		policies[p.Key] = p
+	}
+	g.patterns, g.policies, g.readAt = patterns, policies, time.Now()
+	return patterns, policies, nil
+}
+
+// The hops of one column s, downstream (FEEDS, DECIDES_ROWS, its struct fields: FIELD, the struct
+// it is a field of: PARENT), and of one column t, upstream (the FEEDS into it, FIELD, PARENT): the
+// rows of a step and of a cone.
+const hopsDown = `  MATCH (s)-[f:FEEDS]->(c:Column)
+  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked, [] AS rows
+  UNION ALL
+  MATCH (s)-[f:DECIDES_ROWS]->(d:Dataset)
+  RETURN 'DECIDES_ROWS' AS kind, d.key AS other, d.key AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, [] AS masked, f.rows AS rows
+  UNION ALL
+  MATCH (s)-[:HAS_FIELD]->(c:Column)
+  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
+  UNION ALL
+  MATCH (c:Column)-[:HAS_FIELD]->(s)
+  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows`
+
+const hopsUp = `  MATCH (c:Column)-[f:FEEDS]->(t)
+  RETURN 'FEEDS' AS kind, c.key AS other, c.datasetKey AS otherDataset, f.job AS job, f.roles AS roles, f.exprs AS exprs, f.masked AS masked, [] AS rows
+  UNION ALL
+  MATCH (c:Column)-[:HAS_FIELD]->(t)
+  RETURN 'FIELD' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
+  UNION ALL
+  MATCH (t)-[:HAS_FIELD]->(c:Column)
+  RETURN 'PARENT' AS kind, c.key AS other, c.datasetKey AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows`
+
+// One step down from columns $keys: their FEEDS, their DECIDES_ROWS, their struct fields (FIELD)
+// and the struct they are a field of (PARENT).
+const tagStepDown = `UNWIND $keys AS k
+MATCH (s:Column {key: k})
+CALL (s) {
+` + hopsDown + `
+}
+RETURN k AS key, s.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows`
+
+// One step up into columns $keys: the FEEDS into them, the struct they are a field of (a FIELD
+// hop from it) and their struct fields (a PARENT hop from each).
+const tagStepUp = `UNWIND $keys AS k
+MATCH (t:Column {key: k})
+CALL (t) {
+` + hopsUp + `
+}
+RETURN k AS key, t.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows`
+
+// Step implements tags.Graph: one read query for all keys.
+func (g *TagGraph) Step(ctx context.Context, dir tags.Direction, keys []string) ([]tags.Hop, error) {
+	q := tagStepDown
+	if dir == tags.Up {
+		q = tagStepUp
+	}
+	res, err := g.r.read(ctx, q, map[string]any{"keys": keys})
+	if err != nil {
+		return nil, fmt.Errorf("graph: tag step %s from %d column(s): %w", dir, len(keys), err)
+	}
+	out, _ := g.hops(res.Records, dir)
+	return out, nil
+}
+
+// hops reads the records of a step or a cone into hops, sorted, and the columns whose hops they
+// are (a record of kind "" only says that its column was walked).
+func (g *TagGraph) hops(records []*neo4j.Record, dir tags.Direction) ([]tags.Hop, []string) {
+	out := make([]tags.Hop, 0, len(records))
+	var done []string
+	for _, rec := range records {
+		h := tags.Hop{}
+		key, _ := get[string](rec, "key")
+		if kind, _ := get[string](rec, "kind"); kind == "" {
+			done = append(done, key)
+			continue
+		}
+		ds, _ := get[string](rec, "dataset")
+		other, _ := get[string](rec, "other")
+		otherDs, _ := get[string](rec, "otherDataset")
+		h.Kind, _ = get[string](rec, "kind")
+		h.Job, _ = get[string](rec, "job")
+		h.From, h.FromDataset, h.To, h.ToDataset = key, ds, other, otherDs
+		if dir == tags.Up {
+			h.From, h.FromDataset, h.To, h.ToDataset = other, otherDs, key, ds
+		}
+		h.Roles = tags.Roles(transformations(rec))
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b tags.Hop) int {
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Job, b.Job))
+	})
+	return out, done
+}
+
+// Columns implements tags.Graph.
+func (g *TagGraph) Columns(ctx context.Context, keys []string) (map[string]string, error) {
+	res, err := g.r.read(ctx, `UNWIND $keys AS k MATCH (c:Column {key: k}) RETURN c.key AS key, coalesce(c.datasetKey, '') AS dataset`,
+		map[string]any{"keys": keys})
+	if err != nil {
+		return nil, fmt.Errorf("graph: columns: %w", err)
+	}
+	out := make(map[string]string, len(res.Records))
+	for _, rec := range res.Records {
+		k, _ := get[string](rec, "key")
+		d, _ := get[string](rec, "dataset")
+		out[k] = d
+	}
+	return out, nil
+}
+
+const ruleFields = `r.tag AS tag, r.value AS value, r.source AS source, r.dataset AS dataset, r.column AS column`
+
+// Rules implements tags.Graph: the rules naming one of keys (index on columnKey), and every
+// pattern rule.
+func (g *TagGraph) Rules(ctx context.Context, keys []string) ([]tags.Rule, error) {
+	patterns, _, err := g.settings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(patterns)
+	if len(keys) == 0 {
+		return out, nil
+	}
+	res, err := g.r.read(ctx, `UNWIND $keys AS k MATCH (r:TagRule {columnKey: k}) RETURN `+ruleFields, map[string]any{"keys": keys})
+	if err != nil {
+		return nil, fmt.Errorf("graph: tag rules: %w", err)
+	}
+	for _, rec := range res.Records {
+		out = append(out, ruleOf(rec))
+	}
+	return out, nil
+}
+
+func ruleOf(rec *neo4j.Record) tags.Rule {
+	r := tags.Rule{}
+	r.Key, _ = get[string](rec, "tag")
+	r.Value, _ = get[string](rec, "value")
+	r.Source, _ = get[string](rec, "source")
+	ds, _ := get[string](rec, "dataset")
+	col, _ := get[string](rec, "column")
+	r.Dataset, r.Column = tags.Glob(ds), tags.Glob(col)
+	return r
+}
+
+// The columns rules tag with $tag: exact rules by their column's key; pattern rules over the
+// datasets whose key starts with the pattern's literal prefix (the key constraint's index) and
+// matches it, and their columns whose part of the key matches the column pattern.
+const taggedQuery = `MATCH (r:TagRule {tag: $tag}) WHERE r.columnKey IS NOT NULL
+MATCH (c:Column {key: r.columnKey})
+RETURN c.key AS column, coalesce(c.datasetKey, '') AS dataset, r.value AS value, r.source AS source
+UNION ALL
+MATCH (r:TagPattern {tag: $tag})
+CALL (r) {
+  MATCH (d:Dataset) WHERE d.key STARTS WITH r.datasetPrefix AND d.key =~ r.datasetRegex
+  MATCH (d)-[:HAS_COLUMN]->(c:Column) WHERE substring(c.key, size(d.key) + 1) =~ r.columnRegex
+  RETURN c, d
+}
+RETURN c.key AS column, d.key AS dataset, r.value AS value, r.source AS source`
+
+// Tagged implements tags.Graph.
+func (g *TagGraph) Tagged(ctx context.Context, key string) ([]tags.Tagged, error) {
+	res, err := g.r.read(ctx, taggedQuery, map[string]any{"tag": key})
+	if err != nil {
+		return nil, fmt.Errorf("graph: columns tagged %s: %w", key, err)
+	}
+	by := map[string]*tags.Tagged{}
+	for _, rec := range res.Records {
+		col, _ := get[string](rec, "column")
+		ds, _ := get[string](rec, "dataset")
+		t := tags.Tag{Key: key}
+		t.Value, _ = get[string](rec, "value")
+		t.Source, _ = get[string](rec, "source")
+		x := by[col]
+		if x == nil {
+			x = &tags.Tagged{Column: col, Dataset: ds}
+			by[col] = x
+		}
+		if !slices.Contains(x.Tags, t) {
+			x.Tags = append(x.Tags, t)
+		}
+	}
+	out := make([]tags.Tagged, 0, len(by))
+	for _, x := range by {
+		slices.SortFunc(x.Tags, func(a, b tags.Tag) int { return cmp.Or(cmp.Compare(a.Value, b.Value), cmp.Compare(a.Source, b.Source)) })
+		out = append(out, *x)
+	}
+	slices.SortFunc(out, func(a, b tags.Tagged) int { return cmp.Compare(a.Column, b.Column) })
+	return out, nil
+}
+
+// Policies implements tags.Graph.
+func (g *TagGraph) Policies(ctx context.Context) (map[string]tags.Policy, error) {
+	_, ps, err := g.settings(ctx)
+	return ps, err
+}
+
+// TagSummary is a tag key as the graph holds it: its settings and the rules that set it, by source.
+type TagSummary struct {
+	Key     string         `json:"key"`
+	Policy  tags.Policy    `json:"policy"`
+	Sources map[string]int `json:"sources"` // rules per source
+	Rules   int            `json:"rules"`
+}
+
+// TagList returns every tag key that a rule sets or a file describes, sorted.
+func (g *TagGraph) TagList(ctx context.Context) ([]TagSummary, error) {
+	res, err := g.r.read(ctx, `MATCH (r:TagRule) RETURN r.tag AS key, r.source AS source, count(*) AS n`, nil)
+	if err != nil {
+		return nil, fmt.Errorf("graph: tags: %w", err)
+	}
+	ps, err := g.Policies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	by := map[string]*TagSummary{}
+	at := func(k string) *TagSummary {
+		if by[k] == nil {
+			p, ok := ps[k]
+			if !ok {
+				p = tags.DefaultPolicy(k)
+			}
+			by[k] = &TagSummary{Key: k, Policy: p, Sources: map[string]int{}}
+		}
+		return by[k]
+	}
+	for _, rec := range res.Records {
+		k, _ := get[string](rec, "key")
+		s, _ := get[string](rec, "source")
+		n, _ := get[int64](rec, "n")
+		x := at(k)
+		x.Sources[s] += int(n)
+		x.Rules += int(n)
+	}
+	for k := range ps {
+		at(k)
+	}
+	out := make([]TagSummary, 0, len(by))
+	for _, x := range by {
+		out = append(out, *x)
+	}
+	slices.SortFunc(out, func(a, b TagSummary) int { return cmp.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// The cone of columns $keys: the columns their values reach (Down) or come from (Up) through
+// FEEDS, found in the server breadth first (a distinct end node is a pruning expansion, not every
+// path), at most $limit per start column; then, for the start columns and every column of the
+// cone, all their hops, as Step returns them (FEEDS, HAS_FIELD both ways, DECIDES_ROWS down), and
+// a row of empty kind with its dataset and the rules that name it.
+const tagConeDown = `UNWIND $keys AS k
+MATCH (s:Column {key: k})
+CALL (s) { MATCH (s)-[:FEEDS*1..100]->(x:Column) RETURN DISTINCT x LIMIT $limit }
+WITH collect(DISTINCT s) + collect(DISTINCT x) AS cone
+UNWIND cone AS s
+WITH DISTINCT s
+CALL (s) {
+` + hopsDown + `
+  UNION ALL
+  RETURN '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
+}
+RETURN s.key AS key, s.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows,
+       CASE kind WHEN '' THEN COLLECT { MATCH (r:TagRule {columnKey: s.key}) RETURN r {.tag, .value, .source, .dataset, .column} } END AS rules`
+
+const tagConeUp = `UNWIND $keys AS k
+MATCH (t:Column {key: k})
+CALL (t) { MATCH (t)<-[:FEEDS*1..100]-(x:Column) RETURN DISTINCT x LIMIT $limit }
+WITH collect(DISTINCT t) + collect(DISTINCT x) AS cone
+UNWIND cone AS t
+WITH DISTINCT t
+CALL (t) {
+` + hopsUp + `
+  UNION ALL
+  RETURN '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
+}
+RETURN t.key AS key, t.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows,
+       CASE kind WHEN '' THEN COLLECT { MATCH (r:TagRule {columnKey: t.key}) RETURN r {.tag, .value, .source, .dataset, .column} } END AS rules`
+
+// Cone implements tags.Coner: one read query for the whole cone of keys (at most limit columns
+// per start column).
+func (g *TagGraph) Cone(ctx context.Context, dir tags.Direction, keys []string, limit int) (*tags.Cone, error) {
+	q := tagConeDown
+	if dir == tags.Up {
+		q = tagConeUp
+	}
+	res, err := g.r.read(ctx, q, map[string]any{"keys": keys, "limit": int64(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("graph: tag cone %s from %d column(s): %w", dir, len(keys), err)
+	}
+	c := &tags.Cone{Columns: map[string]string{}}
+	c.Hops, _ = g.hops(res.Records, dir)
+	for _, rec := range res.Records {
+		if kind, _ := get[string](rec, "kind"); kind != "" {
+			continue
+		}
+		k, _ := get[string](rec, "key")
+		c.Columns[k], _ = get[string](rec, "dataset")
+		rules, _ := get[[]any](rec, "rules")
+		for _, x := range rules {
+			m, _ := x.(map[string]any)
+			r := tags.Rule{}
+			r.Key, _ = m["tag"].(string)
+			r.Value, _ = m["value"].(string)
+			r.Source, _ = m["source"].(string)
+			ds, _ := m["dataset"].(string)
+			col, _ := m["column"].(string)
+			r.Dataset, r.Column = tags.Glob(ds), tags.Glob(col)
+			c.Rules = append(c.Rules, r)
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,115 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/colline/colline/graph"
+	"github.com/colline/colline/tags"
+)
+
+// TagReader is what the tag answers read: package tags' Graph and the list of tags
+// (graph.TagGraph, Reader.Tags()).
+type TagReader interface {
+	tags.Graph
+	TagList(ctx context.Context) ([]graph.TagSummary, error)
+}
+
+// The tag answers: GET /api/tags (every tag, its settings and sources), GET /api/tags/reach?tag=K
+// (everything it reaches, each arrival with its last hop; paths=true: whole paths; format=csv: a
+// download with whole paths), GET /api/tags/columns?column=K… (the tags of columns, with whole
+// paths: the drawing's badges).
+
+func (s *server) tagsReady(w http.ResponseWriter) bool {
+	if s.p.Tags == nil {
+		fail(w, http.StatusNotImplemented, errors.New("this explorer was started without tags"))
+		return false
+	}
+	return true
+}
+
+func (s *server) tagList(w http.ResponseWriter, r *http.Request) {
+	if !s.tagsReady(w) {
+		return
+	}
+	list, err := s.p.Tags.TagList(r.Context())
+	if err != nil {
+		s.failGraph(w, r, err)
+		return
+	}
+	reply(w, map[string]any{"tags": nonNil(list)})
+}
+
+func (s *server) tagReach(w http.ResponseWriter, r *http.Request) {
+	if !s.tagsReady(w) {
+		return
+	}
+	v := r.URL.Query()
+	k, err := key(v, "tag")
+	if err != nil {
+		s.failReq(w, r, err)
+		return
+	}
+	format := v.Get("format")
+	if format == "" {
+		format = "json"
+	}
+	if format != "json" && format != "csv" {
+		fail(w, http.StatusBadRequest, fmt.Errorf("parameter format=%q: use json or csv", format))
+		return
+	}
+	ans, err := tags.Reach(r.Context(), s.p.Tags, k, tags.Limits{})
+	if err != nil {
+		if errors.Is(err, tags.ErrBadKey) {
+			fail(w, http.StatusBadRequest, err)
+			return
+		}
+		s.failGraph(w, r, err)
+		return
+	}
+	if format == "json" && v.Get("paths") != "true" {
+		ans.Compact() // each arrival's last hop only; paths=true: whole paths
+	}
+	if format == "csv" {
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		w.Header().Set("Content-Disposition", `attachment; filename="colline-tag-reach.csv"`)
+		w.Header().Set("X-Colline-Truncated", strconv.FormatBool(ans.Truncated))
+	} else {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	}
+	tags.WriteReach(w, format, ans)
+}
+
+func (s *server) tagColumns(w http.ResponseWriter, r *http.Request) {
+	if !s.tagsReady(w) {
+		return
+	}
+	cols := r.URL.Query()["column"]
+	switch {
+	case len(cols) == 0:
+		fail(w, http.StatusBadRequest, errors.New("parameter column is required"))
+		return
+	case len(cols) > maxStartKeys:
+		fail(w, http.StatusBadRequest, fmt.Errorf("%d columns; at most %d", len(cols), maxStartKeys))
+		return
+	}
+	for _, c := range cols {
+		if c == "" || len(c) > maxKeyLen {
+			fail(w, http.StatusBadRequest, fmt.Errorf("a column key is empty or longer than %d bytes", maxKeyLen))
+			return
+		}
+	}
+	cts, err := tags.Of(r.Context(), s.p.Tags, cols, tags.Limits{})
+	if err != nil {
+		if errors.Is(err, tags.ErrNotFound) {
+			fail(w, http.StatusNotFound, err)
+			return
+		}
+		s.failGraph(w, r, err)
+		return
+	}
+	reply(w, map[string]any{"columns": nonNil(cts)})
+}
