@@ -170,6 +170,13 @@ func TestDecide(t *testing.T) {
 	if fingerprint(e, nil) == fingerprint(m, nil) || fingerprint(e, nil) == fingerprint(nil, e) {
 		t.Error("the fingerprint misses a masking flag or the kind of edge")
 	}
+	// a row-level dependency that comes to decide the rows of one UNION branch only is a new version
+	rd := []plan.Edge{{Source: "a#x", Target: "b", Transformations: []plan.Transformation{{Type: plan.Indirect, Subtype: plan.FilterSub}}}}
+	branch := slices.Clone(rd)
+	branch[0].Transformations = []plan.Transformation{{Type: plan.Indirect, Subtype: plan.FilterSub, Rows: "a"}}
+	if fingerprint(nil, rd) == fingerprint(nil, branch) {
+		t.Error("the fingerprint misses the rows a row-level dependency decides")
+	}
 }
 
 // edgeState is a lineage relationship as read, with its lastSeen and lastRun as docs/graph-model.md
