@@ -49,7 +49,7 @@ services: ## start Kafka and Neo4j from Maven jars on 127.0.0.1 (idempotent)
 	dev/services start all
 
 .PHONY: services-stop
-services-stop: ## stop Kafka and Neo4j
+services-stop: ## stop Kafka, Neo4j, the explorer and the analyzer
 	dev/services stop all
 
 .PHONY: lint
@@ -82,7 +82,8 @@ test: ## what CI runs: unit, integration (real Kafka/Neo4j), end to end (real Sp
 	@dev/step install $(MAKE) --no-print-directory install-test
 
 .PHONY: demo
-demo: services listener consumer colline ## run a sample Spark job with the listener, show its lineage from Neo4j, serve the explorer (colline ui)
+demo: services listener consumer colline ## run a sample Spark job with the listener, show its lineage from Neo4j, serve the explorer (colline ui) and its SQL panel (a warm analyzer)
+	dev/services restart analyzer
 	dev/services restart ui
 	go run ./e2e/demo
 

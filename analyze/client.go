@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/colline/colline/events"
+	"github.com/colline/colline/plan"
 )
 
 // Part is a named SQL text: a file to analyze, or schema statements to register first.
@@ -21,11 +24,14 @@ type Part struct {
 // parts' statements are registered in the analyzer's own catalog for this request only, then
 // every statement of Files is analyzed. App and Namespace name the job of the events (its key is
 // Namespace/App); Reads also turns plain queries into events (as the listener's publishReads);
-// Conf is set on the session first (runtime Spark SQL settings only: docs/analyze.md).
+// Conf is set on the session first (runtime Spark SQL settings only: docs/analyze.md); Infer
+// gives the tables that nothing describes the schemas their statements need (docs/analyze.md,
+// "Tables nobody described").
 type Request struct {
 	App       string            `json:"app,omitempty"`
 	Namespace string            `json:"namespace,omitempty"`
 	Reads     bool              `json:"reads,omitempty"`
+	Infer     bool              `json:"infer,omitempty"`
 	Conf      map[string]string `json:"conf,omitempty"`
 	Tables    []Table           `json:"tables,omitempty"`
 	Schema    []Part            `json:"schema,omitempty"`
@@ -87,6 +93,10 @@ const (
 	OutcomeApplied = "applied" // a schema statement (or a Table), registered
 	OutcomeError   = "error"   // Error holds Spark's message
 	OutcomeRefused = "refused" // not analyzed (or a Table not registered): Reason says why (ADD JAR, a read of files by path, ...)
+	// OutcomeTableLevel: a table nobody described could not be inferred for the statement (a
+	// `*` over it, an unqualified column two such tables could hold, ...): CannotInfer says
+	// what and why, Reads and Writes are its table-level lineage; it is not analyzed.
+	OutcomeTableLevel = "tableLevel"
 )
 
 // Statement is what became of one statement. Line and Column (1-based) are where it starts in
@@ -107,6 +117,50 @@ type Statement struct {
 	EventMicros   int64             `json:"eventMicros,omitempty"`      // serialization into the event (EventBuilder, Seal)
 	Events        []json.RawMessage `json:"events,omitempty"`
 	Error         *Error            `json:"error,omitempty"`
+	Tables        []TableSource     `json:"tables,omitempty"`      // the tables it names, each with where its schema came from
+	Inferred      []InferredTable   `json:"inferred,omitempty"`    // the tables inferred for it, with their columns as defined now
+	InferRounds   int               `json:"inferRounds,omitempty"` // analyses the inference took
+	CannotInfer   []string          `json:"cannotInfer,omitempty"` // OutcomeTableLevel: each name that cannot be inferred, and why
+	Reads         []TableName       `json:"reads,omitempty"`       // OutcomeTableLevel: the tables it reads
+	Writes        []TableName       `json:"writes,omitempty"`      // OutcomeTableLevel: the tables it writes or creates
+}
+
+// TableName is a table of the session catalog.
+type TableName struct {
+	Database string `json:"database"`
+	Table    string `json:"table"`
+}
+
+// Key is the table's dataset key in the graph (plan.Identify's).
+func (n TableName) Key() string {
+	ds := plan.Identify(&events.Dataset{Kind: "table", Catalog: SessionCatalog, Namespace: []string{n.Database}, Name: n.Table})
+	if len(ds) == 0 {
+		return ""
+	}
+	return ds[0].Key
+}
+
+func (n TableName) String() string { return n.Database + "." + n.Table }
+
+// Schema sources (TableSource.Source): where a table's schema came from.
+const (
+	SourceScript  = "script"  // an earlier statement of the files (CREATE TABLE, a CTAS, a view)
+	SourceView    = "view"    // a temporary view of the session
+	SourceUnknown = "unknown" // nothing defines it
+)
+
+// TableSource is a table a statement names and where its schema came from: ddl, metastore,
+// graph, script, inferred, view (a temporary view, Database empty) or unknown.
+type TableSource struct {
+	TableName
+	Source string `json:"source"`
+}
+
+// InferredTable is a table whose schema was inferred from the statements that read it: the
+// columns they reference, with the types Spark's analysis asked of them.
+type InferredTable struct {
+	TableName
+	Columns []Column `json:"columns"`
 }
 
 // Error is Spark's error for a statement: Stage is parse, analysis or event; Line and Column are
@@ -146,6 +200,23 @@ func (c *Client) Analyze(ctx context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// Names asks the analyzer which tables the request's SQL names that nothing defines for it (not
+// its Tables or Schema, not the analyzer's catalog, not an earlier statement, not a CTE): what a
+// caller may give as Tables from colline's graph. The analyzer only parses the SQL.
+func (c *Client) Names(ctx context.Context, req Request) ([]TableName, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Names []TableName `json:"names"`
+	}
+	if err := c.call(ctx, http.MethodPost, "/v1/names", body, &out); err != nil {
+		return nil, err
+	}
+	return out.Names, nil
 }
 
 // Health asks the analyzer whether it is up, and what it runs.

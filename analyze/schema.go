@@ -21,28 +21,45 @@ const SessionCatalog = "spark_catalog"
 func GraphTables(datasets []plan.Dataset) (tables []Table, skipped []string) {
 	sorted := append([]plan.Dataset(nil), datasets...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
+	byKey, why := graphTables(sorted)
 	for _, d := range sorted {
+		if t := byKey[d.Key]; t != nil {
+			tables = append(tables, *t)
+		} else if w := why[d.Key]; w != "" {
+			skipped = append(skipped, w)
+		}
+	}
+	return tables, skipped
+}
+
+// graphTables is GraphTables by dataset key: the Table, or why the dataset cannot be one.
+func graphTables(datasets []plan.Dataset) (map[string]*Table, map[string]string) {
+	tables, skipped := map[string]*Table{}, map[string]string{}
+	for _, d := range datasets {
 		db, table, ok := strings.Cut(d.Name, ".")
 		switch {
 		case d.Namespace != SessionCatalog || (d.Kind != "table" && d.Kind != "view"):
-			skipped = append(skipped, fmt.Sprintf("%s: a %s, not a table of %s", d.Key, d.Kind, SessionCatalog))
+			skipped[d.Key] = fmt.Sprintf("%s: a %s, not a table of %s", d.Key, d.Kind, SessionCatalog)
 			continue
 		case !ok || db == "" || table == "":
-			skipped = append(skipped, fmt.Sprintf("%s: not <database>.<table>", d.Key))
+			skipped[d.Key] = fmt.Sprintf("%s: not <database>.<table>", d.Key)
 			continue
 		case len(d.Columns) == 0:
-			skipped = append(skipped, fmt.Sprintf("%s: no columns known", d.Key))
+			skipped[d.Key] = fmt.Sprintf("%s: no columns known", d.Key)
 			continue
 		}
-		t := Table{Name: Quote(db) + "." + Quote(table), Source: SourceGraph}
+		t := &Table{Name: Quote(db) + "." + Quote(table), Source: SourceGraph}
 		for _, c := range d.Columns {
+			if c.Parent != "" {
+				continue // a struct field: its column's type holds it
+			}
 			typ := c.Type
 			if typ == "" {
 				typ = "string"
 			}
 			t.Columns = append(t.Columns, Column{Name: c.Name, Type: typ, Nullable: true})
 		}
-		tables = append(tables, t)
+		tables[d.Key] = t
 	}
 	return tables, skipped
 }

@@ -24,12 +24,13 @@ import (
 type analyzerOpts struct {
 	server, tokenFile, launcher, sparkLine, catalog, metastore, warehouse *string
 	ddl, conf                                                             *listFlag
-	graphSchema                                                           *bool
+	graphSchema, infer                                                    *bool
 	neo4j                                                                 neo4jOpts
 	log                                                                   io.Writer
+	fs                                                                    *flag.FlagSet
 }
 
-func analyzerFlags(fs *flag.FlagSet, graphSchema bool, stderr io.Writer) *analyzerOpts {
+func analyzerFlags(fs *flag.FlagSet, stderr io.Writer) *analyzerOpts {
 	o := &analyzerOpts{
 		server:      fs.String("server", os.Getenv("COLLINE_ANALYZER_URL"), "a running analyzer (dev/spark-analyze) to use instead of starting one (env COLLINE_ANALYZER_URL)"),
 		tokenFile:   fs.String("token-file", os.Getenv("COLLINE_ANALYZER_TOKEN_FILE"), "file holding the bearer token of --server (env COLLINE_ANALYZER_TOKEN_FILE); an analyzer colline starts gets a fresh token of its own"),
@@ -40,8 +41,10 @@ func analyzerFlags(fs *flag.FlagSet, graphSchema bool, stderr io.Writer) *analyz
 		warehouse:   fs.String("warehouse", "", "spark.sql.warehouse.dir of the analysis"),
 		ddl:         &listFlag{},
 		conf:        &listFlag{},
-		graphSchema: fs.Bool("schema-from-graph", graphSchema, "define every table colline's graph knows (its columns and types) before analyzing"),
+		graphSchema: fs.Bool("schema-from-graph", true, "take the tables the SQL names that neither --ddl, --metastore nor the SQL itself defines from colline's graph (--neo4j), when it can be reached"),
+		infer:       fs.Bool("infer", true, "infer the schemas of the tables nothing describes from the statements that read them (docs/analyze.md)"),
 		log:         stderr,
+		fs:          fs,
 	}
 	fs.Var(o.ddl, "ddl", "a file of schema statements (CREATE DATABASE / TABLE / VIEW, analyzed and registered, never run) to analyze against (repeatable)")
 	fs.Var(o.conf, "conf", "a Spark SQL setting KEY=VALUE for the analysis, e.g. spark.sql.ansi.enabled=false (repeatable)")
@@ -105,31 +108,18 @@ func (o *analyzerOpts) connect(ctx context.Context) (*analyzer, error) {
 	return &analyzer{client: p.Client(), close: func() { _ = p.Close() }, spark: p.Spark}, nil
 }
 
-// schema is what to analyze against: with --schema-from-graph, every table the graph knows (as
-// data: names, columns and types), then the --ddl files (statements, analyzed and registered).
+// schema is what to analyze against: the --ddl files (statements, analyzed and registered), and
+// with --schema-from-graph the graph, which gives the tables the SQL names that nothing else
+// defines (as data: names, columns and types); what none of them describes is inferred (--infer).
 type schema struct {
-	tables []analyze.Table
-	parts  []analyze.Part
+	parts []analyze.Part
+	graph analyze.Schemas
+	infer bool
+	close func()
 }
 
 func (o *analyzerOpts) schema(ctx context.Context) (schema, error) {
-	var s schema
-	if *o.graphSchema {
-		driver, err := o.neo4j.driver()
-		if err != nil {
-			return s, err
-		}
-		defer driver.Close(context.WithoutCancel(ctx))
-		ds, err := graph.NewReader(driver, *o.neo4j.database).Datasets(ctx, "table", "view")
-		if err != nil {
-			return s, fmt.Errorf("--schema-from-graph: %w", err)
-		}
-		tables, skipped := analyze.GraphTables(ds)
-		for _, sk := range skipped {
-			fmt.Fprintf(o.log, "colline: --schema-from-graph: skipped %s\n", visible(sk))
-		}
-		s.tables = tables
-	}
+	s := schema{infer: *o.infer, close: func() {}}
 	for _, f := range *o.ddl {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -137,7 +127,39 @@ func (o *analyzerOpts) schema(ctx context.Context) (schema, error) {
 		}
 		s.parts = append(s.parts, analyze.Part{Name: f, SQL: string(data)})
 	}
+	if !*o.graphSchema {
+		return s, nil
+	}
+	// the graph is used whenever one is configured; the default address only when it answers
+	explicit := os.Getenv("COLLINE_NEO4J_URI") != ""
+	o.fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "neo4j" })
+	driver, err := o.neo4j.driver()
+	if err == nil {
+		vctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = driver.VerifyConnectivity(vctx)
+		cancel()
+		if err != nil {
+			driver.Close(context.WithoutCancel(ctx))
+		}
+	}
+	if err != nil {
+		if explicit {
+			return s, fmt.Errorf("--schema-from-graph: the graph at %s: %w (--schema-from-graph=false analyzes without it)", *o.neo4j.uri, err)
+		}
+		fmt.Fprintf(o.log, "colline: no graph at %s (%v): tables come from --ddl and inference only (set --neo4j or COLLINE_NEO4J_URI)\n",
+			*o.neo4j.uri, firstLine(err.Error()))
+		return s, nil
+	}
+	s.graph = &analyze.GraphSchemas{Reader: graph.NewReader(driver, *o.neo4j.database)}
+	s.close = func() { driver.Close(context.WithoutCancel(ctx)) }
 	return s, nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // Analyzed is the result of analyzing files: the events, as explain would read them, and one
@@ -148,13 +170,15 @@ type Analyzed struct {
 	Problems []string
 	Warnings []string       // tables and schema statements not registered, statements refused, and why
 	Refused  []string       // statements the analyzer refused (not analyzed), with the reason
+	Partial  []string       // statements with table-level lineage only: what could not be inferred, and why
+	Notes    []string       // where the tables' schemas came from: the graph, inferred (with the columns)
 	Counts   map[string]int // statements by outcome
 }
 
 // analyzeFiles analyzes files (in one session, in order) with the schema, and runs every event
 // through process.Step as explain does.
 func analyzeFiles(ctx context.Context, a *analyzer, s schema, files []string, req analyze.Request) (*Analyzed, error) {
-	req.Tables, req.Schema = s.tables, s.parts
+	req.Schema, req.Infer = s.parts, s.infer
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -162,12 +186,22 @@ func analyzeFiles(ctx context.Context, a *analyzer, s schema, files []string, re
 		}
 		req.Files = append(req.Files, analyze.Part{Name: f, SQL: string(data)})
 	}
+	_, skipped, err := a.client.Resolve(ctx, &req, s.graph)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := a.client.Analyze(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	out := &Analyzed{Counts: map[string]int{}}
+	for _, sk := range skipped {
+		out.Warnings = append(out.Warnings, "colline: the graph's "+visible(sk))
+	}
 	for _, t := range resp.Tables {
+		if t.Outcome == analyze.OutcomeApplied && t.Source == analyze.SourceGraph {
+			out.Notes = append(out.Notes, fmt.Sprintf("colline: table %s from the graph", visible(t.Name)))
+		}
 		if t.Outcome != analyze.OutcomeApplied {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("colline: table %s (from the %s) not defined: %s", visible(t.Name), visible(t.Source), visible(t.Reason)))
 		}
@@ -195,6 +229,28 @@ func analyzeFiles(ctx context.Context, a *analyzer, s schema, files []string, re
 				out.Warnings = append(out.Warnings, r)
 			case analyze.OutcomeError:
 				out.Problems = append(out.Problems, problem(f.Name, st, "error"))
+			case analyze.OutcomeTableLevel:
+				var reads, writes []string
+				for _, n := range st.Reads {
+					reads = append(reads, n.String())
+				}
+				for _, n := range st.Writes {
+					writes = append(writes, n.String())
+				}
+				r := fmt.Sprintf("%s:%d:%d: table-level lineage only (reads %s; writes %s): %s", visible(f.Name), st.Line, st.Column,
+					visible(orNone(reads)), visible(orNone(writes)), visible(strings.Join(st.CannotInfer, "; ")))
+				out.Partial = append(out.Partial, r)
+				out.Warnings = append(out.Warnings, r)
+			}
+			for _, t := range st.Inferred {
+				cols := make([]string, len(t.Columns))
+				for i, c := range t.Columns {
+					cols[i] = c.Name + " " + c.Type
+				}
+				out.Notes = append(out.Notes, fmt.Sprintf("%s:%d:%d: inferred %s (%s)", visible(f.Name), st.Line, st.Column,
+					visible(t.String()), visible(strings.Join(cols, ", "))))
+			}
+			switch st.Outcome {
 			case analyze.OutcomeEvent:
 				src := fmt.Sprintf("%s:%d", f.Name, st.Line)
 				for _, raw := range st.Events {
@@ -232,7 +288,7 @@ var AnalyzeFormats = append(append([]string(nil), Formats...), "events")
 func analyzeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("colline analyze", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	ao := analyzerFlags(fs, false, stderr)
+	ao := analyzerFlags(fs, stderr)
 	format := fs.String("format", "table", "output format: "+strings.Join(AnalyzeFormats, ", "))
 	outDir := fs.String("out", "", "also write each event to a file in this directory (NNNN-<file>-<line>.json), for explain and replay")
 	app := fs.String("app", "colline-analyze", "the Spark application name of the events (their job is NAMESPACE/APP)")
@@ -256,6 +312,7 @@ func analyzeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	defer s.close()
 	a, err := ao.connect(ctx)
 	if err != nil {
 		return err
@@ -287,13 +344,13 @@ func analyzeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	}
-	for _, p := range append(res.Warnings, res.Problems...) {
+	for _, p := range append(append(res.Notes, res.Warnings...), res.Problems...) {
 		fmt.Fprintln(stderr, p)
 	}
-	fmt.Fprintf(stderr, "colline: analyzed %d statement(s) of %d file(s) with Spark %s in %s: %d event(s), %d skipped, %d refused, %d error(s)\n",
-		res.Counts[analyze.OutcomeEvent]+res.Counts[analyze.OutcomeSkipped]+res.Counts[analyze.OutcomeError], len(files), a.spark,
+	fmt.Fprintf(stderr, "colline: analyzed %d statement(s) of %d file(s) with Spark %s in %s: %d event(s), %d skipped, %d table-level, %d refused, %d error(s)\n",
+		res.Counts[analyze.OutcomeEvent]+res.Counts[analyze.OutcomeSkipped]+res.Counts[analyze.OutcomeError]+res.Counts[analyze.OutcomeTableLevel], len(files), a.spark,
 		time.Since(start).Round(time.Millisecond), res.Counts[analyze.OutcomeEvent], res.Counts[analyze.OutcomeSkipped],
-		res.Counts[analyze.OutcomeRefused], len(res.Problems))
+		res.Counts[analyze.OutcomeTableLevel], res.Counts[analyze.OutcomeRefused], len(res.Problems))
 	if len(res.Problems) > 0 {
 		return errSilent
 	}

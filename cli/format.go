@@ -93,18 +93,25 @@ func writeTable(w io.Writer, evs []Event) error {
 		// row-level dependency's target is the written dataset, marked "(rows)"
 		// a struct field (a column's part, nested.go in plan/) is marked "(field)"
 		fields := map[string]bool{}
+		inferred := map[string]bool{}
 		for _, list := range [][]plan.Dataset{lin.Reads, writeDatasets(lin.Writes)} {
 			for _, d := range list {
 				for _, c := range d.Columns {
 					fields[c.Key] = c.Parent != ""
+					inferred[c.Key] = d.Inferred
 				}
 			}
 		}
+		// a column of a table whose schema colline analyze inferred is marked "(inferred)"
 		mark := func(key string) string {
+			s := visible(key)
 			if fields[key] {
-				return visible(key) + " (field)"
+				s += " (field)"
 			}
-			return visible(key)
+			if inferred[key] {
+				s += " (inferred)"
+			}
+			return s
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "SOURCE\tTARGET\tTYPE\tSUBTYPE\tMASKING\tEXPR")
@@ -166,6 +173,10 @@ func writeDatasets(ws []plan.Write) []plan.Dataset {
 func datasetList(ds []plan.Dataset) string {
 	keys := make([]string, 0, len(ds))
 	for _, d := range ds {
+		if d.Inferred {
+			keys = append(keys, visible(d.Key)+" (inferred schema)")
+			continue
+		}
 		keys = append(keys, visible(d.Key))
 	}
 	return orNone(keys)
@@ -453,6 +464,7 @@ type jsonDataset struct {
 	Kind          string             `json:"kind"`
 	Location      string             `json:"location,omitempty"`
 	Mode          string             `json:"mode,omitempty"`
+	Inferred      bool               `json:"inferred,omitempty"` // colline analyze inferred its schema
 	Columns       []string           `json:"columns"`
 	Fields        []string           `json:"fields,omitempty"`        // struct fields of the columns, dotted: address.city
 	ColumnLineage *jsonColumnLineage `json:"columnLineage,omitempty"` // writes only; absent when missing
@@ -495,7 +507,7 @@ func writeJSON(w io.Writer, evs []Event) error {
 	out := make([]jsonEvent, 0, len(evs))
 	ds := func(d plan.Dataset, mode string) jsonDataset {
 		j := jsonDataset{Key: d.Key, Namespace: d.Namespace, Name: d.Name, Kind: d.Kind, Location: d.Location, Mode: mode,
-			Columns: make([]string, 0, len(d.Columns))}
+			Inferred: d.Inferred, Columns: make([]string, 0, len(d.Columns))}
 		for _, c := range d.Columns {
 			if c.Parent != "" {
 				j.Fields = append(j.Fields, c.Name)

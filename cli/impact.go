@@ -22,7 +22,7 @@ import (
 func impactCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("colline impact", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	ao := analyzerFlags(fs, true, stderr)
+	ao := analyzerFlags(fs, stderr)
 	old := &listFlag{}
 	fs.Var(old, "old", "the old version of the SQL (repeatable); default: the job's lineage in the graph")
 	job := fs.String("job", "", "the job's key in the graph, NAMESPACE/APP (spark.colline.namespace / spark.app.name); default: every job writing the datasets")
@@ -60,6 +60,7 @@ func impactCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	if err != nil {
 		return 0, err
 	}
+	defer s.close()
 	a, err := ao.connect(ctx)
 	if err != nil {
 		return 0, err
@@ -71,11 +72,11 @@ func impactCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range append(res.Warnings, res.Problems...) {
+		for _, p := range append(append(res.Notes, res.Warnings...), res.Problems...) {
 			fmt.Fprintln(stderr, p)
 		}
-		if n := len(res.Problems) + len(res.Refused); n > 0 {
-			return nil, fmt.Errorf("%s: %d statement(s) could not be analyzed (or were refused): the impact of a change needs all of them", strings.Join(files, " "), n)
+		if n := len(res.Problems) + len(res.Refused) + len(res.Partial); n > 0 {
+			return nil, fmt.Errorf("%s: %d statement(s) could not be analyzed (were refused, or have table-level lineage only): the impact of a change needs all of them", strings.Join(files, " "), n)
 		}
 		out := make([]*plan.Lineage, len(res.Events))
 		for i, ev := range res.Events {

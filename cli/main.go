@@ -39,7 +39,7 @@ usage:
 
 ANALYZER: [--server URL] [--token-file F] [--analyzer CMD] [--spark-line LINE] [--catalog memory|hive]
           [--metastore DIR|jdbc:...|thrift://...] [--warehouse DIR] [--ddl FILE]... [--conf K=V]...
-          [--schema-from-graph] [--neo4j URI ...]
+          [--schema-from-graph=false] [--infer=false] [--neo4j URI ...]
 
 FILE is an event captured by the listener or the Hive hook (spark.colline.output.dir,
 colline.output.dir) or a file of events, one JSON value after another (e.g. saved from the
@@ -93,10 +93,14 @@ analyze parses and analyzes SQL files with Spark (dev/spark-analyze starts a loc
 --server names a running analyzer) and never runs them: each statement becomes the event the
 listener would publish for it, marked analyzed, shown as explain shows events (--format events
 prints the events, one JSON value a line; --out DIR writes one file each, for explain and
-replay). Tables come from --ddl files, from a Hive metastore (--metastore, read only), or from
-colline's graph (--schema-from-graph, sent as data: a type that is not one Spark SQL type refuses
-its table, naming the column); a file's own CREATE statements define tables for the rest of it,
-registered by colline in the analyzer's own catalog, never run. Statements that would run code or
+replay). Tables come, in this order, from --ddl files or a Hive metastore (--metastore, read
+only), from the file's own CREATE statements (registered by colline in the analyzer's own
+catalog, never run), from colline's graph (--neo4j or COLLINE_NEO4J_URI; only the tables the SQL
+names, sent as data: a type that is not one Spark SQL type refuses its table, naming the column;
+--schema-from-graph=false turns it off), and else are inferred from the statements that read
+them (their columns, with the types Spark asks of them; --infer=false turns it off): a statement
+whose tables cannot be inferred (a * over one, an unqualified column two of them could hold, ...)
+keeps table-level lineage, with the name and the reason. Statements that would run code or
 read files (ADD JAR, CREATE FUNCTION, temporary views USING a data source, reads of files by path,
 ...) are refused and reported with the reason. A statement Spark cannot parse or analyze is
 reported as FILE:LINE:COLUMN: Spark's message, and the others are still analyzed. An analyzer

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/tags"
@@ -220,6 +222,56 @@ func testTPCDSReach(t *testing.T, uri, line string) {
 	}
 	if strings.Join(diff, "; ") != "q18#agg6 aggregated <- customer#c_birth_year" {
 		t.Errorf("aggregation stop: lines not in the pass report: %v, want only q18#agg6 aggregated", diff)
+	}
+
+	// the tags of every column of the corpus, at once (as the explorer's badges), are the walk's:
+	// the graph answers the columns no tag can reach without walking them (tags.Upstreamer), here
+	// with the file's exact rules and a pattern rule as well
+	patSource := "file:" + p + "pattern"
+	t.Cleanup(func() { graph.NewWriter(driver, "").RemoveTags(ctx, []string{patSource}) })
+	if err := graph.NewWriter(driver, "").WriteTags(ctx, []graph.TagSet{{Key: patSource, Source: patSource, Rules: []tags.Rule{{
+		Tag: tags.Tag{Key: p + "zip", Value: "zip", Source: patSource}, Dataset: tags.Glob("spark_catalog/" + p + "tpcds.customer_addr*"), Column: "ca_?ip"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := neo4j.ExecuteQuery(ctx, driver, `MATCH (c:Column) WHERE c.key STARTS WITH $p RETURN c.key AS key ORDER BY key`,
+		map[string]any{"p": "spark_catalog/" + p}, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithReadersRouting())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, rec := range res.Records {
+		k, _ := rec.Get("key")
+		all = append(all, k.(string))
+	}
+	reader := graph.NewReader(driver, "").Tags()
+	type walkOnly struct{ tags.Graph } // neither an Upstreamer nor a Coner: steps only
+	pruned, err := tags.Of(ctx, reader, all, tags.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	walked, err := tags.Of(ctx, walkOnly{reader}, all, tags.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ups, err := reader.Upstream(ctx, all, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	untagged, zips := 0, 0
+	for _, u := range ups {
+		if !u.Tagged && !u.Structs {
+			untagged++
+		}
+	}
+	for _, ct := range walked {
+		for _, c := range ct.Tags {
+			if c.Tag.Key == p+"zip" {
+				zips++
+			}
+		}
+	}
+	if fmt.Sprint(pruned) != fmt.Sprint(walked) || untagged == 0 || zips == 0 {
+		t.Errorf("tags of %d columns: %d answered without a walk, %d zip arrivals; the answers equal: %v", len(all), untagged, zips, fmt.Sprint(pruned) == fmt.Sprint(walked))
 	}
 }
 

@@ -67,14 +67,16 @@ func serveUI(ctx context.Context, version string, args []string, stdout, stderr 
 	for _, n := range c.UiProxyTrustedNets {
 		p.Auth.ProxyTrusted = append(p.Auth.ProxyTrusted, netip.MustParsePrefix(n)) // validated by config.Load
 	}
+	reader := graph.NewReader(driver, c.Neo4jDatabase)
 	if c.UiAnalyzerURL != "" {
-		p.Analyzer = ui.ServiceAnalyzer{Client: &analyze.Client{URL: c.UiAnalyzerURL, Token: c.UiAnalyzerToken.Reveal(), HTTP: &http.Client{Timeout: c.UiQueryTimeout}}}
+		// the tables the SQL names come from the graph the page draws; the others are inferred
+		p.Analyzer = ui.ServiceAnalyzer{Client: &analyze.Client{URL: c.UiAnalyzerURL, Token: c.UiAnalyzerToken.Reveal(), HTTP: &http.Client{Timeout: c.UiQueryTimeout}},
+			Graph: &analyze.GraphSchemas{Reader: reader}, Infer: true}
 	}
 	ln, err := net.Listen("tcp", c.UiAddr)
 	if err != nil {
 		return fmt.Errorf("COLLINE_UI_ADDR %s: %w", c.UiAddr, err)
 	}
-	reader := graph.NewReader(driver, c.Neo4jDatabase)
 	p.Tags = reader.Tags()
 	srv := p.Server(c.UiAddr, ui.New(reader, p))
 	scheme := "http"

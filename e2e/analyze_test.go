@@ -106,12 +106,15 @@ func TestAnalyzeTPCDS(t *testing.T) {
 	for _, line := range sparkLines(t) {
 		t.Run("spark-"+line, func(t *testing.T) {
 			t.Parallel()
-			testAnalyzeTPCDS(t, line)
+			testAnalyzeTPCDS(t, line, nil)
 		})
 	}
 }
 
-func testAnalyzeTPCDS(t *testing.T, line string) {
+// testAnalyzeTPCDS analyzes the TPC-DS queries against the schema of dev/tpcds/data/ddl.sql,
+// or, with graph, against the tables the graph gives (analyze.Client.Resolve: only those the
+// queries name), with inference on: then every table must come from the graph, none inferred.
+func testAnalyzeTPCDS(t *testing.T, line string, graph analyze.Schemas) {
 	c := analyzerFor(t, line)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -161,14 +164,46 @@ func testAnalyzeTPCDS(t *testing.T, line string) {
 			plain = append(plain, ctas(q, queries[q]))
 		}
 	}
+	if graph != nil {
+		// no DDL: the tables come from the graph; the databases are those the capture used
+		schema = []analyze.Part{{Name: "use.sql", SQL: "USE tpcds;\nCREATE DATABASE IF NOT EXISTS tpcds_out;\n"}}
+	}
 	got := map[string]*analyze.Statement{}
 	var micros, cpuMicros, eventMicros []int64
 	run := func(req analyze.Request) *analyze.Response {
 		req.App, req.Schema = "colline-tpcds", schema
 		start := time.Now()
+		if graph != nil {
+			req.Infer = true
+			names, notes, err := c.Resolve(ctx, &req, graph)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(notes) > 0 || len(req.Tables) != len(names) {
+				t.Fatalf("the graph gave %d of the %d tables the queries name: %v", len(req.Tables), len(names), notes)
+			}
+			t.Logf("spark %s: %d tables from the graph, as the %d queries name them", line, len(req.Tables), len(req.Files))
+		}
 		resp, err := c.Analyze(ctx, req)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, tr := range resp.Tables {
+			if tr.Outcome != analyze.OutcomeApplied {
+				t.Fatalf("table %s from the %s: %s %s", tr.Name, tr.Source, tr.Outcome, tr.Reason)
+			}
+		}
+		for _, f := range resp.Files {
+			for _, st := range f.Statements {
+				if len(st.Inferred) > 0 {
+					t.Errorf("%s: tables inferred, want them all from the graph: %+v", f.Name, st.Inferred)
+				}
+				for _, ts := range st.Tables {
+					if want := analyze.SourceGraph; graph != nil && ts.Database == "tpcds" && ts.Source != want {
+						t.Errorf("%s: table %s from %q, want %q", f.Name, ts.TableName, ts.Source, want)
+					}
+				}
+			}
 		}
 		for _, f := range resp.Schema {
 			for _, st := range f.Statements {
@@ -241,7 +276,12 @@ func testAnalyzeTPCDS(t *testing.T, line string) {
 		}
 		same++
 	}
-	t.Logf("spark %s: TPC-DS: %d of %d queries analyzed without running give exactly the lineage of the captured run", line, same, len(queries))
+	from := "the TPC-DS DDL"
+	if graph != nil {
+		from = "the graph only (replayed from the captured runs; no DDL, no metastore)"
+	}
+	t.Logf("spark %s: TPC-DS with schemas from %s: %d of %d queries analyzed without running give exactly the lineage of the captured run",
+		line, from, same, len(queries))
 	t.Logf("spark %s: analysis per statement (first pass, JIT still warming): wall %s; CPU %s; serialization %s", line,
 		spread(micros), spread(cpuMicros), spread(eventMicros))
 	for _, d := range diffs {

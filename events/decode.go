@@ -606,7 +606,7 @@ var (
 	attributeKeys = []string{"exprId", "name", "type", "nullable", "qualifier", "metadataCol"}
 	exprKeys      = []string{"class", "exprId", "name", "type", "sql", "plan", "children", "fields", "commonId"}
 	datasetKeys   = []string{"kind", "catalog", "namespace", "name", "provider", "location", "tableType", "format", "paths",
-		"url", "table", "query", "servers", "topics", "pattern", "temporary", "description", "cluster", "columnComments", "tagProperties"}
+		"url", "table", "query", "servers", "topics", "pattern", "temporary", "description", "cluster", "columnComments", "tagProperties", "inferred"}
 	writeKeys      = []string{"dataset", "mode", "columns", "partitionColumns", "query", "columnTypes"}
 	ddlKeys        = []string{"action", "dataset", "to", "source", "overwrite", "columns", "dropped"}
 	columnKeys     = []string{"name", "type"}
@@ -1068,6 +1068,8 @@ func (d *decoder) dataset(ds *Dataset) error {
 			return 18, d.stringMap(&ds.ColumnComments)
 		case "tagProperties":
 			return 19, d.stringMap(&ds.TagProperties)
+		case "inferred":
+			return 20, d.bool(&ds.Inferred)
 		}
 		return unknownKey, nil
 	})

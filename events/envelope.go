@@ -167,6 +167,10 @@ type Dataset struct {
 	// which said nothing of tags (docs/tags.md).
 	ColumnComments map[string]string `json:"columnComments,omitempty"`
 	TagProperties  map[string]string `json:"tagProperties,omitempty"`
+	// Inferred (since 1.5, analyzed events only): the table's schema was inferred by colline
+	// analyze from the statements that read it (its columns are those they reference, its types
+	// those Spark's analysis asked of them), as nobody described the table.
+	Inferred bool `json:"inferred,omitempty"`
 }
 
 // Write is the target of a write command: column i is written from output i of Nodes[Query].

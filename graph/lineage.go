@@ -36,6 +36,48 @@ WHERE (size($kinds) = 0 OR d.kind IN $kinds) AND (d.droppedAt IS NULL OR d.dropp
 	return out, nil
 }
 
+// DatasetsByKey returns the datasets of keys that the graph holds, as Datasets does (not
+// dropped since last seen, columns of the newest event that listed them), sorted by key.
+func (r *Reader) DatasetsByKey(ctx context.Context, keys []string) ([]plan.Dataset, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	res, err := r.read(ctx, `UNWIND $keys AS key
+MATCH (d:Dataset {key: key})
+WHERE d.droppedAt IS NULL OR d.droppedAt < d.lastSeen
+`+datasetColumns, map[string]any{"keys": keys})
+	if err != nil {
+		return nil, fmt.Errorf("graph datasets: %w", err)
+	}
+	out := make([]plan.Dataset, 0, len(res.Records))
+	for _, rec := range res.Records {
+		out = append(out, datasetOf(rec))
+	}
+	return out, nil
+}
+
+// Versions returns, for each of keys the graph holds, a version of the dataset: its lastSeen
+// and droppedAt, which every event that mentions it (and so may change its columns) or drops it
+// moves. A cache of datasets' schemas (analyze.GraphSchemas) reads a dataset again when it changed.
+func (r *Reader) Versions(ctx context.Context, keys []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	res, err := r.read(ctx, `UNWIND $keys AS key
+MATCH (d:Dataset {key: key})
+RETURN key, coalesce(toString(d.lastSeen), '') + '|' + coalesce(toString(d.droppedAt), '') AS version`, map[string]any{"keys": keys})
+	if err != nil {
+		return nil, fmt.Errorf("graph dataset versions: %w", err)
+	}
+	for _, rec := range res.Records {
+		k, _ := get[string](rec, "key")
+		v, _ := get[string](rec, "version")
+		out[k] = v
+	}
+	return out, nil
+}
+
 // datasetColumns ends a query that matched datasets d: each with the columns of the newest event
 // that listed its columns (the greatest lastSeen among them), read by datasetOf.
 const datasetColumns = `MATCH (d)-[:HAS_COLUMN]->(c:Column)

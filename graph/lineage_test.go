@@ -40,6 +40,22 @@ func TestDatasetsWrittenReach(t *testing.T) {
 		t.Errorf("tables = %q, want %q", got, want)
 	}
 
+	// Only the keys asked for, the ones the graph holds; a version per key held.
+	byKey, err := r.DatasetsByKey(ctx, []string{p + "b", p + "nowhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := mine(byKey), []string{"b table (id:string, amount:string)"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("DatasetsByKey = %q, want %q", got, want)
+	}
+	v1, err := r.Versions(ctx, []string{p + "b", p + "c", p + "nowhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, held := v1[p+"nowhere"]; len(v1) != 2 || held || v1[p+"b"] == "" {
+		t.Errorf("Versions = %q, want b and c only", v1)
+	}
+
 	// A newer event lists b with other columns in another order: those are b's columns now.
 	later := fixture(p, t0.Add(time.Hour), "-2")[:1]
 	b := &later[0].Lineage.Writes[0].Dataset
@@ -54,6 +70,20 @@ func TestDatasetsWrittenReach(t *testing.T) {
 	want := []string{"a path (id:string, amount:string)", "b table (extra:int, id:bigint)", "c table (total:string)"}
 	if got := mine(ds); !reflect.DeepEqual(got, want) {
 		t.Errorf("after a newer event, datasets = %q, want %q", got, want)
+	}
+	// b's version moved (a cache reads it again), c's did not; DatasetsByKey gives b's new columns.
+	v2, err := r.Versions(ctx, []string{p + "b", p + "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2[p+"b"] == v1[p+"b"] || v2[p+"c"] != v1[p+"c"] {
+		t.Errorf("versions after a newer event of b: %q, before: %q", v2, v1)
+	}
+	if byKey, err = r.DatasetsByKey(ctx, []string{p + "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := mine(byKey), []string{"b table (extra:int, id:bigint)"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("DatasetsByKey after a newer event = %q, want %q", got, want)
 	}
 
 	// What the graph says is written into b: by every job, and by the one that writes it.

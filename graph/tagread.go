@@ -311,39 +311,53 @@ func (g *TagGraph) TagList(ctx context.Context) ([]TagSummary, error) {
 
 // The cone of columns $keys: the columns their values reach (Down) or come from (Up) through
 // FEEDS, found in the server breadth first (a distinct end node is a pruning expansion, not every
-// path), at most $limit per start column; then, for the start columns and every column of the
-// cone, all their hops, as Step returns them (FEEDS, HAS_FIELD both ways, DECIDES_ROWS down), and
-// a row of empty kind with its dataset and the rules that name it.
+// path), at most $limit per start column and in all; then every hop of the start columns and of the cone, as
+// Step returns them (FEEDS, HAS_FIELD both ways, DECIDES_ROWS down), and one row of empty kind
+// that lists the cone's columns, [key, dataset], and the rules that name one of them. One row per
+// hop and one for the whole cone: a row per column doubled the rows, which is what the server's
+// time grows with (docs/benchmarks.md).
 const tagConeDown = `UNWIND $keys AS k
 MATCH (s:Column {key: k})
 CALL (s) { MATCH (s)-[:FEEDS*1..100]->(x:Column) RETURN DISTINCT x LIMIT $limit }
 WITH collect(DISTINCT s) + collect(DISTINCT x) AS cone
 UNWIND cone AS s
-WITH DISTINCT s
-CALL (s) {
+WITH DISTINCT s LIMIT $limit
+WITH collect(s) AS cone
+CALL (cone) {
+  UNWIND cone AS s
+  CALL (s) {
 ` + hopsDown + `
+  }
+  RETURN s.key AS key, s.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows, null AS columns, null AS rules
   UNION ALL
-  RETURN '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
+` + coneSummary + `
 }
-RETURN s.key AS key, s.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows,
-       CASE kind WHEN '' THEN COLLECT { MATCH (r:TagRule {columnKey: s.key}) RETURN r {.tag, .value, .source, .dataset, .column} } END AS rules`
+RETURN key, dataset, kind, other, otherDataset, job, roles, exprs, masked, rows, columns, rules`
 
 const tagConeUp = `UNWIND $keys AS k
 MATCH (t:Column {key: k})
 CALL (t) { MATCH (t)<-[:FEEDS*1..100]-(x:Column) RETURN DISTINCT x LIMIT $limit }
 WITH collect(DISTINCT t) + collect(DISTINCT x) AS cone
 UNWIND cone AS t
-WITH DISTINCT t
-CALL (t) {
+WITH DISTINCT t LIMIT $limit
+WITH collect(t) AS cone
+CALL (cone) {
+  UNWIND cone AS t
+  CALL (t) {
 ` + hopsUp + `
+  }
+  RETURN t.key AS key, t.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows, null AS columns, null AS rules
   UNION ALL
-  RETURN '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows
+` + coneSummary + `
 }
-RETURN t.key AS key, t.datasetKey AS dataset, kind, other, otherDataset, job, roles, exprs, masked, rows,
-       CASE kind WHEN '' THEN COLLECT { MATCH (r:TagRule {columnKey: t.key}) RETURN r {.tag, .value, .source, .dataset, .column} } END AS rules`
+RETURN key, dataset, kind, other, otherDataset, job, roles, exprs, masked, rows, columns, rules`
 
-// Cone implements tags.Coner: one read query for the whole cone of keys (at most limit columns
-// per start column).
+// coneSummary is the cone's row of empty kind: its columns and the rules that name them.
+const coneSummary = `  RETURN '' AS key, '' AS dataset, '' AS kind, '' AS other, '' AS otherDataset, '' AS job, [] AS roles, [] AS exprs, [] AS masked, [] AS rows,
+         [c IN cone | [c.key, c.datasetKey]] AS columns,
+         COLLECT { UNWIND cone AS c MATCH (r:TagRule {columnKey: c.key}) RETURN r {.tag, .value, .source, .dataset, .column} } AS rules`
+
+// Cone implements tags.Coner: one read query for the whole cone of keys (at most limit columns).
 func (g *TagGraph) Cone(ctx context.Context, dir tags.Direction, keys []string, limit int) (*tags.Cone, error) {
 	q := tagConeDown
 	if dir == tags.Up {
@@ -359,20 +373,75 @@ func (g *TagGraph) Cone(ctx context.Context, dir tags.Direction, keys []string, 
 		if kind, _ := get[string](rec, "kind"); kind != "" {
 			continue
 		}
-		k, _ := get[string](rec, "key")
-		c.Columns[k], _ = get[string](rec, "dataset")
-		rules, _ := get[[]any](rec, "rules")
-		for _, x := range rules {
-			m, _ := x.(map[string]any)
-			r := tags.Rule{}
-			r.Key, _ = m["tag"].(string)
-			r.Value, _ = m["value"].(string)
-			r.Source, _ = m["source"].(string)
-			ds, _ := m["dataset"].(string)
-			col, _ := m["column"].(string)
-			r.Dataset, r.Column = tags.Glob(ds), tags.Glob(col)
-			c.Rules = append(c.Rules, r)
-		}
+		columnsOf(rec, c.Columns)
+		c.Rules = append(c.Rules, rulesOf(rec)...)
 	}
 	return c, nil
+}
+
+// rulesOf reads a record's rules, a list of maps of a rule's fields.
+func rulesOf(rec *neo4j.Record) []tags.Rule {
+	list, _ := get[[]any](rec, "rules")
+	out := make([]tags.Rule, 0, len(list))
+	for _, x := range list {
+		m, _ := x.(map[string]any)
+		r := tags.Rule{}
+		r.Key, _ = m["tag"].(string)
+		r.Value, _ = m["value"].(string)
+		r.Source, _ = m["source"].(string)
+		ds, _ := m["dataset"].(string)
+		col, _ := m["column"].(string)
+		r.Dataset, r.Column = tags.Glob(ds), tags.Glob(col)
+		out = append(out, r)
+	}
+	return out
+}
+
+// For each of columns $keys, what is upstream of it through FEEDS, the column itself included (a
+// pruning expansion, at most $limit columns): how many columns, whether one has struct fields or
+// is one, and whether a rule tags one (an exact rule by its key, a pattern rule as taggedQuery
+// matches it). One row per column, no hop and no column key: the rows' values are what the
+// server's time grows with.
+const tagUpstream = `UNWIND $keys AS k
+MATCH (t:Column {key: k})
+CALL (t) {
+  WITH collect { MATCH (t)<-[:FEEDS*1..100]-(x:Column) RETURN DISTINCT x LIMIT $limit } AS up
+  RETURN [t] + up AS cone
+}
+WITH k, t, cone, COLLECT { MATCH (r:TagPattern) RETURN r } AS patterns
+RETURN k AS key, t.datasetKey AS dataset, size(cone) AS columns,
+       any(c IN cone WHERE EXISTS { (c)-[:HAS_FIELD]-(:Column) }) AS structs,
+       any(c IN cone WHERE EXISTS { MATCH (:TagRule {columnKey: c.key}) }
+         OR any(r IN patterns WHERE c.datasetKey STARTS WITH r.datasetPrefix AND c.datasetKey =~ r.datasetRegex
+                AND substring(c.key, size(c.datasetKey) + 1) =~ r.columnRegex)) AS tagged`
+
+// Upstream implements tags.Upstreamer: one read query for all keys.
+func (g *TagGraph) Upstream(ctx context.Context, keys []string, limit int) ([]tags.Upstream, error) {
+	res, err := g.r.read(ctx, tagUpstream, map[string]any{"keys": keys, "limit": int64(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("graph: upstream of %d column(s): %w", len(keys), err)
+	}
+	out := make([]tags.Upstream, 0, len(res.Records))
+	for _, rec := range res.Records {
+		u := tags.Upstream{}
+		u.Column, _ = get[string](rec, "key")
+		u.Dataset, _ = get[string](rec, "dataset")
+		n, _ := get[int64](rec, "columns")
+		u.Columns = int(n)
+		u.Structs, _ = get[bool](rec, "structs")
+		u.Tagged, _ = get[bool](rec, "tagged")
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// columnsOf adds a record's columns, a list of [key, dataset], to into.
+func columnsOf(rec *neo4j.Record, into map[string]string) {
+	list, _ := get[[]any](rec, "columns")
+	for _, x := range list {
+		if kd, _ := x.([]any); len(kd) == 2 {
+			k, _ := kd[0].(string)
+			into[k], _ = kd[1].(string)
+		}
+	}
 }

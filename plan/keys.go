@@ -33,7 +33,9 @@ func Identify(d *events.Dataset) []Dataset {
 			catalog = "spark_catalog"
 		}
 		name := strings.Join(append(append([]string{}, d.Namespace...), d.Name), ".")
-		return []Dataset{newDataset(strings.ToLower(catalog), strings.ToLower(name), d.Kind, d.Location)}
+		ds := newDataset(strings.ToLower(catalog), strings.ToLower(name), d.Kind, d.Location)
+		ds.Inferred = d.Inferred
+		return []Dataset{ds}
 	case "path":
 		out := make([]Dataset, 0, len(d.Paths))
 		for _, p := range d.Paths {

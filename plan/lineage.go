@@ -62,6 +62,9 @@ type Dataset struct {
 	Kind      string // table, view, path, jdbc, kafka, local, rdd, other
 	Location  string // storage location when known
 	Columns   []Column
+	// Inferred: colline analyze inferred the table's schema from the statements that read it
+	// (nobody described it): its columns and their types are the statements', not the table's.
+	Inferred bool
 }
 
 // Column is a column of a dataset.

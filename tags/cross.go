@@ -37,8 +37,25 @@ type Coner interface {
 	Cone(ctx context.Context, dir Direction, keys []string, limit int) (*Cone, error)
 }
 
+// Upstreamer is a Graph that also tells which columns are upstream of columns, without their
+// hops: Of answers a column whose upstream holds no tagged column and no struct without walking
+// it (most columns: tags are set on few), and walks the others.
+type Upstreamer interface {
+	Upstream(ctx context.Context, keys []string, limit int) ([]Upstream, error)
+}
+
+// Upstream is what is upstream of a column through FEEDS, however they cross, up to 100 hops
+// (a walk's default most), the column itself included, counted up to a limit.
+type Upstream struct {
+	Column  string
+	Dataset string
+	Columns int  // how many, at most the limit and the column
+	Structs bool // one of them has struct fields or is one
+	Tagged  bool // a rule tags one of them
+}
+
 // Cone is the part of the graph that columns reach (Down) or come from (Up) through FEEDS, at
-// most a limit of columns per start column: its Columns (the start columns that exist among
+// most a limit of columns: its Columns (the start columns that exist among
 // them), each with its dataset, every hop of every one of them (all kinds), and the rules that
 // name one of them (Rules with these keys: the exact ones; pattern rules are Graph.Rules').
 type Cone struct {
@@ -155,15 +172,12 @@ func newStepper(g Graph, dir Direction, limit int) *stepper {
 	return &stepper{g: g, dir: dir, limit: limit, hops: map[string][]Hop{}}
 }
 
-// maxConeKeys is the most start columns a walk asks a cone for: a cone is expanded per start
-// column in the server, so overlapping cones of many columns cost more than steps, which meet
-// each column once (measured on the bench graph: docs/benchmarks.md).
-const maxConeKeys = 16
-
-// cone fetches the cone of keys, once, when the Graph can and keys are few.
+// cone fetches the cone of keys, once, when the Graph can: one query for what a walk from any
+// number of columns reads (the server expands from each start column, which costs little; the
+// rows it returns cost, and a column is returned once whatever the number of cones it is in).
 func (s *stepper) cone(ctx context.Context, keys []string) error {
 	c, ok := s.g.(Coner)
-	if s.coned || !ok || len(keys) > maxConeKeys {
+	if s.coned || !ok {
 		s.coned = true
 		return nil
 	}

@@ -139,3 +139,46 @@ func (m *Memory) Tagged(_ context.Context, key string) ([]Tagged, error) {
 
 // Policies implements Graph.
 func (m *Memory) Policies(context.Context) (map[string]Policy, error) { return m.policies, nil }
+
+// Upstream implements Upstreamer: breadth first up the FEEDS, at most 100 hops and limit columns
+// besides the column.
+func (m *Memory) Upstream(_ context.Context, keys []string, limit int) ([]Upstream, error) {
+	into := map[string][]Hop{}
+	structs := map[string]bool{}
+	for _, h := range m.hops {
+		switch h.Kind {
+		case Feeds:
+			into[h.To] = append(into[h.To], h)
+		case Field, Parent:
+			structs[h.From], structs[h.To] = true, true
+		}
+	}
+	var out []Upstream
+	for _, k := range keys {
+		d, ok := m.columns[k]
+		if !ok {
+			continue
+		}
+		seen := map[string]string{k: d}
+		frontier := []string{k}
+		for depth := 0; depth < DefaultMaxSteps && len(frontier) > 0 && len(seen) <= limit; depth++ {
+			var next []string
+			for _, c := range frontier {
+				for _, h := range into[c] {
+					if _, ok := seen[h.From]; !ok && len(seen) <= limit {
+						seen[h.From] = h.FromDataset
+						next = append(next, h.From)
+					}
+				}
+			}
+			frontier = next
+		}
+		up := Upstream{Column: k, Dataset: d, Columns: len(seen)}
+		for c, cd := range seen {
+			up.Structs = up.Structs || structs[c]
+			up.Tagged = up.Tagged || len(tagsAt(m.rules, cd, c)) > 0
+		}
+		out = append(out, up)
+	}
+	return out, nil
+}

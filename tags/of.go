@@ -59,12 +59,67 @@ func (s upState) resolve(p Policy) (Status, bool) {
 // last may: the tag then arrives Masked; an aggregation stops the tags whose settings say so). A
 // tag from several columns, or along several paths, is listed once per column it starts at, with
 // its best status along a shortest path. The walk goes up breadth first, one Graph.Step per
-// depth for all keys together. A key that names no column is an error wrapping ErrNotFound.
+// depth for all keys together; when g is an Upstreamer, only from the keys that a tag may reach
+// (untaggedUpstream). A key that names no column is an error wrapping ErrNotFound.
 func Of(ctx context.Context, g Graph, keys []string, lim Limits) ([]ColumnTags, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
 	keys = slices.Compact(slices.Sorted(slices.Values(keys)))
+	untagged, err := untaggedUpstream(ctx, g, keys, lim)
+	if err != nil {
+		return nil, err
+	}
+	var walk []string
+	for _, k := range keys {
+		if _, ok := untagged[k]; !ok {
+			walk = append(walk, k)
+		}
+	}
+	out := make([]ColumnTags, 0, len(keys))
+	if len(walk) > 0 {
+		if out, err = of(ctx, g, walk, lim); err != nil {
+			return nil, err
+		}
+	}
+	for _, ct := range untagged {
+		out = append(out, ct)
+	}
+	slices.SortFunc(out, func(a, b ColumnTags) int { return cmp.Compare(a.Column, b.Column) })
+	return out, nil
+}
+
+// statesPerColumn bounds the states of Of's walk at one column without structs: the asked column
+// itself, or its last hop's crossing (3) times an aggregation before it or not.
+const statesPerColumn = 7
+
+// untaggedUpstream answers, when g is an Upstreamer, the columns of keys that no tag can reach:
+// no column upstream of them through FEEDS (a superset of what Of's walk meets, which follows
+// FEEDS that carry, and struct links) is tagged, none is a struct or a struct's field, and their
+// walk could not reach its limit of columns. Their answer is no tags, not truncated: what the walk
+// finds, without reading a hop. (It could differ only in Truncated, for a column with an upstream
+// path of 100 hops or more that meets no tag: the walk stops there and says so.)
+func untaggedUpstream(ctx context.Context, g Graph, keys []string, lim Limits) (map[string]ColumnTags, error) {
+	u, ok := g.(Upstreamer)
+	if !ok || lim.steps() != DefaultMaxSteps { // Upstream looks as far as a default walk
+		return nil, nil
+	}
+	limit := lim.columns() / statesPerColumn
+	ups, err := u.Upstream(ctx, keys, limit)
+	if err != nil {
+		return nil, fmt.Errorf("tags: upstream columns: %w", err)
+	}
+	out := map[string]ColumnTags{}
+	for _, up := range ups {
+		if !up.Tagged && !up.Structs && up.Columns <= limit {
+			out[up.Column] = ColumnTags{Column: up.Column, Dataset: up.Dataset, Tags: []Carried{}}
+		}
+	}
+	return out, nil
+}
+
+// of is Of for columns that may have tags: it walks up from them.
+func of(ctx context.Context, g Graph, keys []string, lim Limits) ([]ColumnTags, error) {
 	walk := newStepper(g, Up, lim.columns())
 	if err := walk.cone(ctx, keys); err != nil {
 		return nil, fmt.Errorf("tags: upstream: %w", err)

@@ -461,3 +461,74 @@ func TestConeSameAnswers(t *testing.T) {
 		}
 	}
 }
+
+// stepped is a Graph that records the columns it is asked for hops of, and is no Upstreamer.
+type stepped struct {
+	tags.Graph
+	keys map[string]bool
+}
+
+func (s *stepped) Step(ctx context.Context, dir tags.Direction, keys []string) ([]tags.Hop, error) {
+	for _, k := range keys {
+		s.keys[k] = true
+	}
+	return s.Graph.Step(ctx, dir, keys)
+}
+
+// TestUntaggedUpstream: Of answers the columns that no tag can reach without walking them (an
+// Upstreamer says that no column upstream through FEEDS is tagged and none is a struct), and its
+// answers are the walk's, for every column, with either aggregation setting.
+func TestUntaggedUpstream(t *testing.T) {
+	ctx := context.Background()
+	orders, x, s := "spark_catalog/crm.orders", "spark_catalog/mart.x", "spark_catalog/stage.s"
+	keys := []string{"spark_catalog/mart.x#email", "spark_catalog/mart.x#hash", "spark_catalog/mart.y#hash",
+		"spark_catalog/mart.x#longest", "spark_catalog/mart.y#longest", "spark_catalog/mart.x#flag", "spark_catalog/crm.customer#email",
+		"spark_catalog/mart.z#profile", "spark_catalog/mart.z#profile.mail", "spark_catalog/stage.contacts#profile.phone",
+		x + "#total", orders + "#amount", s + "#st", s + "#st.a"}
+	for _, agg := range []string{tags.AggregationPass, tags.AggregationStop} {
+		g := func() *tags.Memory {
+			m := lineage(agg)
+			m.AddColumn(orders+"#amount", orders)
+			m.AddColumn(s+"#st", s)
+			m.AddColumn(s+"#st.a", s)
+			m.AddHop(tags.Hop{Kind: tags.Feeds, From: orders + "#amount", FromDataset: orders, To: x + "#total", ToDataset: x, Job: "b",
+				Roles: []tags.Role{{Type: plan.Direct, Subtype: plan.Aggregation}}})
+			m.AddHop(tags.Hop{Kind: tags.Field, From: s + "#st", FromDataset: s, To: s + "#st.a", ToDataset: s})
+			m.AddHop(tags.Hop{Kind: tags.Parent, From: s + "#st.a", FromDataset: s, To: s + "#st", ToDataset: s})
+			m.AddHop(tags.Hop{Kind: tags.Feeds, From: orders + "#amount", FromDataset: orders, To: s + "#st.a", ToDataset: s, Job: "e",
+				Roles: []tags.Role{{Type: plan.Direct, Subtype: plan.Identity}}})
+			return m
+		}
+		walked := &stepped{Graph: g(), keys: map[string]bool{}}
+		want, err := tags.Of(ctx, walked, keys, tags.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pruned := g()
+		got, err := tags.Of(ctx, pruned, keys, tags.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("aggregation %s: of with Upstream\n%v\nwalked\n%v", agg, got, want)
+		}
+		for _, ct := range got {
+			if (ct.Column == x+"#total" || ct.Column == orders+"#amount") && len(ct.Tags) != 0 {
+				t.Errorf("%s: tags %v, want none", ct.Column, ct.Tags)
+			}
+		}
+		ups, _ := pruned.Upstream(ctx, keys, 100)
+		answered := 0
+		for _, u := range ups {
+			if !u.Tagged && !u.Structs {
+				answered++
+			}
+			if u.Column == s+"#st" && !u.Structs || u.Column == x+"#total" && (u.Tagged || u.Structs || u.Columns != 2) {
+				t.Errorf("upstream of %s: %+v", u.Column, u)
+			}
+		}
+		if answered != 2 { // mart.x#total and crm.orders#amount; the struct s.st and its field are walked
+			t.Errorf("%d columns answered without a walk, want 2", answered)
+		}
+	}
+}

@@ -90,6 +90,7 @@ func TestAPITypes(t *testing.T) {
 		"ColumnDetail": reflect.TypeFor[graph.ColumnDetail](), "DatasetDetail": reflect.TypeFor[graph.DatasetDetail](),
 		"Run": reflect.TypeFor[graph.RunInfo](), "Access": reflect.TypeFor[graph.Access](), "JobDetail": reflect.TypeFor[graph.JobDetail](),
 		"Impacted": reflect.TypeFor[graph.Impacted](), "PreviewEvent": reflect.TypeFor[previewEvent](),
+		"SQLStatement": reflect.TypeFor[SQLStatement](), "SQLTable": reflect.TypeFor[SQLTable](), "SQLColumn": reflect.TypeFor[SQLColumn](),
 		"RunRef": reflect.TypeFor[graph.RunRef](), "RunConnect": reflect.TypeFor[graph.RunConnect](), "RunSet": reflect.TypeFor[graph.RunSet](),
 		"Tag": reflect.TypeFor[tags.Tag](), "TagPolicy": reflect.TypeFor[tags.Policy](), "Tagged": reflect.TypeFor[tags.Tagged](),
 		"Hop": reflect.TypeFor[tags.Hop](), "Arrival": reflect.TypeFor[tags.Arrival](), "Reached": reflect.TypeFor[tags.Reached](),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/colline/colline/analyze"
 	"github.com/colline/colline/cli"
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/graph"
@@ -97,12 +98,41 @@ func TestExplorerInChromium(t *testing.T) {
 	} else if !filepath.IsAbs(shots) {
 		shots = filepath.Join(root, shots)
 	}
-	node := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "--test-concurrency=1", "test/")
-	node.Dir = filepath.Join(root, "ui", "web")
-	node.Env = append(os.Environ(), "COLLINE_UI_URL="+u.URL, "COLLINE_CHROMIUM="+strings.TrimSpace(string(chromium)),
-		"COLLINE_UI_SCREENSHOTS="+shots, "COLLINE_HOSTILE_COLUMN="+hostile.column, "COLLINE_HOSTILE_NAME="+hostile.name, "COLLINE_TAG_KEY="+tagKey)
-	out, err = node.CombinedOutput()
-	t.Logf("node --test ui/web/test:\n%s", out)
+	env := []string{"COLLINE_CHROMIUM=" + strings.TrimSpace(string(chromium)), "COLLINE_UI_SCREENSHOTS=" + shots,
+		"COLLINE_HOSTILE_COLUMN=" + hostile.column, "COLLINE_HOSTILE_NAME=" + hostile.name, "COLLINE_TAG_KEY=" + tagKey}
+	node(t, ctx, root, append(env, "COLLINE_UI_URL="+u.URL))
+
+	// the SQL panel as make demo serves it: a warm analyzer (no DDL, no metastore), the explorer
+	// sending it the SQL with the schemas of the tables it names read from the graph; the tests
+	// named "SQL panel with the analyzer" (skipped above) paste SQL over known and unknown tables
+	p, err := analyze.Start(ctx, analyze.Options{Launcher: filepath.Join(root, "dev", "spark-analyze")})
+	if err != nil {
+		t.Fatalf("the analyzer: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	t.Logf("analyzer: Spark %s at %s, ready in %.1fs", p.Spark, p.URL, p.Startup.Seconds())
+	// warm, as make demo's is by the time a user pastes SQL: the first analyses of a fresh JVM
+	// (inference's rounds included) are its slowest, and the explorer gives a request
+	// COLLINE_UI_QUERY_TIMEOUT (15 s by default)
+	warm := time.Now()
+	if _, err := p.Client().Analyze(ctx, analyze.Request{App: "colline-ui-warm-up", Infer: true, Files: []analyze.Part{{Name: "warm.sql",
+		SQL: "CREATE TABLE warm.t USING parquet AS SELECT s.id, sum(s.amount) AS total FROM warm.s s WHERE s.kind = 'x' GROUP BY s.id"}}}); err != nil {
+		t.Fatalf("the analyzer's warm-up: %v", err)
+	}
+	t.Logf("analyzer warmed up in %.1fs", time.Since(warm).Seconds())
+	withSQL := stack.StartUI(t, bin, filepath.Join(dir, "ui-sql.log"), "COLLINE_NEO4J_URI="+uri,
+		"COLLINE_UI_ANALYZER_URL="+p.URL, "COLLINE_UI_ANALYZER_TOKEN_FILE="+p.TokenFile)
+	node(t, ctx, root, append(env, "COLLINE_UI_URL="+withSQL.URL, "COLLINE_UI_ANALYZER=1"), "--test-name-pattern=SQL panel with the analyzer")
+}
+
+// node runs the page's tests (ui/web/test, node's test runner) with env, and fails t if one fails.
+func node(t *testing.T, ctx context.Context, root string, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "node", append(append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, args...), "test/")...)
+	cmd.Dir = filepath.Join(root, "ui", "web")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test %s ui/web/test:\n%s", strings.Join(args, " "), out)
 	if err != nil {
 		t.Fatalf("the browser tests failed: %v", err)
 	}

@@ -102,7 +102,7 @@ type stubAnalyzer struct {
 	ended chan error
 }
 
-func (a *stubAnalyzer) Analyze(ctx context.Context, sql, dialect string) ([]byte, error) {
+func (a *stubAnalyzer) Analyze(ctx context.Context, sql, dialect string) (*Analysis, error) {
 	a.mu.Lock()
 	a.calls++
 	a.mu.Unlock()
@@ -111,7 +111,8 @@ func (a *stubAnalyzer) Analyze(ctx context.Context, sql, dialect string) ([]byte
 		a.ended <- ctx.Err()
 		return nil, ctx.Err()
 	}
-	return os.ReadFile("../plan/testdata/spark-3.5/skeleton/0003-6-InsertIntoHadoopFsRelationCommand.json")
+	ev, err := os.ReadFile("../plan/testdata/spark-3.5/skeleton/0003-6-InsertIntoHadoopFsRelationCommand.json")
+	return &Analysis{Events: ev}, err
 }
 
 // TestLoginThrottle: ten wrong passwords from one address, then that address is refused (429

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/colline/colline/analyze"
 	"github.com/colline/colline/graph"
@@ -26,9 +27,59 @@ import (
 // so the panel shows exactly what the consumer would write; nothing is written.
 
 // Analyzer turns SQL into plan events (one JSON value after another, docs/event-format.md)
-// without running it: colline analyze's service. Its errors are shown to the user as they are.
+// without running it: colline analyze's service. Its errors are shown to the user as they are;
+// a *SQLError says where in the SQL.
 type Analyzer interface {
-	Analyze(ctx context.Context, sql, dialect string) ([]byte, error)
+	Analyze(ctx context.Context, sql, dialect string) (*Analysis, error)
+}
+
+// Analysis is what the analyzer made of the SQL: the events of its statements, one JSON value
+// after another, and each statement's outcome and tables.
+type Analysis struct {
+	Events     []byte
+	Statements []SQLStatement
+}
+
+// SQLStatement is what became of one statement of the SQL panel: its place, its outcome (event,
+// skipped, tableLevel, ...), the tables it names with where their schemas came from, the tables
+// inferred for it; for a table-level one, what could not be inferred and the tables it reads
+// and writes (dataset keys).
+type SQLStatement struct {
+	Index       int        `json:"index"`
+	Line        int        `json:"line"`
+	Column      int        `json:"column"`
+	Outcome     string     `json:"outcome"`
+	Reason      string     `json:"reason,omitempty"`
+	Tables      []SQLTable `json:"tables,omitempty"`
+	Inferred    []SQLTable `json:"inferred,omitempty"`
+	CannotInfer []string   `json:"cannotInfer,omitempty"`
+	Reads       []string   `json:"reads,omitempty"`
+	Writes      []string   `json:"writes,omitempty"`
+}
+
+// SQLTable is a table a statement names: its dataset key, where its schema came from (ddl,
+// graph, script, inferred, view, ...), and for an inferred one its columns.
+type SQLTable struct {
+	Key     string      `json:"key"`
+	Source  string      `json:"source"`
+	Columns []SQLColumn `json:"columns,omitempty"`
+}
+
+// SQLColumn is a column of an inferred table, with the type Spark's analysis asked of it.
+type SQLColumn struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// SQLError is a statement the analyzer refused, or Spark could not parse or analyze: the
+// panel's error, with where it is in the SQL (1-based).
+type SQLError struct {
+	Statement, Line, Column int
+	Message                 string
+}
+
+func (e *SQLError) Error() string {
+	return fmt.Sprintf("colline analyze: statement %d, line %d, column %d: %s", e.Statement, e.Line, e.Column, e.Message)
 }
 
 // previewSteps is how far the panel follows the graph downstream of what a statement writes.
@@ -81,21 +132,37 @@ func (s *server) sql(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotImplemented, errors.New("SQL needs colline analyze, which this explorer is not connected to (COLLINE_UI_ANALYZER_URL); paste plan events instead"))
 		return
 	}
-	evs, err := s.p.Analyzer.Analyze(r.Context(), req.SQL, req.Dialect)
-	if err != nil {
+	a, err := s.p.Analyzer.Analyze(r.Context(), req.SQL, req.Dialect)
+	var se *SQLError
+	switch {
+	case errors.As(err, &se):
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": se.Error(), "line": se.Line, "column": se.Column, "statement": se.Statement})
+		return
+	case err != nil:
 		fail(w, http.StatusUnprocessableEntity, err)
 		return
 	}
-	s.previewEvents(w, r, evs)
+	s.previewSQL(w, r, a)
 }
 
 // previewEvents answers with the lineage of the events in body, which graph datasets and columns
 // are already known, and the graph downstream of the columns they write.
 func (s *server) previewEvents(w http.ResponseWriter, r *http.Request, body []byte) {
-	raws, err := process.Split(body)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err)
-		return
+	s.previewSQL(w, r, &Analysis{Events: body})
+}
+
+// previewSQL answers with the preview of an analysis: its events' lineage, the datasets of its
+// table-level statements, and its statements.
+func (s *server) previewSQL(w http.ResponseWriter, r *http.Request, a *Analysis) {
+	var raws []json.RawMessage
+	if len(a.Events) > 0 || a.Statements == nil { // SQL may give no event (table-level statements only)
+		var err error
+		if raws, err = process.Split(a.Events); err != nil {
+			fail(w, http.StatusBadRequest, err)
+			return
+		}
 	}
 	step := process.Step{MaxBytes: int(s.p.MaxBodyBytes)}
 	lw := newLineageBuilder()
@@ -113,6 +180,11 @@ func (s *server) previewEvents(w http.ResponseWriter, r *http.Request, body []by
 			lw.add(pe.Job, it.Lineage)
 		}
 		evs = append(evs, pe)
+	}
+	for _, st := range a.Statements {
+		if st.Outcome == analyze.OutcomeTableLevel {
+			lw.tables(append(append([]string(nil), st.Reads...), st.Writes...))
+		}
 	}
 	sg := lw.subgraph()
 	var dsKeys, colKeys []string
@@ -134,7 +206,10 @@ func (s *server) previewEvents(w http.ResponseWriter, r *http.Request, body []by
 			from = append(from, c.Key)
 		}
 	}
-	out := map[string]any{"events": evs, "lineage": subgraphJSON(sg, graph.Walk{}), "known": nonNil(slices.Sorted(maps.Keys(known)))}
+	out := map[string]any{"events": nonNil(evs), "lineage": subgraphJSON(sg, graph.Walk{}), "known": nonNil(slices.Sorted(maps.Keys(known)))}
+	if a.Statements != nil {
+		out["statements"] = a.Statements
+	}
 	if len(from) > 0 {
 		walk := graph.Walk{From: from, Direction: graph.Downstream, Steps: min(previewSteps, s.p.MaxSteps), MaxColumns: s.p.MaxColumns, MaxEdges: s.p.MaxEdges}
 		down, err := s.r.Walk(r.Context(), walk)
@@ -210,6 +285,18 @@ func (b *lineageBuilder) add(job string, lin *plan.Lineage) {
 	}
 }
 
+// tables adds datasets by key, without columns: the tables of a statement with table-level
+// lineage only (their keys are spark_catalog/<db>.<table>).
+func (b *lineageBuilder) tables(keys []string) {
+	for _, k := range keys {
+		if _, ok := b.datasets[k]; ok {
+			continue
+		}
+		ns, name, _ := strings.Cut(k, "/")
+		b.datasets[k] = graph.DatasetInfo{Key: k, Namespace: ns, Name: name, Kind: "table"}
+	}
+}
+
 func (b *lineageBuilder) subgraph() *graph.Subgraph {
 	sg := &graph.Subgraph{Steps: 1, Complete: true}
 	for _, d := range b.datasets {
@@ -230,37 +317,72 @@ func (b *lineageBuilder) subgraph() *graph.Subgraph {
 // ServiceAnalyzer is the SQL panel's analyzer: colline's warm analyzer service (dev/spark-analyze,
 // docs/analyze.md) through analyze.Client, which sends the analyzer's bearer token
 // (COLLINE_UI_ANALYZER_TOKEN_FILE) and the JSON content type the service requires. The SQL is one
-// file; the answer is the events of its statements, in order, one per line; the first statement
-// Spark refused, or that the analyzer refused to analyze (ADD JAR, a read of files by path, ...),
-// is the error, with its line and column. Spark's parser reads the SQL whatever the dialect
+// file. The tables it names that nothing else defines come from Graph (the explorer's graph, as
+// data), and what no one described is inferred when Infer. The answer is the events of its
+// statements, in order, and each statement's outcome; the first statement Spark refused, or
+// that the analyzer refused to analyze (ADD JAR, a read of files by path, ...), is the error
+// (*SQLError), with its line and column. Spark's parser reads the SQL whatever the dialect
 // (HiveQL's DML and DDL are mostly Spark SQL too).
-type ServiceAnalyzer struct{ Client *analyze.Client }
+type ServiceAnalyzer struct {
+	Client *analyze.Client
+	Graph  analyze.Schemas
+	Infer  bool
+}
 
 // Analyze sends sql to the service.
-func (a ServiceAnalyzer) Analyze(ctx context.Context, sql, dialect string) ([]byte, error) {
-	res, err := a.Client.Analyze(ctx, analyze.Request{App: "colline-ui", Files: []analyze.Part{{Name: "panel.sql", SQL: sql}}})
+func (a ServiceAnalyzer) Analyze(ctx context.Context, sql, dialect string) (*Analysis, error) {
+	req := analyze.Request{App: "colline-ui", Infer: a.Infer, Files: []analyze.Part{{Name: "panel.sql", SQL: sql}}}
+	if _, _, err := a.Client.Resolve(ctx, &req, a.Graph); err != nil {
+		return nil, fmt.Errorf("colline analyze: %w", err)
+	}
+	res, err := a.Client.Analyze(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("colline analyze: %w", err)
 	}
-	var out bytes.Buffer
-	n := 0
+	out := &Analysis{Statements: []SQLStatement{}}
+	var events bytes.Buffer
+	lineage := false
 	for _, f := range res.Files {
 		for _, st := range f.Statements {
-			n++
 			if e := st.Error; e != nil {
-				return nil, fmt.Errorf("colline analyze: statement %d, line %d, column %d (%s): %s", st.Index, e.Line, e.Column, e.Stage, e.Message)
+				return nil, &SQLError{Statement: st.Index, Line: e.Line, Column: e.Column, Message: "(" + e.Stage + ") " + e.Message}
 			}
 			if st.Outcome == analyze.OutcomeRefused {
-				return nil, fmt.Errorf("colline analyze: statement %d, line %d, column %d: refused: %s", st.Index, st.Line, st.Column, st.Reason)
+				return nil, &SQLError{Statement: st.Index, Line: st.Line, Column: st.Column, Message: "refused: " + st.Reason}
 			}
+			ps := SQLStatement{Index: st.Index, Line: st.Line, Column: st.Column, Outcome: st.Outcome, Reason: st.Reason, CannotInfer: st.CannotInfer}
+			for _, t := range st.Tables {
+				key := t.Key()
+				if t.Database == "" {
+					key = t.Table // a temporary view
+				}
+				ps.Tables = append(ps.Tables, SQLTable{Key: key, Source: t.Source})
+			}
+			for _, t := range st.Inferred {
+				it := SQLTable{Key: t.Key(), Source: analyze.SourceInferred}
+				for _, c := range t.Columns {
+					it.Columns = append(it.Columns, SQLColumn{Name: c.Name, Type: c.Type})
+				}
+				ps.Inferred = append(ps.Inferred, it)
+			}
+			for _, n := range st.Reads {
+				ps.Reads = append(ps.Reads, n.Key())
+			}
+			for _, n := range st.Writes {
+				ps.Writes = append(ps.Writes, n.Key())
+			}
+			out.Statements = append(out.Statements, ps)
+			lineage = lineage || st.Outcome == analyze.OutcomeTableLevel
 			for _, ev := range st.Events {
-				out.Write(ev)
-				out.WriteByte('\n')
+				events.Write(ev)
+				events.WriteByte('\n')
+				lineage = true
 			}
 		}
 	}
-	if out.Len() == 0 {
-		return nil, fmt.Errorf("colline analyze: no lineage to draw: none of the %d statement(s) writes a dataset", n)
+	if !lineage {
+		return nil, fmt.Errorf("colline analyze: no lineage to draw: none of the %d statement(s) writes a dataset", len(out.Statements))
 	}
-	return out.Bytes(), nil
+	out.Events = events.Bytes()
+	return out, nil
 }

@@ -294,10 +294,13 @@ func TestAnalyzerClient(t *testing.T) {
 	defer svc.Close()
 	a := ServiceAnalyzer{Client: &analyze.Client{URL: svc.URL}}
 	got, err := a.Analyze(context.Background(), "INSERT INTO t SELECT 1", "spark")
-	if err != nil || !strings.HasSuffix(string(got), "}\n") || !strings.Contains(string(got), "top_countries") {
-		t.Errorf("Analyze = %d bytes, %v; want the event and a newline", len(got), err)
+	if err != nil || !strings.HasSuffix(string(got.Events), "}\n") || !strings.Contains(string(got.Events), "top_countries") ||
+		len(got.Statements) != 1 || got.Statements[0].Outcome != analyze.OutcomeEvent {
+		t.Errorf("Analyze = %+v, %v; want the event and a newline, and the statement", got, err)
 	}
-	if _, err := a.Analyze(context.Background(), "SELEC 1", "spark"); err == nil || !strings.Contains(err.Error(), "line 1, column 0 (parse): [PARSE_SYNTAX_ERROR]") {
+	var se *SQLError
+	if _, err := a.Analyze(context.Background(), "SELEC 1", "spark"); !errors.As(err, &se) || se.Line != 1 || se.Column != 0 ||
+		!strings.Contains(err.Error(), "line 1, column 0: (parse) [PARSE_SYNTAX_ERROR]") {
 		t.Errorf("a parse error: %v", err)
 	}
 	h := New(&fakeReader{}, Params{Analyzer: a})

@@ -77,10 +77,10 @@ func (s *server) tagReach(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 		w.Header().Set("Content-Disposition", `attachment; filename="colline-tag-reach.csv"`)
 		w.Header().Set("X-Colline-Truncated", strconv.FormatBool(ans.Truncated))
-	} else {
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		tags.WriteReach(w, format, ans)
+		return
 	}
-	tags.WriteReach(w, format, ans)
+	reply(w, ans) // not indented, as every answer of the API: a broad tag's is 6 MB indented
 }
 
 func (s *server) tagColumns(w http.ResponseWriter, r *http.Request) {

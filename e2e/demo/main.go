@@ -120,14 +120,19 @@ RETURN DISTINCT [n IN nodes(p) | n.key] AS path`, map[string]any{"key": key}, ne
 	}
 	explorer := fmt.Sprintf("http://127.0.0.1:%s/#/lineage?%s", stack.Getenv("COLLINE_UI_PORT", "7480"),
 		url.Values{"column": {key}, "dir": {"up"}, "steps": {"5"}}.Encode())
+	sqlPanel := fmt.Sprintf("http://127.0.0.1:%s/#/sql", stack.Getenv("COLLINE_UI_PORT", "7480"))
 	fmt.Printf(`
 See it drawn as tables and columns in the explorer (colline ui, started by make demo):
   %s
+Paste SQL and see its lineage before it runs, in the SQL panel (a warm analyzer, started by make
+demo; the tables colline knows come from this graph, the others are inferred from the SQL):
+  %s
+  for example: INSERT INTO shop.top_countries SELECT country, revenue FROM shop.country_revenue WHERE revenue > 100
 Browse it in Neo4j Browser: http://127.0.0.1:%s/browser/ (no login; connect to %s); colline's style
 and guide load when it connects, or run
   MATCH p = (:Column)-[:FEEDS|DECIDES_ROWS|HAS_COLUMN*1..10]->(:Column {key: '%s'}) RETURN p
-Stop the services with: make services-stop
-`, explorer, stack.Getenv("COLLINE_NEO4J_HTTP_PORT", "17474"), s.Neo4jURI, key)
+Stop the services (the explorer and the analyzer too) with: make services-stop
+`, explorer, sqlPanel, stack.Getenv("COLLINE_NEO4J_HTTP_PORT", "17474"), s.Neo4jURI, key)
 	return nil
 }
 

@@ -179,11 +179,38 @@ export interface PreviewEvent {
   reason?: string;
 }
 
+export interface SQLColumn {
+  name: string;
+  type: string;
+}
+
+/** A table a statement names: its key, where its schema came from (ddl, graph, script, inferred, view, ...). */
+export interface SQLTable {
+  key: string;
+  source: string;
+  columns?: SQLColumn[]; // an inferred table's columns
+}
+
+/** What became of one statement of the SQL panel. */
+export interface SQLStatement {
+  index: number;
+  line: number;
+  column: number;
+  outcome: string; // event, skipped, tableLevel, ...
+  reason?: string;
+  tables?: SQLTable[];
+  inferred?: SQLTable[];
+  cannotInfer?: string[]; // tableLevel: each name that cannot be inferred, and why
+  reads?: string[];
+  writes?: string[];
+}
+
 export interface Preview {
   events: PreviewEvent[];
   lineage: Subgraph;
   downstream?: Subgraph;
   known: string[];
+  statements?: SQLStatement[];
 }
 
 // Tags (docs/tags.md): where tagged data goes, each answer with its paths.
@@ -298,7 +325,7 @@ export interface TagListAnswer {
 
 /** An answer other than 2xx, with the server's message. */
 export class APIError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(readonly status: number, message: string, readonly line?: number, readonly column?: number) {
     super(message);
   }
 }
@@ -306,13 +333,16 @@ export class APIError extends Error {
 async function answer<T>(r: Response): Promise<T> {
   if (!r.ok) {
     let msg = `${r.status} ${r.statusText}`;
+    let line: number | undefined, column: number | undefined;
     try {
-      const body = (await r.json()) as { error?: string };
+      const body = (await r.json()) as { error?: string; line?: number; column?: number };
       if (body.error) msg = body.error;
+      line = body.line;
+      column = body.column;
     } catch {
       // not JSON: keep the status line
     }
-    throw new APIError(r.status, msg);
+    throw new APIError(r.status, msg, line, column);
   }
   return (await r.json()) as T;
 }

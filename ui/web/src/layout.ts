@@ -141,7 +141,7 @@ export async function layout(boxes: Box[], links: Link[]): Promise<Layout> {
     edges.push({ id: bd.id, sources: [out], targets: [inn] });
   }
   const children: ElkNode[] = boxes.map((b, i) => ({
-    id: `n${i}`, width: width.get(b)!, height: b.collapsed ? HEADER : HEADER + ROW * b.columns.length + 4,
+    id: `n${i}`, width: width.get(b)!, height: (b.collapsed ? HEADER : HEADER + ROW * b.columns.length + 4) + (b.inferred ? 14 : 0),
     ports: ports.get(b), layoutOptions: fixedPorts,
   }));
   const graph: ElkNode = {

@@ -77,6 +77,8 @@ async function route() {
     await showTags();
   } else if (route === 'impact') {
     await showImpact({ column: params.get('column') ?? undefined, dataset: params.get('dataset') ?? undefined });
+  } else if (route === 'sql') {
+    panels.sql(panel(), cfg, actions);
   } else {
     panels.welcome(panel());
   }
@@ -188,6 +190,10 @@ async function preview(p: Preview) {
   model = new Model();
   const known = new Set(p.known);
   for (const d of p.lineage.datasets) if (!known.has(d.key)) model.fresh.add(d.key);
+  for (const st of p.statements ?? []) {
+    for (const t of st.inferred ?? []) model.inferred.add(t.key);
+    if (st.outcome === 'tableLevel') for (const k of [...(st.reads ?? []), ...(st.writes ?? [])]) model.tablesOnly.add(k);
+  }
   model.merge(p.lineage, { preview: true });
   if (p.downstream) model.merge(p.downstream);
   view = null;

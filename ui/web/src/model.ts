@@ -11,6 +11,7 @@ export interface Box {
   collapsed: boolean;
   root: boolean; // holds a column the view started from
   fresh: boolean; // not in the graph (the SQL panel's preview)
+  inferred: boolean; // its schema was inferred from the SQL panel's statements (nobody described it)
 }
 
 /** A link: the relationships of one kind from one source column to one target (over jobs). */
@@ -61,6 +62,8 @@ export class Model {
   roots = new Set<string>();
   collapsed = new Set<string>();
   fresh = new Set<string>(); // dataset and column keys the graph does not hold
+  inferred = new Set<string>(); // dataset keys whose schema the SQL panel inferred
+  tablesOnly = new Set<string>(); // datasets drawn without columns (a statement with table-level lineage only)
   truncated = false;
 
   /** Adds an answer; a column keeps the smallest distance it was met at. */
@@ -79,7 +82,7 @@ export class Model {
   }
 
   isEmpty(): boolean {
-    return this.columns.size === 0;
+    return this.columns.size === 0 && this.tablesOnly.size === 0;
   }
 
   boxes(): Box[] {
@@ -89,13 +92,14 @@ export class Model {
       list.push(c);
       by.set(c.dataset, list);
     }
+    for (const key of this.tablesOnly) if (!by.has(key)) by.set(key, []);
     const out: Box[] = [];
     for (const [key, cols] of by) {
       const dataset = this.datasets.get(key) ?? { key, namespace: '', name: key, kind: '' };
       cols.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       out.push({
         key, dataset, columns: cols, collapsed: this.collapsed.has(key),
-        root: cols.some((c) => this.roots.has(c.key)), fresh: this.fresh.has(key),
+        root: cols.some((c) => this.roots.has(c.key)), fresh: this.fresh.has(key), inferred: this.inferred.has(key),
       });
     }
     out.sort((a, b) => (a.key < b.key ? -1 : 1));

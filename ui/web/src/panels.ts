@@ -1,7 +1,7 @@
 // The side panel's views: a column, a table, a link (every role, expression, job, first and last
 // seen, the last run and its status), a job (its runs, reads, writes, status history), the impact
 // list with its CSV export, and the SQL panel.
-import { api, type ColumnDetail, type ColumnTags, type Config, type DatasetDetail, type Hop, type ImpactAnswer, type JobDetail, type Preview, type ReachAnswer, type Role, type TagSummary } from './api';
+import { api, APIError, type ColumnDetail, type ColumnTags, type Config, type DatasetDetail, type Hop, type ImpactAnswer, type JobDetail, type Preview, type ReachAnswer, type Role, type SQLStatement, type TagSummary } from './api';
 import { clear, el, short, visible, when } from './dom';
 import type { Link } from './model';
 
@@ -59,7 +59,8 @@ export function legend(): HTMLElement {
     item('l-rows', 'rows: the column decides which rows the table gets (filter, join, group by, sort)'),
     item('l-rows-partial', 'some rows: it decides only the rows one branch of a UNION brings (click for which)'),
     item('l-stale', 'stale: a later run of the job did not confirm it'),
-    item('l-preview', 'SQL panel: not run yet'));
+    item('l-preview', 'SQL panel: not run yet'),
+    item('l-inferred', 'SQL panel: a table nobody described, its schema inferred from the SQL (dashed)'));
 }
 
 /** A column's tags: each with its status, source and path from the tagged column, hop by hop. */
@@ -235,6 +236,22 @@ export function impact(panel: HTMLElement, ans: ImpactAnswer, from: { column?: s
   );
 }
 
+/** One statement's outcome: where its tables' schemas came from, what was inferred, what could not be. */
+function statement(st: SQLStatement): HTMLElement {
+  const where = `statement ${st.index} (line ${st.line})`;
+  const p = el('div', { class: `statement outcome-${st.outcome}`, 'data-index': String(st.index), 'data-outcome': st.outcome });
+  if (st.outcome === 'tableLevel') {
+    p.append(el('p', { class: 'warn' }, `${where}: table-level lineage only: reads ${(st.reads ?? []).map(short).join(', ') || 'nothing'}, writes ${(st.writes ?? []).map(short).join(', ') || 'nothing'}`),
+      list(st.cannotInfer ?? [], (r) => visible(r)));
+  }
+  const sources = (st.tables ?? []).filter((t) => t.source !== 'inferred').map((t) => `${short(t.key)} (${t.source})`);
+  if (sources.length) p.append(el('p', { class: 'muted' }, `${where} reads ${sources.join(', ')}`));
+  for (const t of st.inferred ?? []) {
+    p.append(el('p', { class: 'inferred', 'data-table': t.key }, `${where}: ${short(t.key)} inferred: ${(t.columns ?? []).map((c) => `${visible(c.name)} ${visible(c.type)}`).join(', ') || 'no column'}`));
+  }
+  return p;
+}
+
 /** The SQL panel: Spark SQL or HiveQL through colline analyze, or plan events pasted as they are. */
 export function sql(panel: HTMLElement, cfg: Config, a: Actions) {
   clear(panel);
@@ -251,17 +268,31 @@ export function sql(panel: HTMLElement, cfg: Config, a: Actions) {
       for (const ev of p.events) {
         out.append(el('p', { class: ev.error ? 'error' : '' }, ev.error ? `statement ${ev.index}: ${visible(ev.error)} (${ev.reason})` : `statement ${ev.index}: job ${short(ev.job ?? '')} writes ${(ev.writes ?? []).map(short).join(', ') || 'nothing'}`));
       }
+      for (const st of p.statements ?? []) out.append(statement(st));
       a.preview(p);
     } catch (err) {
       clear(out);
-      out.append(el('p', { class: 'error' }, (err as Error).message));
+      const e = err as APIError;
+      const msg = el('p', { class: 'error', id: 'sql-error' }, e.message);
+      out.append(msg);
+      if (e.line) {
+        // the statement Spark or the analyzer refused, at its line and column in the text
+        msg.dataset.line = String(e.line);
+        msg.dataset.column = String(e.column ?? 1);
+        const lines = text.value.split('\n');
+        const col = Math.max(1, e.column ?? 1);
+        out.append(el('pre', { class: 'sql-at', id: 'sql-at' }, `${e.line} | ${lines[e.line - 1] ?? ''}\n${' '.repeat(String(e.line).length)} | ${' '.repeat(col - 1)}^`));
+        const offset = lines.slice(0, e.line - 1).reduce((n, l) => n + l.length + 1, 0) + col - 1;
+        text.focus();
+        text.setSelectionRange(offset, Math.min(text.value.length, offset + Math.max(1, (lines[e.line - 1] ?? '').length - col + 1)));
+      }
     }
   };
   const sqlButton = button('Draw SQL', () => run(() => api.sql(text.value, dialect.value)), { id: 'sql-draw' });
   if (!cfg.analyzer) sqlButton.disabled = true;
   panel.append(
     el('h2', {}, 'SQL panel'),
-    el('p', {}, 'See the lineage of a statement before it runs, drawn with what the graph already knows: new columns and edges are marked, and the graph downstream of what it writes is shown.'),
+    el('p', {}, 'See the lineage of a statement before it runs, drawn with what the graph already knows: new columns and edges are marked, and the graph downstream of what it writes is shown. Tables the graph holds need no setup; a table nobody described gets the columns the SQL uses (dashed: inferred).'),
     el('label', { for: 'sql-text' }, 'Spark SQL or HiveQL'), text, el('div', { class: 'actions' }, dialect, sqlButton),
     cfg.analyzer ? '' : el('p', { class: 'note', id: 'sql-needs-analyze' }, 'This explorer is not connected to colline analyze (COLLINE_UI_ANALYZER_URL), which turns SQL into plan events without running it. Plan events can be drawn below.'),
     el('label', { for: 'events-text' }, 'or plan events (JSON)'), events,

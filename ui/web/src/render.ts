@@ -211,6 +211,7 @@ export class Drawing {
     if (b.root) cls.push('root');
     if (b.fresh) cls.push('fresh');
     if (b.collapsed) cls.push('collapsed');
+    if (b.inferred) cls.push('inferred');
     if (b.dataset.droppedAt && (!b.dataset.lastSeen || b.dataset.droppedAt > b.dataset.lastSeen)) cls.push('dropped');
     const name = visible(b.dataset.name || short(b.key));
     const g = svg('g', {
@@ -221,8 +222,10 @@ export class Drawing {
       svg('rect', { class: 'frame', width: p.width, height: p.height, rx: 5 }),
       svg('rect', { class: 'head', width: p.width, height: HEADER, rx: 5 }),
       svg('text', { class: 'title', x: 10, y: 19 }, cut(name, (p.width - 92) * 0.88)),
-      svg('title', {}, `${visible(b.key)}${b.dataset.kind ? ` (${b.dataset.kind})` : ''}${b.fresh ? '\nnot in the graph yet' : ''}`),
+      svg('title', {}, `${visible(b.key)}${b.dataset.kind ? ` (${b.dataset.kind})` : ''}${b.fresh ? '\nnot in the graph yet' : ''}` +
+        `${b.inferred ? '\nschema inferred from the SQL: nobody described this table' : ''}`),
     );
+    if (b.inferred) g.append(svg('text', { class: 'badge-inferred', x: 10, y: HEADER + ROW * (b.collapsed ? 0 : b.columns.length) + 12 }, 'inferred schema'));
     const buttons: [string, string, string][] = [
       ['up', '◀', 'one more step upstream from this table ([)'],
       ['collapse', b.collapsed ? '▸' : '▾', b.collapsed ? 'show the columns (c)' : 'collapse to the table (c)'],
@@ -236,6 +239,7 @@ export class Drawing {
       b.columns.forEach((c, i) => {
         const rc = ['row'];
         if (b.fresh) rc.push('fresh');
+        if (b.inferred) rc.push('inferred');
         g.append(svg('g', { class: rc.join(' '), 'data-column': c.key, transform: `translate(0,${HEADER + ROW * i})` },
           svg('rect', { width: p.width, height: ROW }),
           svg('text', { class: 'name', x: 10, y: 14 }, cut(visible(c.name), p.width - 20 - Math.min(16, (c.dataType ?? '').length) * 6)),

@@ -322,3 +322,81 @@ test('hostile names from Spark are shown as text, never as markup', async () => 
 test('no script error, console error (a CSP violation is one) or dialog on any page', () => {
   assert.deepEqual(problems, []);
 });
+
+// The SQL panel with the analyzer, as make demo serves it (ui/browser_test.go runs these alone,
+// against a second explorer connected to a warm analyzer with no DDL and no metastore): the
+// tables the SQL names come from the graph, the others are inferred from the SQL.
+const withAnalyzer = { skip: process.env.COLLINE_UI_ANALYZER ? false : 'needs the explorer with an analyzer (ui/browser_test.go)' };
+
+/** Opens the SQL panel at its address (#/sql), pastes SQL and draws it. */
+async function drawSQL(sql) {
+  await page.goto('about:blank');
+  await page.goto(`${base}/#/sql`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'true');
+  assert.ok(!(await page.locator('#sql-draw').isDisabled()), 'Draw SQL with an analyzer');
+  await page.locator('#sql-text').fill(sql);
+  await redrawn(() => page.locator('#sql-draw').click());
+}
+
+test('SQL panel with the analyzer: the demo\'s tables come from the graph, no setup', withAnalyzer, async () => {
+  await drawSQL('INSERT INTO shop.top_countries SELECT country, revenue FROM shop.country_revenue WHERE revenue > 100');
+  assert.deepEqual(await drawn(), {
+    boxes: { [K('country_revenue')]: ['country', 'revenue'], [K('top_countries')]: ['country', 'revenue'] },
+    links: [
+      `DECIDES_ROWS ${K('country_revenue', 'revenue')} > ${K('top_countries')} INDIRECT/FILTER`,
+      `FEEDS ${K('country_revenue', 'country')} > ${K('top_countries', 'country')} DIRECT/IDENTITY`,
+      `FEEDS ${K('country_revenue', 'revenue')} > ${K('top_countries', 'revenue')} DIRECT/IDENTITY`,
+    ],
+  });
+  assert.equal(await page.locator('#drawing .link.preview').count(), 3);
+  assert.equal(await page.locator('#drawing .box.fresh').count(), 0, 'both tables are in the graph');
+  assert.equal(await page.locator('#drawing .box.inferred').count(), 0, 'nothing inferred');
+  const result = await page.locator('#sql-result').textContent();
+  assert.match(result, /writes shop\.top_countries/);
+  assert.match(result, /shop\.country_revenue \(graph\)/);
+  assert.match(result, /shop\.top_countries \(graph\)/);
+});
+
+test('SQL panel with the analyzer: tables nobody described are inferred and drawn dashed', withAnalyzer, async () => {
+  await drawSQL(`CREATE TABLE shop.ticket_totals USING parquet AS
+SELECT t.region, sum(t.amount) AS total FROM support.tickets t WHERE t.status = 'open' GROUP BY t.region`);
+  const T = (c) => `spark_catalog/support.tickets${c ? '#' + c : ''}`;
+  assert.deepEqual(await drawn(), {
+    boxes: { [T()]: ['amount', 'region', 'status'], [K('ticket_totals')]: ['region', 'total'] },
+    links: [
+      `DECIDES_ROWS ${T('region')} > ${K('ticket_totals')} INDIRECT/GROUP_BY`,
+      `DECIDES_ROWS ${T('status')} > ${K('ticket_totals')} INDIRECT/FILTER`,
+      `FEEDS ${T('amount')} > ${K('ticket_totals', 'total')} DIRECT/AGGREGATION`,
+      `FEEDS ${T('region')} > ${K('ticket_totals', 'region')} DIRECT/IDENTITY`,
+    ],
+  });
+  assert.match(await page.locator(`#drawing .box[data-dataset="${T()}"]`).getAttribute('class'), /\binferred\b/);
+  assert.doesNotMatch(await page.locator(`#drawing .box[data-dataset="${K('ticket_totals')}"]`).getAttribute('class'), /\binferred\b/);
+  assert.equal(await page.locator('#drawing .box.inferred').count(), 1);
+  assert.match(await page.locator(`#sql-result p.inferred[data-table="${T()}"]`).textContent(), /support\.tickets inferred: region string, amount double, status string/);
+  await shot('ui-sql-inferred.png');
+});
+
+test('SQL panel with the analyzer: what cannot be inferred is named, with table-level lineage', withAnalyzer, async () => {
+  // a * over a table nobody described: table-level lineage, the reason named, nothing guessed
+  await drawSQL('INSERT INTO shop.top_countries SELECT * FROM support.tickets');
+  await page.locator('#sql-result .outcome-tableLevel').waitFor({ timeout: 10000 });
+  const text = await page.locator('#sql-result').textContent();
+  assert.match(text, /table-level lineage only: reads support\.tickets, writes shop\.top_countries/);
+  assert.match(text, /\* over support\.tickets, which nobody described/);
+});
+
+test('SQL panel with the analyzer: a refused statement is shown at its line and column', withAnalyzer, async () => {
+  await page.goto('about:blank');
+  await page.goto(`${base}/#/sql`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'true');
+  await page.locator('#sql-text').fill('SELECT 1;\nINSERT INTO shop.top_countries SELEC country FROM shop.country_revenue');
+  await page.locator('#sql-draw').click();
+  await page.locator('#sql-at').waitFor();
+  assert.equal(await page.locator('#sql-error').getAttribute('data-line'), '2');
+  assert.match(await page.locator('#sql-at').textContent(), /^2 \| INSERT INTO shop\.top_countries SELEC/);
+});
+
+test('SQL panel with the analyzer: no script error or dialog (the refused statement\'s 422 is the one resource error)', withAnalyzer, () => {
+  assert.deepEqual(problems.filter((p) => !/Failed to load resource: the server responded with a status of 422/.test(p)), []);
+});

@@ -362,6 +362,35 @@ private[listener] final class Registrar(session: SparkSession, root: Option[File
     }
   }
 
+  /**
+   * Defines a table that Inference infers for this request, with its columns, at the analyzer's
+   * own location; `again`: changes its columns (drops and defines it again). Its files are JSON:
+   * the one file format that holds a column of no type yet (void), as Inference's columns are
+   * until Spark's analysis types them.
+   * None, or why the table cannot be defined.
+   */
+  def defineInferred(id: TableIdentifier, schema: StructType, again: Boolean): Option[String] = {
+    if (!own) return Some("the catalog is a metastore, which the analyzer never writes to: tables cannot be inferred")
+    val db = id.database.get
+    if (again && catalog.tableExists(id) && !isBase(id)) {
+      // defined anew rather than altered: a Hive metastore refuses a type change at a position, and
+      // a column named earlier in the SQL may be found later
+      Try(catalog.dropTable(id, ignoreIfNotExists = true, purge = true)).failed.toOption match {
+        case Some(e) => return Some(s"it cannot be redefined: ${e.getMessage}")
+        case None =>
+      }
+    }
+    if (!catalog.databaseExists(db)) createDatabase(db, ifNotExists = true, Map.empty) match {
+      case NotApplied(why) => return Some(why)
+      case _ =>
+    }
+    createTable(CatalogTable(identifier = id, tableType = CatalogTableType.MANAGED, storage = CatalogStorageFormat.empty,
+      schema = schema, provider = Some(Registrar.InferredProvider)), ignoreIfExists = false) match {
+      case NotApplied(why) => Some(why)
+      case _ => catalog.invalidateCachedTable(id); None
+    }
+  }
+
   // ---------------------------------------------------------------- the end of a request
 
   /** Removes what the request added: global temporary views, databases, tables (never what lies outside `root`). */
@@ -405,6 +434,8 @@ private[listener] final class Registrar(session: SparkSession, root: Option[File
 private[listener] object Registrar {
   val SessionCatalog = "spark_catalog"
   val HiveProvider = "hive"
+  /** The format of an inferred table's (never written) files: JSON holds columns of no type yet (void), Parquet does not. */
+  val InferredProvider = "json"
   /** Data sources a table may use: files, which the analysis of a read lists (in the analyzer's own location) and never opens. */
   val FileFormats: Set[String] = Set("parquet", "orc", "csv", "json", "text", "avro")
   /** Hive's built-in SerDes and formats (STORED AS …). */

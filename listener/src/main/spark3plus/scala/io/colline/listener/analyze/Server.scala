@@ -31,9 +31,12 @@ import io.colline.listener.{Config, J, Versions}
  * }}}
  *
  * `GET /healthz` answers `{"status": "ok", …}`; `POST /v1/analyze` takes a JSON request
- * (`{"app", "namespace", "reads", "conf": {k: v}, "tables": [{"name", "columns": [{"name", "type",
- * "nullable"}], "partitionColumns", "provider", "source"}], "schema": [{"name", "sql"}], "files":
- * [{"name", "sql"}]}`) and answers, per table, file and statement, what became of it.
+ * (`{"app", "namespace", "reads", "infer", "conf": {k: v}, "tables": [{"name", "columns": [{"name",
+ * "type", "nullable"}], "partitionColumns", "provider", "source"}], "schema": [{"name", "sql"}],
+ * "files": [{"name", "sql"}]}`) and answers, per table, file and statement, what became of it;
+ * `POST /v1/names` takes the same request and answers the tables its SQL names that nothing
+ * defines (`{"names": [{"database", "table"}]}`), parsing only, for the caller to give them as
+ * `tables` (from colline's graph).
  *
  * Who may call it (Access): a bearer token on every request, generated into `--token-file` (or
  * `<work>/token`) when the file does not exist, 0600; `--no-token` only on loopback, and a host
@@ -111,13 +114,14 @@ object Server {
       J.obj("status" -> J.Str("ok"), "spark" -> J.Str(Versions.spark), "scala" -> J.Str(Versions.scalaBinary),
         "listener" -> J.Str(Versions.listener), "catalog" -> J.Str(if (analyzer.ownCatalog) opts.catalog else "metastore"))
     })
-    server.createContext("/v1/analyze", ex => answer(ex, access, opts.maxBytes, "POST") { body =>
+    /** A request's work on the analysis thread, within the deadline from its arrival. */
+    def analysisOf(body: Array[Byte])(f: Request => J.Obj): J.Obj = {
       val req = request(body)
       val arrived = System.nanoTime()
       val task = new FutureTask[J.Obj](() => {
         val left = opts.deadline - (System.nanoTime() - arrived) / 1000000000L
         if (left <= 0) throw new DeadlineExceeded(opts.deadline)
-        Deadline.within(left)(analyzer.run(req))
+        Deadline.within(left)(f(req))
       })
       try analysis.execute(task) catch {
         case _: RejectedExecutionException =>
@@ -129,7 +133,9 @@ object Server {
           throw new Status(503, s"the analysis did not finish within its deadline of ${opts.deadline} s (--deadline)")
         case e: ExecutionException => throw e.getCause
       }
-    })
+    }
+    server.createContext("/v1/analyze", ex => answer(ex, access, opts.maxBytes, "POST")(body => analysisOf(body)(analyzer.run)))
+    server.createContext("/v1/names", ex => answer(ex, access, opts.maxBytes, "POST")(body => analysisOf(body)(analyzer.names)))
     server.start()
     val startup = System.currentTimeMillis() - java.lang.management.ManagementFactory.getRuntimeMXBean.getStartTime
     println(s"COLLINE_ANALYZE_READY http://${opts.host}:${server.getAddress.getPort} spark=${Versions.spark} startupMs=$startup" +
@@ -298,7 +304,7 @@ object Server {
       kv.result()
     }.getOrElse(Nil)
     Request(app = text(n, "app", "colline-analyze"), namespace = text(n, "namespace", "default"), reads = bool(n, "reads", d = false),
-      conf = conf, tables = tables, schema = parts("schema"), files = parts("files"))
+      conf = conf, tables = tables, schema = parts("schema"), files = parts("files"), infer = bool(n, "infer", d = false))
   }
 
   private[analyze] final class BadRequest(msg: String) extends RuntimeException(msg)
