@@ -78,6 +78,16 @@ func (w *Writer) Upgrade(ctx context.Context) (int64, error) {
 	if err := w.schema(ctx); err != nil {
 		return 0, err
 	}
+	// A LINEAGE of a job with model-1 FEEDS would confirm a replayed run's lineage without
+	// writing the edges deleted below: those jobs' LINEAGEs go first, and the replay writes their
+	// edges again under new ones.
+	if _, err := neo4j.ExecuteQuery(ctx, w.driver, `MATCH ()-[f:FEEDS]->() WHERE f.roles IS NULL
+WITH DISTINCT f.job AS job
+MATCH (:Job {key: job})-[l:LINEAGE]->()
+DELETE l`, nil, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(w.database), neo4j.ExecuteQueryWithWritersRouting()); err != nil {
+		return 0, fmt.Errorf("graph upgrade: delete the LINEAGEs of model-1 FEEDS: %w", err)
+	}
 	var deleted int64
 	for {
 		res, err := neo4j.ExecuteQuery(ctx, w.driver, `MATCH ()-[f:FEEDS]->() WHERE f.roles IS NULL
