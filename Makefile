@@ -127,6 +127,18 @@ secure-services: ## start the secured Kafka (SASL_SSL, mTLS, ACLs) and Neo4j (au
 bench: services ## benchmarks (not a test, not in CI; WIPES the Neo4j graph): docs/benchmarks.md
 	go run ./bench $(BENCH_FLAGS)
 
+# make bench-10m: its own Neo4j (data in .cache/bench-10m, Bolt on 27687), sized for the graph.
+BENCH_10M_HEAP ?= 2g
+BENCH_10M_PAGECACHE_MB ?= 4096
+BENCH_10M_ENV = COLLINE_DEV_DIR=$(CURDIR)/.cache/bench-10m COLLINE_NEO4J_BOLT_PORT=27687 COLLINE_NEO4J_HTTP_PORT=27474 \
+	COLLINE_NEO4J_HEAP=$(BENCH_10M_HEAP) COLLINE_NEO4J_PAGECACHE_MB=$(BENCH_10M_PAGECACHE_MB)
+
+.PHONY: bench-10m
+bench-10m: ui-bundle ## the 10M-relationship graph built by the writer, with the reads, the explorer and retention on it (not in CI; about an hour and 8 GB of disk; BENCH_FLAGS=-reads-reuse reuses the graph)
+	$(BENCH_10M_ENV) dev/services start neo4j
+	go run ./bench -parts big -neo4j bolt://127.0.0.1:27687 -keep-graph $(BENCH_FLAGS); rc=$$?; \
+	du -sh .cache/bench-10m/run/neo4j/work/data; $(BENCH_10M_ENV) dev/services stop neo4j; exit $$rc
+
 .PHONY: degraded-capture
 degraded-capture: ## re-capture the degraded corpus (plan/testdata/degraded/): every scenario with the listener's cap at 4 KB, Spark 3.5 and 4.1
 	dev/capture --degraded

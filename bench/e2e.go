@@ -409,7 +409,8 @@ func benchE2E(ctx context.Context, r *report, env *benchEnv, evs []event, copies
 	if _, _, err := run("naive-warm-up", naive, naiveWriter{env.driver}); err != nil {
 		return err
 	}
-	if _, _, err := run("colline-warm-up", msgs, env.writer); err != nil {
+	_, wEvents, err := run("colline-warm-up", msgs, env.writer)
+	if err != nil {
 		return err
 	}
 	nEdges, nEvents, err := run("naive", naive, naiveWriter{env.driver})
@@ -436,33 +437,109 @@ func benchE2E(ctx context.Context, r *report, env *benchEnv, evs []event, copies
 			value: fmt.Sprintf("%.1f events/s", float64(len(msgs))/secs), baseline: fmt.Sprintf("%.1f events/s, one consumer", eEvents),
 			target: "-", result: fmt.Sprintf("%.2f× one consumer", float64(len(msgs))/secs/eEvents)})
 	}
-	n, bare, err := bareCreate(ctx, env.driver)
+	// The writer alone on new lineage (one more copy, decoded beforehand): the write's own rate,
+	// one writer and two at once on alternate batches (parallel transactions); then Neo4j's bare
+	// CREATE and bare MERGE of the same relationships, in the same run.
+	alone, err := writerAlone(ctx, r, env, evs, copies)
+	if err != nil {
+		return fmt.Errorf("e2e writer alone: %w", err)
+	}
+	n, bare, bareMerge, err := bareWrites(ctx, env.driver)
 	if err != nil {
 		return fmt.Errorf("e2e bare CREATE: %w", err)
 	}
-	r.notef("e2e bare: %d relationships between the same nodes created with UNWIND … CREATE at %.0f/s", n, bare)
+	r.notef("e2e bare: %d relationships between the same nodes, UNWIND … CREATE at %.0f/s, UNWIND … MERGE at %.0f/s", n, bare, bareMerge)
 	x := eEdges / nEdges
 	r.add(row{part: "b", metric: "end-to-end edges/s (Kafka → consumer loop → Neo4j)", value: fmt.Sprintf("%.0f edges/s", eEdges),
 		baseline: fmt.Sprintf("%.0f edges/s naive (1 tx/edge)", nEdges), target: "≥ 50× naive (issue 17)",
 		result: fmt.Sprintf("%.0f× naive", x), met: x >= 50})
-	r.add(row{part: "b", metric: "end-to-end TPC-DS events/s", value: fmt.Sprintf("%.1f events/s", eEvents),
-		baseline: fmt.Sprintf("%.1f events/s naive", nEvents), target: "≥ 500 events/s and ≥ 50× naive (issue 17)",
-		result: fmt.Sprintf("%.0f× naive", eEvents/nEvents), met: eEvents >= 500 && eEvents/nEvents >= 50})
-	r.add(row{part: "b", metric: "write throughput (end-to-end lineage relationships/s) / Neo4j's bare UNWIND … CREATE of the same relationships", value: fmt.Sprintf("%.0f /s", eEdges),
-		baseline: fmt.Sprintf("%.0f /s bare CREATE (%d relationships)", bare, n), target: "≥ 0.8 (issue 17)",
-		result: fmt.Sprintf("ratio %.2f", eEdges/bare), met: eEdges/bare >= 0.8})
+	r.add(row{part: "b", metric: "end-to-end TPC-DS events/s, the first replay of the bench (right after a Neo4j start when the bench starts with one: dev/services restart neo4j)",
+		value: fmt.Sprintf("%.1f events/s", wEvents), baseline: fmt.Sprintf("%.1f events/s warm", eEvents), target: "≥ 500 events/s in the first minute after a Neo4j start (issue 33)",
+		result: fmt.Sprintf("%.2f× warm", wEvents/eEvents), met: wEvents >= 500})
+	r.add(row{part: "b", metric: "end-to-end TPC-DS events/s (new lineage)", value: fmt.Sprintf("%.1f events/s", eEvents),
+		baseline: fmt.Sprintf("%.1f events/s naive", nEvents), target: "≥ 1,000 events/s warm (issue 33)",
+		result: fmt.Sprintf("%.0f× naive", eEvents/nEvents), met: eEvents >= 1000})
+	r.add(row{part: "b", metric: "write rate of new lineage (the writer alone, lineage relationships/s) / Neo4j's bare UNWIND … CREATE and … MERGE of the same relationships", value: fmt.Sprintf("%.0f /s", alone),
+		baseline: fmt.Sprintf("%.0f /s bare CREATE, %.0f /s bare MERGE (%d relationships)", bare, bareMerge, n), target: "≥ 0.5 of CREATE and ≥ 0.9 of MERGE (issue 33)",
+		result: fmt.Sprintf("%.2f of CREATE, %.2f of MERGE", alone/bare, alone/bareMerge), met: alone/bare >= 0.5 && alone/bareMerge >= 0.9})
 	return nil
 }
 
-// bareCreate is Neo4j's own rate for the lineage relationships in the graph: it reads the pairs of
-// nodes that FEEDS and DECIDES_ROWS join, creates one bare relationship per pair with batched
-// UNWIND … CREATE (nodes found by element id, no MERGE, no properties), times that, and deletes
-// them again, three times. It returns the relationships created and the median rate per second.
-func bareCreate(ctx context.Context, d neo4j.DriverWithContext) (int, float64, error) {
+// writerAlone writes one more copy of the corpus (new target tables: new lineage), decoded
+// beforehand, with the writer in batches of 100 as the loop does: once with one writer, once
+// (another copy) with two writers at once on alternate batches. It returns the lineage
+// relationships per second of the faster.
+func writerAlone(ctx context.Context, r *report, env *benchEnv, evs []event, copies int) (float64, error) {
+	best := 0.0
+	for k, writers := range []int{1, 2} {
+		var items []record.Item
+		for _, e := range evs {
+			v, _ := variant(e.data, copies+1+k)
+			it, err := process.Step{}.Item(v)
+			if err != nil {
+				return 0, err
+			}
+			ev := *it.Event
+			ev.Nodes = nil // as the loop keeps it
+			it.Event = &ev
+			items = append(items, it)
+		}
+		batches := slices.Collect(slices.Chunk(items, 100))
+		before, err := countLineage(ctx, env.driver)
+		if err != nil {
+			return 0, err
+		}
+		start := time.Now()
+		errs := make(chan error, writers)
+		for w := range writers {
+			go func() {
+				for b := w; b < len(batches); b += writers {
+					if err := env.writer.Write(ctx, batches[b]); err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range writers {
+			if err := <-errs; err != nil {
+				return 0, err
+			}
+		}
+		secs := time.Since(start).Seconds()
+		after, err := countLineage(ctx, env.driver)
+		if err != nil {
+			return 0, err
+		}
+		rate := float64(after-before) / secs
+		r.notef("e2e writer alone, %d writer(s): %d events of new lineage, %d FEEDS and DECIDES_ROWS created in %.2fs: %.0f relationships/s, %.0f events/s",
+			writers, len(items), after-before, secs, rate, float64(len(items))/secs)
+		best = max(best, rate)
+	}
+	return best, nil
+}
+
+func countLineage(ctx context.Context, d neo4j.DriverWithContext) (int64, error) {
+	f, err := countRel(ctx, d, "FEEDS")
+	if err != nil {
+		return 0, err
+	}
+	x, err := countRel(ctx, d, "DECIDES_ROWS")
+	return f + x, err
+}
+
+// bareWrites is Neo4j's own rate for the lineage relationships in the graph: it reads the pairs
+// of nodes that FEEDS and DECIDES_ROWS join, and creates one bare relationship per pair with
+// batched UNWIND … CREATE (nodes found by element id, no MERGE, no properties), times that, and
+// deletes them; then the same with UNWIND … MERGE (the honest limit of an idempotent write: it
+// checks for the relationship first); alternately, three times each. It returns the
+// relationships and the median rates per second.
+func bareWrites(ctx context.Context, d neo4j.DriverWithContext) (int, float64, float64, error) {
 	res, err := neo4j.ExecuteQuery(ctx, d, `MATCH (a)-[:FEEDS|DECIDES_ROWS]->(b) RETURN elementId(a) AS a, elementId(b) AS b`,
 		nil, neo4j.EagerResultTransformer)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	rows := make([]any, 0, len(res.Records))
 	for _, rec := range res.Records {
@@ -471,22 +548,25 @@ func bareCreate(ctx context.Context, d neo4j.DriverWithContext) (int, float64, e
 		rows = append(rows, map[string]any{"a": a, "b": b})
 	}
 	const batch, passes = 5000, 3
-	var secs []float64
+	var secs [2][]float64
 	for range passes { // a pass takes about a second: the median of three
-		start := time.Now()
-		for i := 0; i < len(rows); i += batch {
-			if _, err := neo4j.ExecuteQuery(ctx, d, `UNWIND $rows AS row
+		for k, verb := range []string{"CREATE", "MERGE"} {
+			start := time.Now()
+			for i := 0; i < len(rows); i += batch {
+				if _, err := neo4j.ExecuteQuery(ctx, d, `UNWIND $rows AS row
 MATCH (a) WHERE elementId(a) = row.a
 MATCH (b) WHERE elementId(b) = row.b
-CREATE (a)-[:BENCH_BARE]->(b)`, map[string]any{"rows": rows[i:min(i+batch, len(rows))]}, neo4j.EagerResultTransformer); err != nil {
-				return 0, 0, err
+`+verb+` (a)-[:BENCH_BARE]->(b)`, map[string]any{"rows": rows[i:min(i+batch, len(rows))]}, neo4j.EagerResultTransformer); err != nil {
+					return 0, 0, 0, err
+				}
+			}
+			secs[k] = append(secs[k], time.Since(start).Seconds())
+			if _, err := neo4j.ExecuteQuery(ctx, d, `MATCH ()-[r:BENCH_BARE]->() DELETE r`, nil, neo4j.EagerResultTransformer); err != nil {
+				return 0, 0, 0, err
 			}
 		}
-		secs = append(secs, time.Since(start).Seconds())
-		if _, err := neo4j.ExecuteQuery(ctx, d, `MATCH ()-[r:BENCH_BARE]->() DELETE r`, nil, neo4j.EagerResultTransformer); err != nil {
-			return 0, 0, err
-		}
 	}
-	slices.Sort(secs)
-	return len(rows), float64(len(rows)) / secs[passes/2], nil
+	slices.Sort(secs[0])
+	slices.Sort(secs[1])
+	return len(rows), float64(len(rows)) / secs[0][passes/2], float64(len(rows)) / secs[1][passes/2], nil
 }

@@ -28,7 +28,7 @@ type benchEnv struct {
 
 func main() {
 	var (
-		parts      = flag.String("parts", "decode,e2e,fresh,rss,reads,listener", "comma-separated parts to run (listener: the listener's driver time per TPC-DS CTAS against no listener and OpenLineage, bench/overhead/run.sh; decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; ui-load: the explorer's API with 50 concurrent readers on the reads graph; intake: the OpenLineage endpoint under a stream of events, 1 in 10 invalid; tags: the tags of a column and the reach of a tag on the reads graph; analyze: colline's analyzer, warm; none of these in the default)")
+		parts      = flag.String("parts", "decode,e2e,prod,fresh,prod-fresh,rss,reads,listener", "comma-separated parts to run (prod: the production-like corpus, re-runs of the same jobs; prod-fresh: freshness at -prod-fresh-rate of its re-runs; big: the 10M-relationship graph built by the writer, reads, the explorer and retention on it (make bench-10m); listener: the listener's driver time per TPC-DS CTAS against no listener and OpenLineage, bench/overhead/run.sh; decodelibs: the JSON libraries compared; hostile: plan/hostile's shapes at two sizes; hostile-write: the shapes at the edges budget written to Neo4j; ui: the explorer's API on the reads graph and its first draw in Chromium; ui-load: the explorer's API with 50 concurrent readers on the reads graph; intake: the OpenLineage endpoint under a stream of events, 1 in 10 invalid; tags: the tags of a column and the reach of a tag on the reads graph; analyze: colline's analyzer, warm; none of these in the default)")
 		corpus     = flag.String("corpus", "plan/testdata/tpcds", "TPC-DS corpus directory (spark-*/q*.json[.gz])")
 		kafkaAddr  = flag.String("kafka", envOr("COLLINE_TEST_KAFKA_BROKERS", "127.0.0.1:19092"), "Kafka brokers, comma-separated")
 		neo4jURI   = flag.String("neo4j", envOr("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (no auth)")
@@ -60,6 +60,12 @@ func main() {
 		lisQueries = flag.String("listener-queries", DefaultListenerQueries, "listener: TPC-DS queries to run as CTAS (BENCH_QUERIES), space-separated; \"all\": the 103")
 		lisRounds  = flag.Int("listener-rounds", 1, "listener: measured rounds (each runs every mode once, after a warm-up round)")
 		lisJar     = flag.String("listener-jar", "", "listener: the listener jar to measure (BENCH_LISTENER_JAR); default: this tree's, built if missing")
+		bigRels    = flag.Int("big-rels", 10_000_000, "big: relationships of the graph the writer builds (make bench-10m)")
+		bigRuns    = flag.Int("big-runs", 3, "big: runs of each job, a day apart (the first writes its lineage)")
+		prodJobs   = flag.Int("prod-jobs", 1000, "prod: jobs of the production-like corpus")
+		prodRuns   = flag.Int("prod-runs", 6, "prod: runs of each job (the first writes new lineage, the others are timed)")
+		prodRate   = flag.Float64("prod-fresh-rate", 500, "prod-fresh: events per second of production-like re-runs")
+		prodChange = flag.Float64("prod-change", 0.05, "prod: share of runs that change their job's lineage")
 		intakeN    = flag.Int("intake-events", 5000, "intake: OpenLineage events posted, one in ten invalid")
 		intakeC    = flag.Int("intake-clients", 16, "intake: concurrent HTTP clients")
 		uiReaders  = flag.Int("ui-load-readers", 50, "ui-load: concurrent readers of the explorer's API")
@@ -67,6 +73,7 @@ func main() {
 		uiThink    = flag.Duration("ui-load-think", time.Second, "ui-load: a reader's mean pause between requests (exponential)")
 		hostileP   = flag.Int("hostile-neo4j-pid", 0, "hostile-write: the pid of the local Neo4j, to report the CPU time of each write (e.g. $(cat $COLLINE_DEV_DIR/run/neo4j/pid)); 0: none")
 	)
+	flag.IntVar(&bigBatch, "big-batch", 500, "big: events per write while the graph is built")
 	flag.IntVar(&e2eBatchSize, "e2e-batch", 0, "e2e, fresh: messages per batch (COLLINE_BATCH_SIZE); 0: the default")
 	flag.IntVar(&e2eBatchBytes, "e2e-batch-bytes", 0, "e2e, fresh: bytes of message values per batch (COLLINE_BATCH_MAX_BYTES); 0: the default")
 	flag.IntVar(&e2eConsumers, "e2e-consumers", 2, "e2e: also replay the corpus with this many consumers in one group, as replicas of the consumer share a topic (1: not)")
@@ -101,6 +108,10 @@ func main() {
 			return benchModel(r, evs)
 		case "e2e":
 			return benchE2E(ctx, r, env, evs, *copies, *naiveEdges)
+		case "prod":
+			return benchProd(ctx, r, env, evs, *prodJobs, *prodRuns, *prodChange)
+		case "prod-fresh":
+			return benchProdFresh(ctx, r, env, evs, *prodJobs, *prodChange, *prodRate, *freshDur)
 		case "fresh":
 			return benchFresh(ctx, r, env, evs, *freshRate, *freshDur)
 		case "rss":
@@ -115,6 +126,8 @@ func main() {
 			return benchReads(ctx, r, env, *readEdges, *readN, *readTO, *readBudget, *readReuse)
 		case "listener":
 			return benchListener(ctx, r, env, *lisQueries, *lisRounds, *lisJar)
+		case "big":
+			return benchBig(ctx, r, env, *bigRels, *bigRuns, *readN, *readTO, *readBudget, *readReuse)
 		case "ui":
 			return benchUI(ctx, r, env, *readEdges, *readN, *readBudget, *readReuse)
 		case "tags":

@@ -129,8 +129,8 @@ RETURN count(DISTINCT s) AS streams, count(DISTINCT w) AS writes`,
 		t.Fatalf("lineage of the foreachBatch job in Neo4j:\n%s\n\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
-	// 3. every micro-batch gives each written table the same lineage (what a re-run fingerprint
-	// over a job's lineage, not built yet, would need), and says which run and batch it belongs to
+	// 3. every micro-batch gives each written table the same lineage (so the second is a re-run
+	// with the stored fingerprint: docs/graph-model.md), and says which run and batch it belongs to
 	perTarget := map[string][]*plan.Lineage{}
 	batches := map[int64]bool{}
 	for _, m := range readTopic(ctx, t, s.Brokers, topic) {
@@ -157,6 +157,40 @@ RETURN count(DISTINCT s) AS streams, count(DISTINCT w) AS writes`,
 	for target, lins := range perTarget {
 		if !reflect.DeepEqual(lins[0], lins[1]) {
 			t.Errorf("%s: the two micro-batches give different lineage:\n%+v\n%+v", target, *lins[0], *lins[1])
+		}
+	}
+	// 4. so the micro-batches are one lineage version per table (docs/graph-model.md, model 3):
+	// one LINEAGE of the job into each table, confirmed by the newest micro-batch that wrote it,
+	// and the table's edges of the job current (no lastSeen of their own: the LINEAGE's)
+	res, err = neo4j.ExecuteQuery(ctx, driver, `
+UNWIND $tables AS key
+MATCH (d:Dataset {key: key})
+OPTIONAL MATCH (:Job {key: $job})-[l:LINEAGE]->(d)
+WITH d, collect(l) AS ls
+CALL (d) {
+  MATCH (w:Run)-[:WROTE]->(d) WHERE (w)-[:CHILD_OF]->(:Run {funcName: 'stream'})
+  RETURN w.key AS newest ORDER BY w.endedAt DESC LIMIT 1
+}
+CALL (d) {
+  OPTIONAL MATCH (d)-[:HAS_COLUMN]->(:Column)<-[f:FEEDS {job: $job}]-(:Column)
+  OPTIONAL MATCH (d)<-[x:DECIDES_ROWS {job: $job}]-(:Column)
+  RETURN count(DISTINCT f) + count(DISTINCT x) AS edges,
+         count(DISTINCT CASE WHEN f.lastSeen IS NOT NULL THEN f END) + count(DISTINCT CASE WHEN x.lastSeen IS NOT NULL THEN x END) AS own
+}
+RETURN d.key AS table, size(ls) AS lineages, [l IN ls | l.lastRun] AS lastRuns, newest, edges, own ORDER BY table`,
+		map[string]any{"tables": []string{orders, bigOrders}, "job": job}, neo4j.EagerResultTransformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != 2 {
+		t.Fatalf("LINEAGE of %s into %s and %s: %d rows, want 2", job, orders, bigOrders, len(res.Records))
+	}
+	for _, r := range res.Records {
+		m := r.AsMap()
+		runs, _ := m["lastRuns"].([]any)
+		if m["lineages"] != int64(1) || len(runs) != 1 || runs[0] != m["newest"] || m["edges"] == int64(0) || m["own"] != int64(0) {
+			t.Errorf("%v: %d LINEAGE (lastRun %v), newest micro-batch write %v, %v edges of which %v with their own lastSeen; want 1 LINEAGE confirmed by the newest write, every edge current",
+				m["table"], m["lineages"], runs, m["newest"], m["edges"], m["own"])
 		}
 	}
 	if dead, err := s.Messages(ctx, topic+".dlq"); err != nil || dead != 0 {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/colline/colline/plan"
@@ -38,17 +39,43 @@ const columnProperties = `    c.name = CASE WHEN row.name <> '' AND (c.name IS N
     c.lastSeen = CASE WHEN c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen THEN row.lastSeen ELSE c.lastSeen END
 `
 
-var columns = element{
-	name:          "columns",
+// newColumns creates the columns the graph does not hold (existing.go), each with its HAS_COLUMN;
+// columns sets the properties of those it holds, which have their HAS_COLUMN since they were
+// created (a column key starts with its dataset's key: its dataset never changes).
+var newColumns = element{
+	name:          "new columns",
 	nodes:         []string{"Column"},
 	relationships: []string{"HAS_COLUMN"},
 	query: `UNWIND $rows AS row
 MATCH (d:Dataset {key: row.dataset})
-MERGE (c:Column {key: row.key})
-SET c.datasetKey = row.dataset,
-` + columnProperties + `MERGE (d)-[:HAS_COLUMN]->(c)
+CREATE (d)-[:HAS_COLUMN]->(:Column {key: row.key, datasetKey: row.dataset, name: row.newName, table: row.newTable, dataType: row.newType,
+                                    position: row.newPosition, firstSeen: row.firstSeen, lastSeen: row.lastSeen})
 RETURN count(*) AS n`,
-	rows: func(r *rows) []map[string]any { return columnRows(r, false) },
+	rows: func(r *rows) []map[string]any {
+		var out []map[string]any
+		for _, c := range r.columns {
+			if c.parent == "" && !r.oldColumns[c.key] {
+				var pos any
+				if c.position >= 0 {
+					pos = int64(c.position)
+				}
+				out = append(out, map[string]any{"key": c.key, "dataset": c.datasetKey, "newName": stringOrNil(c.name), "newTable": stringOrNil(c.table),
+					"newType": stringOrNil(c.dataType), "newPosition": pos, "firstSeen": c.first, "lastSeen": c.last})
+			}
+		}
+		return out
+	},
+}
+
+var columns = element{
+	name:  "columns",
+	nodes: []string{"Column"},
+	query: `UNWIND $rows AS row
+MATCH (c:Column {key: row.key})
+SET ` + strings.TrimLeft(columnProperties, " ") + `RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any {
+		return columnRows(r, false, func(c columnRow) bool { return r.oldColumns[c.key] })
+	},
 }
 
 // fields are the struct fields of columns: Column nodes like columns (datasetKey set), with the
@@ -61,7 +88,7 @@ var fields = element{
 MERGE (c:Column {key: row.key})
 SET c.datasetKey = row.dataset, c.parent = row.parent,
 ` + columnProperties + `RETURN count(*) AS n`,
-	rows: func(r *rows) []map[string]any { return columnRows(r, true) },
+	rows: func(r *rows) []map[string]any { return columnRows(r, true, nil) },
 }
 
 var fieldLinks = element{
@@ -72,12 +99,15 @@ MATCH (p:Column {key: row.parent})
 MATCH (c:Column {key: row.key})
 MERGE (p)-[:HAS_FIELD]->(c)
 RETURN count(*) AS n`,
-	rows: func(r *rows) []map[string]any { return columnRows(r, true) },
+	rows: func(r *rows) []map[string]any { return columnRows(r, true, nil) },
 }
 
-// columnRows are the rows of the columns (fields false) or of the struct fields (true).
-func columnRows(r *rows, fields bool) []map[string]any {
-	of := slices.DeleteFunc(slices.Clone(r.columns), func(c columnRow) bool { return (c.parent != "") != fields })
+// columnRows are the rows of the columns (fields false) or of the struct fields (true), those
+// that keep returns true for (nil: all).
+func columnRows(r *rows, fields bool, keep func(columnRow) bool) []map[string]any {
+	of := slices.DeleteFunc(slices.Clone(r.columns), func(c columnRow) bool {
+		return (c.parent != "") != fields || (keep != nil && !keep(c))
+	})
 	return params(of, func(c columnRow) map[string]any {
 		return map[string]any{
 			"key": c.key, "dataset": c.datasetKey, "name": c.name, "table": c.table, "dataType": c.dataType, "parent": c.parent, "position": int64(c.position),

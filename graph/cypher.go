@@ -22,6 +22,7 @@ var schema = []string{
 	`CREATE INDEX run_emitted_at IF NOT EXISTS FOR (n:Run) ON (n.emittedAt)`,
 	`CREATE INDEX feeds_last_seen IF NOT EXISTS FOR ()-[f:FEEDS]-() ON (f.lastSeen)`,
 	`CREATE INDEX decides_rows_last_seen IF NOT EXISTS FOR ()-[x:DECIDES_ROWS]-() ON (x.lastSeen)`,
+	`CREATE INDEX lineage_last_seen IF NOT EXISTS FOR ()-[l:LINEAGE]-() ON (l.lastSeen)`,
 	// Tags where they were set (tags.go): sets, rules by key, by column and by tag, settings.
 	`CREATE CONSTRAINT tag_set_key IF NOT EXISTS FOR (n:TagSet) REQUIRE n.key IS UNIQUE`,
 	`CREATE CONSTRAINT tag_rule_key IF NOT EXISTS FOR (n:TagRule) REQUIRE n.key IS UNIQUE`,

@@ -5,8 +5,9 @@
 //
 //	(:Dataset {key, namespace, name, kind, location, firstSeen, lastSeen})-[:HAS_COLUMN]->
 //	  (:Column {key, name, table, datasetKey, dataType, position, firstSeen, lastSeen})
-//	(:Column)-[:FEEDS {job, roles, exprs, masked, type, subtype, firstSeen, lastSeen, lastRun}]->(:Column)
-//	(:Column)-[:DECIDES_ROWS {job, roles, exprs, firstSeen, lastSeen, lastRun}]->(:Dataset)
+//	(:Column)-[:FEEDS {job, roles, exprs, masked, type, subtype, firstSeen, lastSeen?, lastRun?}]->(:Column)
+//	(:Column)-[:DECIDES_ROWS {job, roles, exprs, firstSeen, lastSeen?, lastRun?}]->(:Dataset)
+//	(:Job)-[:LINEAGE {fingerprint, since, firstSeen, lastSeen, lastRun, stale?}]->(:Dataset)
 //	(:Job {key, namespace, name, firstSeen, lastSeen})-[:HAS_RUN]->
 //	  (:Run {key, status, endedAt, appId, executionId, funcName, sparkVersion, emittedAt, startedAt, producer, degraded, overBudget?, analyzed?})
 //	(:Run)-[:CHILD_OF]->(:Run)   an OpenLineage run's parent
@@ -24,12 +25,18 @@
 // Run key is the event id. An OpenLineage item (record.Item.OpenLineage) has the job namespace/name and
 // the runId: the events of one run merge into one Run (run.go). There is one FEEDS relationship per (source column, target column,
 // job) with every role (plan.Transformation) as parallel lists, and one DECIDES_ROWS per (source
-// column, written dataset, job) for the row-level dependencies. This is graph model 2
+// column, written dataset, job) for the row-level dependencies. This is graph model 3
 // (ModelVersion, stamped on a GraphModel node); docs/graph-model.md has the details.
 //
+// Re-runs (version.go): a job's lineage into each dataset is a version with a fingerprint, held
+// by its LINEAGE. A run with the same fingerprint writes its run and confirms the LINEAGE, not its
+// edges; the version's current edges have no lastSeen and lastRun of their own (the LINEAGE's).
+// Readers take coalesce(edge.lastSeen, LINEAGE.lastSeen) (walk.go).
+//
 // Retention (retention.go): bounded prune steps delete old runs and mark stale (stale: true) or
-// delete FEEDS and DECIDES_ROWS not seen for a while; the writer clears the stale mark when a newer
-// event confirms the edge. Prune statements lock in the writer's order, so they cannot deadlock
+// delete FEEDS and DECIDES_ROWS not seen for a while (superseded edges by their own lastSeen,
+// current ones by their LINEAGE's); the writer clears the stale mark when a newer event confirms
+// the edge. Prune statements lock in the writer's order, so they cannot deadlock
 // with it.
 //
 // Idempotence: every write is a MERGE on a constraint-backed key (or on the job property of

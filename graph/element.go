@@ -2,8 +2,12 @@ package graph
 
 import (
 	"cmp"
+	"context"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/colline/colline/plan"
 )
@@ -18,7 +22,14 @@ type element struct {
 	query         string
 	rows          func(*rows) []map[string]any
 	edges         func(*rows) []EdgeRow // lineage relationships, for Preview; nil for other kinds
+	// read, when set, makes the element a read of what the graph holds, run by the writer in its
+	// transaction instead of query: it sets what the statements after it need to know (which
+	// runs and columns exist, the stored LINEAGEs).
+	read func(ctx context.Context, tx runner, r *rows, prefix string, observe observer) error
 }
+
+// observer gets each statement's summary (the profile test); nil: none.
+type observer func(name string, rows int, sum neo4j.ResultSummary)
 
 // elements is the write order. Node MERGEs come first; the relationship statements only MATCH
 // nodes written earlier in the same transaction, so no statement MERGEs and MATCHes the same
@@ -35,7 +46,16 @@ type element struct {
 // that row is a map, so row.x counts as a read of property x: a row field read before a SET must
 // not share its name with a property the SET writes (columns MATCHes by row.dataset and sets
 // c.datasetKey from it; TestNoEagerTPCDS guards this on real batches, with the executed plans).
-var elements = []element{jobs, datasets, columns, fields, fieldLinks, runs, parents, reads, wrote, feeds, decides, marks, columnMarks, renames, changed}
+//
+// Two elements are reads, once the batch's jobs and datasets are written and so locked by this
+// transaction (version.go says why that keeps what they read true until the commit): existing
+// finds the batch's listener runs and columns that the graph holds, lineageState the stored
+// LINEAGEs, from which the writer decides the lineage rows (version.go). What is new is created
+// with CREATE, every relationship of it included, without the MERGE's checks (newColumns,
+// newRuns, newReads, newWrote, newFeeds, newDecides); what exists is merged.
+var elements = []element{jobs, datasets, existing, lineageState, newColumns, columns, fields, fieldLinks,
+	newRuns, runs, parents, newReads, reads, newWrote, wrote,
+	supersedeFeeds, supersedeDecides, newFeeds, feeds, newDecides, decides, lineages, marks, columnMarks, renames, changed}
 
 // Lineage relationship types, as EdgeRow.Kind.
 const (
@@ -66,20 +86,47 @@ func newEdgeRow(kind, source, target, job string, ts []plan.Transformation) Edge
 
 // lineageRow is a lineage relationship in a batch: a FEEDS (feeds.go), or a DECIDES_ROWS
 // (decides.go) whose target is a dataset key; one per (source, target, job), with the roles and
-// run of its newest observation.
+// run of its newest observation. current says that it is an edge of the version the batch makes
+// current (version.go): it then keeps no lastSeen and lastRun of its own; slotSeen is the stored
+// LINEAGE's lastSeen, the lastSeen of the edges that are current before the batch (zero: none).
+// fresh says that its job has no lineage into the target's dataset in the graph (no LINEAGE, no
+// edge): it is created, not merged.
 type lineageRow struct {
 	seen
 	source, target, job, lastRun string
 	ts                           []plan.Transformation
+	current, fresh               bool
+	slotSeen                     time.Time
 }
 
-// lineage merges edge e of job, in run, observed at ts, into rows (the batch's feeds or decides):
-// the newest observation's roles win.
-func (b *batch) lineage(rows set[[3]string, lineageRow], e plan.Edge, job, run string, ts time.Time) {
+// lineageRows returns the rows of list that are fresh (true) or not (false).
+func lineageRows(list []lineageRow, fresh bool) []lineageRow {
+	return slices.DeleteFunc(slices.Clone(list), func(x lineageRow) bool { return x.fresh != fresh })
+}
+
+// ownSeen and ownRun are a created edge's own lastSeen and lastRun: none for a current edge.
+func (x lineageRow) ownSeen() any {
+	if x.current {
+		return nil
+	}
+	return x.last
+}
+
+func (x lineageRow) ownRun() any {
+	if x.current {
+		return nil
+	}
+	return x.lastRun
+}
+
+// mergeEdge merges edge e of job, in run, observed at ts, into rows (the batch's feeds or
+// decides): the newest observation's roles win.
+func mergeEdge(rows set[[3]string, lineageRow], e plan.Edge, job, run string, ts time.Time) *lineageRow {
 	x := rows.get([3]string{e.Source, e.Target, job}, func() *lineageRow { return &lineageRow{source: e.Source, target: e.Target, job: job} })
 	if x.observe(ts) {
 		x.ts, x.lastRun = e.Transformations, run
 	}
+	return x
 }
 
 func (a *lineageRow) compare(b *lineageRow) int {
@@ -107,7 +154,8 @@ type statement struct {
 	rows  []map[string]any
 }
 
-// statements turns rows into the ordered statement list of one transaction.
+// statements turns rows into the ordered statement list of one transaction, with the lineage
+// rows as decided last (buildRows: as for an empty graph).
 func (r *rows) statements() []statement {
 	st := make([]statement, 0, len(elements))
 	for _, e := range elements {

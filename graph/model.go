@@ -8,14 +8,16 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-// ModelVersion is the version of the graph model this package writes and reads: 2 keeps every
-// role of a FEEDS and has DECIDES_ROWS for row-level dependencies (model 1 had one type/subtype
-// per FEEDS and copied row-level dependencies onto every written column).
+// ModelVersion is the version of the graph model this package writes and reads: 3 keeps each
+// job's current lineage into a dataset as a LINEAGE with its fingerprint, whose lastSeen and
+// lastRun are its current edges' (version.go). Model 2 stored them on every FEEDS and
+// DECIDES_ROWS; model 1 had one type/subtype per FEEDS and copied row-level dependencies onto
+// every written column.
 //
 //	(:GraphModel {key, version})
 //
-// Bootstrap stamps an empty or model-2 graph and refuses a graph of another model.
-const ModelVersion = 2
+// Bootstrap stamps an empty or model-3 graph and refuses a graph of another model.
+const ModelVersion = 3
 
 // DefaultModelKey is the key of the stamp node.
 const DefaultModelKey = "colline"
@@ -69,11 +71,22 @@ func (w *Writer) modelKey() string {
 // Upgrade prepares a graph of an older model for re-derivation: it creates the schema, deletes
 // the model-1 FEEDS relationships (those without roles; everything else model 1 has is the same
 // in model 2), and returns how many it deleted. The caller then writes every event again (the
-// writes are idempotent) and calls FinishUpgrade, which stamps the graph. Running it on a
-// model-2 graph deletes nothing.
+// writes are idempotent) and calls FinishUpgrade, which stamps the graph. A model-2 graph needs
+// nothing deleted: its edges, each with its own lastSeen, are superseded edges of model 3 until
+// the replay makes each job's newest ones current under a LINEAGE.
 func (w *Writer) Upgrade(ctx context.Context) (int64, error) {
 	if err := w.schema(ctx); err != nil {
 		return 0, err
+	}
+	// A LINEAGE of a job with model-1 FEEDS would confirm a replayed run's lineage without
+	// writing the edges deleted below: those jobs' LINEAGEs go first, and the replay writes their
+	// edges again under new ones.
+	if _, err := neo4j.ExecuteQuery(ctx, w.driver, `MATCH ()-[f:FEEDS]->() WHERE f.roles IS NULL
+WITH DISTINCT f.job AS job
+MATCH (:Job {key: job})-[l:LINEAGE]->()
+DELETE l`, nil, neo4j.EagerResultTransformer,
+		neo4j.ExecuteQueryWithDatabase(w.database), neo4j.ExecuteQueryWithWritersRouting()); err != nil {
+		return 0, fmt.Errorf("graph upgrade: delete the LINEAGEs of model-1 FEEDS: %w", err)
 	}
 	var deleted int64
 	for {

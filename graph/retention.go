@@ -12,11 +12,14 @@ import (
 // package's schedule. Each call is one short write transaction touching at most limit elements,
 // so it holds few locks for little time next to the consumer's writes; a caller repeats it until
 // it returns fewer than limit. Times are compared with the event times the writer stores (a run's
-// endedAt, else emittedAt; an edge's lastSeen), never with the time of writing.
+// endedAt, else emittedAt; a superseded edge's lastSeen; a LINEAGE's lastSeen for its current
+// edges, version.go), never with the time of writing.
 //
 //	stale edge: (:Column)-[:FEEDS|DECIDES_ROWS {..., stale: true}]->(...)
+//	stale current edges: (:Job)-[:LINEAGE {..., stale: true}]->(:Dataset)
 //
-// A stale mark is cleared by the writer as soon as a newer event confirms the edge.
+// A stale mark is cleared by the writer as soon as a newer event confirms the edge (or the
+// LINEAGE).
 
 // Lock order. A prune transaction and a consumer's write touch the same nodes (an old run's job
 // and datasets are those of its new runs; an edge's columns are those its job writes again). The
@@ -51,7 +54,8 @@ RETURN count(*) AS n`
 
 // pruneEdges returns the statement that marks stale (del false) or deletes up to $limit
 // relationships of relType (one of Feeds, DecidesRows; never spliced from input) last seen before
-// $before, in the writer's order: the end nodes first when deleting (datasets before columns),
+// $before (superseded edges: a current edge has no lastSeen of its own, pruneLineages handles
+// it), in the writer's order: the end nodes first when deleting (datasets before columns),
 // then the relationships by (source, target, job).
 func pruneEdges(relType string, del bool) string {
 	pick := `MATCH (s:Column)-[f:` + relType + `]->(t) WHERE f.lastSeen < $before`
@@ -78,6 +82,79 @@ WITH x ORDER BY x.s.key, x.t.key, x.f.job
 WITH x.f AS f
 DELETE f
 RETURN count(*) AS n`
+}
+
+// pruneLineages marks stale (del false) up to $limit LINEAGEs last seen before $before, which
+// marks their current edges, and counts those; or (del true) supersedes the current edges of up
+// to $limit of them (each gets the LINEAGE's lastSeen and lastRun, which are before $before) and
+// deletes the LINEAGEs, so that the next runs of their jobs write their edges again, and the
+// prune of superseded edges deletes them. Datasets are locked first, as the writer does.
+func pruneLineages(del bool) string {
+	pick := `MATCH (j:Job)-[l:LINEAGE]->(d:Dataset) WHERE l.lastSeen < $before`
+	if !del {
+		pick += ` AND l.stale IS NULL`
+	}
+	q := pick + `
+WITH j, l, d LIMIT $limit
+WITH collect({j: j, l: l, d: d}) AS picked
+CALL (picked) {
+  UNWIND picked AS x WITH x.d AS n
+  WITH DISTINCT n ORDER BY n.key ` + lockNodes + `
+}
+UNWIND picked AS x
+WITH x.j.key AS job, x.l AS l, x.d AS d ORDER BY job, d.key
+CALL (job, l, d) {
+  MATCH (d)-[:HAS_COLUMN]->(:Column)-[:HAS_FIELD*0..]->(:Column)<-[f:FEEDS {job: job}]-(:Column)
+  WHERE f.lastSeen IS NULL
+  ` + supersede("f", del) + `
+  RETURN count(f) AS feeds
+}
+CALL (job, l, d) {
+  MATCH (d)<-[x:DECIDES_ROWS {job: job}]-(:Column)
+  WHERE x.lastSeen IS NULL
+  ` + supersede("x", del) + `
+  RETURN count(x) AS decides
+}
+`
+	if del {
+		q += `DELETE l
+`
+	} else {
+		q += `SET l.stale = true
+`
+	}
+	return q + `RETURN count(*) AS n, sum(feeds) AS feeds, sum(decides) AS decides`
+}
+
+// supersede is the SET of pruneLineages on a current edge x when deleting: it takes its
+// LINEAGE's lastSeen and lastRun; marking stale changes nothing on it.
+func supersede(x string, del bool) string {
+	if !del {
+		return "WITH " + x
+	}
+	return "SET " + x + ".lastSeen = l.lastSeen, " + x + ".lastRun = l.lastRun\n  WITH " + x
+}
+
+// PruneLineages marks stale (del false) at most limit LINEAGEs not confirmed since before, and so
+// their current edges; or (del true) supersedes the current edges of at most limit of them and
+// deletes them (PruneEdges then deletes those edges). It returns how many LINEAGEs, and how many
+// FEEDS and DECIDES_ROWS they held as current edges.
+func (w *Writer) PruneLineages(ctx context.Context, before time.Time, limit int, del bool) (lineages, feeds, decides int64, err error) {
+	if limit <= 0 {
+		return 0, 0, 0, fmt.Errorf("graph prune LINEAGE: limit %d is not positive", limit)
+	}
+	ctx, cancel := context.WithTimeout(ctx, w.timeout())
+	defer cancel()
+	res, err := neo4j.ExecuteQuery(ctx, w.driver, pruneLineages(del), map[string]any{"before": before, "limit": limit},
+		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(w.database), neo4j.ExecuteQueryWithWritersRouting())
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("graph prune LINEAGE last seen before %s: %w", before.UTC().Format(time.RFC3339), err)
+	}
+	rec := res.Records[0]
+	lineages, _ = get[int64](rec, "n")
+	feeds, _ = get[int64](rec, "feeds")
+	decides, _ = get[int64](rec, "decides")
+	return lineages, feeds, decides, nil
 }
 
 // PruneRuns deletes at most limit runs whose query ended before before, and returns how many.

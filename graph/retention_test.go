@@ -31,6 +31,8 @@ func foreignOld(t *testing.T, d neo4j.DriverWithContext, prefix string, before t
   MATCH (r:Run) WHERE coalesce(r.endedAt, r.emittedAt) < $before AND NOT r.key STARTS WITH $p RETURN count(*) AS n
   UNION ALL
   MATCH (s)-[f:FEEDS|DECIDES_ROWS]->() WHERE f.lastSeen < $before AND NOT s.key STARTS WITH $p RETURN count(*) AS n
+  UNION ALL
+  MATCH (j:Job)-[l:LINEAGE]->() WHERE l.lastSeen < $before AND NOT j.key STARTS WITH $p RETURN count(*) AS n
 } RETURN sum(n) AS n`, map[string]any{"before": before, "p": prefix}, neo4j.EagerResultTransformer)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +99,23 @@ func TestRetention(t *testing.T) {
 		t.Errorf("jobs left = %q, want both (retention keeps jobs)", got)
 	}
 
-	// Edges not seen since February: load's two FEEDS and its DECIDES_ROWS are marked, once.
+	// Edges not seen since February: load's two FEEDS and its DECIDES_ROWS are marked, once. They
+	// are load's current edges: its LINEAGE into b is marked (a superseded edge, with a lastSeen of
+	// its own, is marked by PruneEdges; there is none here).
+	lineages, feeds, decides := int64(0), int64(0), int64(0)
+	for {
+		n, f, x, err := w.PruneLineages(ctx, cut1971, 1, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lineages, feeds, decides = lineages+n, feeds+f, decides+x
+		if n == 0 {
+			break
+		}
+	}
+	if lineages != 1 || feeds != 2 || decides != 1 {
+		t.Errorf("LINEAGEs marked stale = %d with %d FEEDS and %d DECIDES_ROWS, want 1 with 2 and 1", lineages, feeds, decides)
+	}
 	mark := func(relType string, before time.Time) int64 {
 		var total int64
 		for {
@@ -111,21 +129,22 @@ func TestRetention(t *testing.T) {
 			}
 		}
 	}
-	if n := mark(Feeds, cut1971); n != 2 {
-		t.Errorf("FEEDS marked stale = %d, want 2", n)
+	if n := mark(Feeds, cut1971) + mark(DecidesRows, cut1971); n != 0 {
+		t.Errorf("superseded edges marked stale = %d, want 0", n)
 	}
-	if n := mark(DecidesRows, cut1971); n != 1 {
-		t.Errorf("DECIDES_ROWS marked stale = %d, want 1", n)
-	}
-	if n := mark(Feeds, cut1971); n != 0 {
-		t.Errorf("FEEDS marked again = %d, want 0 (already stale)", n)
+	if n, _, _, err := w.PruneLineages(ctx, cut1971, 10, false); err != nil || n != 0 {
+		t.Errorf("LINEAGEs marked again = %d, %v; want 0 (already stale)", n, err)
 	}
 	stale := func() []string {
+		t.Helper()
+		res, err := neo4j.ExecuteQuery(ctx, d, staleEdges, map[string]any{"p": p}, neo4j.EagerResultTransformer)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var out []string
-		for _, l := range lines("-") {
-			if strings.Contains(l, "stale=true") {
-				out = append(out, strings.Fields(l)[0]+" "+strings.Fields(l)[1]+" "+strings.Fields(l)[2])
-			}
+		for _, rec := range res.Records {
+			e, _ := rec.Get("edge")
+			out = append(out, strings.ReplaceAll(e.(string), p, ""))
 		}
 		slices.Sort(out)
 		return out
@@ -157,7 +176,16 @@ func TestRetention(t *testing.T) {
 	if want := []string{"etl/load|2|2|1", "etl/report|1|1|1"}; !slices.Equal(preview, want) {
 		t.Errorf("preview before deleting = %q, want %q", preview, want)
 	}
-	var feeds, decides int64
+	feeds, decides = 0, 0
+	for { // every current edge is superseded (its LINEAGE's lastSeen, before June), then deleted below
+		n, _, _, err := w.PruneLineages(ctx, cutLater, 1, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
 	for _, x := range []struct {
 		rel string
 		n   *int64
@@ -182,6 +210,9 @@ func TestRetention(t *testing.T) {
 	if got := lines("-FEEDS->"); len(got) != 0 {
 		t.Errorf("FEEDS left = %q", got)
 	}
+	if got := lines("-LINEAGE->"); len(got) != 0 {
+		t.Errorf("LINEAGEs left = %q", got)
+	}
 	if _, err := w.PruneEdges(ctx, "HAS_COLUMN", cutLater, 2, true); err == nil {
 		t.Error("PruneEdges(HAS_COLUMN) = nil error, want a refusal")
 	}
@@ -189,6 +220,13 @@ func TestRetention(t *testing.T) {
 		t.Errorf("%d foreign runs or edges older than %s appeared during the test", n, cutLater)
 	}
 }
+
+// staleEdges lists the lineage relationships under $p that are stale, read as docs/graph-model.md
+// says: a current edge's stale is its LINEAGE's.
+const staleEdges = `MATCH (s:Column)-[f:FEEDS|DECIDES_ROWS]->(t) WHERE s.key STARTS WITH $p
+OPTIONAL MATCH (:Job {key: f.job})-[l:LINEAGE]->(ds:Dataset) WHERE ds.key = CASE WHEN t:Dataset THEN t.key ELSE t.datasetKey END
+WITH s, f, t, l WHERE f.stale OR (f.lastSeen IS NULL AND l.stale)
+RETURN s.key + ' -' + type(f) + '-> ' + t.key AS edge`
 
 // previewRows runs neo4jbrowser/queries/11-retention-preview.cypher with ages that put the
 // cut-off at before, and returns its rows for prefix as job|runs|feeds|decidesRows.

@@ -17,13 +17,23 @@ type rows struct {
 	runs     []runRow
 	reads    []readRow
 	wrote    []wroteRow
-	feeds    []lineageRow
-	decides  []lineageRow
+	versions []versionRow // each (job, dataset) with what the batch's items showed of it
 	marks    []markRow
 	colMarks []columnMarkRow
 	renames  []renameRow
 	changed  []changedRow
 	parents  []parentRow
+
+	// listenerRuns are the keys of the runs of listener events (one event each).
+	listenerRuns map[string]bool
+	// Set by existing (existing.go): the listener runs and columns of the batch the graph holds.
+	oldRuns, oldColumns map[string]bool
+
+	// Set by decide (version.go) from the versions and the stored LINEAGEs.
+	supersede []supersedeRow
+	feeds     []lineageRow
+	decides   []lineageRow
+	lineages  []lineageUpdate
 }
 
 // seen is the time span over which an element was observed in a batch.
@@ -54,8 +64,8 @@ func newer(win bool, old, v string) string {
 
 // batch is a batch of items being merged into rows: for each kind of element, its rows by the key
 // its statement merges on, so that an element met twice is one row. Each element's file holds its
-// merge step (job, dataset, column, change, run, parent, read, write; lineage for FEEDS and
-// DECIDES_ROWS).
+// merge step (job, dataset, column, change, run, parent, read, write; versions for the lineage
+// of each (job, dataset): its FEEDS and DECIDES_ROWS).
 type batch struct {
 	jobs     set[string, jobRow]
 	datasets set[string, datasetRow]
@@ -64,8 +74,7 @@ type batch struct {
 	parents  set[parentRow, parentRow]
 	reads    set[readRow, readRow]
 	wrote    set[[2]string, wroteRow]   // (run, dataset)
-	feeds    set[[3]string, lineageRow] // (source, target column, job)
-	decides  set[[3]string, lineageRow] // (source, target dataset, job)
+	lineages set[[2]string, versionRow] // (job, dataset)
 	marks    set[string, markRow]
 	colMarks set[string, columnMarkRow]
 	renames  set[[2]string, renameRow] // (from, to)
@@ -97,12 +106,13 @@ func (s set[K, R]) sorted(compare func(a, b *R) int) []R {
 
 // buildRows checks the items (record.Check: a no-op for those a processing step checked) and
 // merges them into rows. Items are applied in order; for equal times the later item wins, exactly
-// as if they were written one after the other.
+// as if they were written one after the other. The lineage rows are decided as for an empty
+// graph; the writer decides them again from the LINEAGEs it reads.
 func buildRows(items []record.Item) (*rows, error) {
 	b := &batch{
 		jobs: set[string, jobRow]{}, datasets: set[string, datasetRow]{}, columns: set[string, columnRow]{},
 		runs: set[string, runRow]{}, parents: set[parentRow, parentRow]{}, reads: set[readRow, readRow]{},
-		wrote: set[[2]string, wroteRow]{}, feeds: set[[3]string, lineageRow]{}, decides: set[[3]string, lineageRow]{},
+		wrote: set[[2]string, wroteRow]{}, lineages: set[[2]string, versionRow]{},
 		marks: set[string, markRow]{}, colMarks: set[string, columnMarkRow]{}, renames: set[[2]string, renameRow]{},
 		changed: set[changedRow, changedRow]{},
 	}
@@ -111,7 +121,15 @@ func buildRows(items []record.Item) (*rows, error) {
 			return nil, fmt.Errorf("item %d: %w", i, err)
 		}
 	}
-	return b.rows(), nil
+	r := b.rows()
+	r.listenerRuns = map[string]bool{}
+	for _, x := range r.runs {
+		if x.listener() {
+			r.listenerRuns[x.key] = true
+		}
+	}
+	r.decide(nil)
+	return r, nil
 }
 
 // add merges one item: its job and run (with the run's parent), the datasets it read, wrote and
@@ -153,12 +171,7 @@ func (b *batch) add(it record.Item) error {
 			return err
 		}
 	}
-	for _, e := range lin.Edges {
-		b.lineage(b.feeds, e, jk, run, ts)
-	}
-	for _, e := range lin.RowDeps {
-		b.lineage(b.decides, e, jk, run, ts)
-	}
+	b.versions(lin, jk, run, ts)
 	return nil
 }
 
@@ -172,8 +185,7 @@ func (b *batch) rows() *rows {
 		parents:  b.parents.sorted((*parentRow).compare),
 		reads:    b.reads.sorted((*readRow).compare),
 		wrote:    b.wrote.sorted((*wroteRow).compare),
-		feeds:    b.feeds.sorted((*lineageRow).compare),
-		decides:  b.decides.sorted((*lineageRow).compare),
+		versions: b.lineages.sorted((*versionRow).compare),
 		marks:    slices.DeleteFunc(b.marks.sorted((*markRow).compare), markRow.none),
 		colMarks: b.colMarks.sorted((*columnMarkRow).compare),
 		renames:  b.renames.sorted((*renameRow).compare),

@@ -233,12 +233,12 @@ func TestBuildRowsChanges(t *testing.T) {
 
 // Rows hold only what a Neo4j property can be: scalars and lists of scalars, never maps.
 func TestStatementsAreFlat(t *testing.T) {
-	r, err := buildRows(append(fixture("", t0, ""), ddl("", t0, ""), olRun("", t0, "START"), nested("", t0)))
+	sts, err := Statements(append(fixture("", t0, ""), ddl("", t0, ""), olRun("", t0, "START"), nested("", t0)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, st := range r.statements() {
-		if len(st.rows) == 0 {
+	for _, st := range sts {
+		if len(st.rows) == 0 && st.name != "existing" { // a read of its own shape (existing.go)
 			t.Errorf("statement %s has no rows", st.name)
 		}
 		for _, row := range st.rows {

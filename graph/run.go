@@ -2,6 +2,7 @@ package graph
 
 import (
 	"cmp"
+	"slices"
 	"time"
 
 	"github.com/colline/colline/events"
@@ -81,6 +82,10 @@ type runRow struct {
 	analyzed                                                     bool // markers.analyzed
 	connect                                                      *events.Connect
 }
+
+// listener reports a listener event's run (one event, with a degraded flag); OpenLineage runs
+// and parent runs have none.
+func (x runRow) listener() bool { return x.degraded != nil }
 
 // ColumnLineageMissing is the columnLineage of a WROTE whose column lineage the event did not carry
 // (a degraded event) or colline did not extract (a plan over budget).
@@ -198,7 +203,7 @@ SET r.appId = coalesce(row.appId, r.appId),
 MERGE (j)-[:HAS_RUN]->(r)
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		return params(r.runs, func(x runRow) map[string]any {
+		return params(slices.DeleteFunc(slices.Clone(r.runs), func(x runRow) bool { return r.newRun(x.key) }), func(x runRow) map[string]any {
 			var exec any
 			if x.executionID != nil {
 				exec = *x.executionID
@@ -224,6 +229,38 @@ func connectParams(row map[string]any, c *events.Connect) {
 	row["connectUserId"], row["connectUserName"] = stringOrNil(c.UserID), stringOrNil(c.UserName)
 	row["connectSessionId"], row["connectOperationId"] = stringOrNil(c.SessionID), stringOrNil(c.OperationID)
 	row["connectClientType"] = stringOrNil(c.ClientType)
+}
+
+// newRuns creates the listener runs the graph does not hold (existing.go) with their HAS_RUN: a
+// listener run is one event, so its first write is all of it (a null property is not stored).
+var newRuns = element{
+	name:          "new runs",
+	nodes:         []string{"Run"},
+	relationships: []string{"HAS_RUN"},
+	query: `UNWIND $rows AS row
+MATCH (j:Job {key: row.jobKey})
+CREATE (j)-[:HAS_RUN]->(:Run {key: row.key, appId: row.appId, executionId: row.executionId, funcName: row.funcName, status: row.status,
+                              sparkVersion: row.sparkVersion, endedAt: row.endedAt, emittedAt: row.emittedAt, degraded: row.degraded,
+                              overBudget: row.overBudget, analyzed: row.analyzed,
+                              connectUserId: row.connectUserId, connectUserName: row.connectUserName, connectSessionId: row.connectSessionId,
+                              connectOperationId: row.connectOperationId, connectClientType: row.connectClientType})
+RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any {
+		return params(slices.DeleteFunc(slices.Clone(r.runs), func(x runRow) bool { return !r.newRun(x.key) }), func(x runRow) map[string]any {
+			var analyzed any
+			if x.analyzed {
+				analyzed = true
+			}
+			row := map[string]any{
+				"key": x.key, "jobKey": x.jobKey, "appId": stringOrNil(x.appID), "executionId": *x.executionID,
+				"funcName": stringOrNil(x.funcName), "status": stringOrNil(x.status), "sparkVersion": stringOrNil(x.sparkVersion),
+				"endedAt": timeOrNil(x.endedAt), "emittedAt": timeOrNil(x.emittedAt), "degraded": boolOrNil(x.degraded),
+				"overBudget": stringOrNil(x.overBudget), "analyzed": analyzed,
+			}
+			connectParams(row, x.connect)
+			return row
+		})
+	},
 }
 
 // parentRow links an OpenLineage run to its parent run (both are in the runs rows).
@@ -253,9 +290,25 @@ MATCH (d:Dataset {key: row.dataset})
 MERGE (r)-[:READ]->(d)
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		return params(r.reads, func(x readRow) map[string]any { return map[string]any{"run": x.run, "dataset": x.dataset} })
+		return params(slices.DeleteFunc(slices.Clone(r.reads), func(x readRow) bool { return r.newRun(x.run) }), readParams)
 	},
 }
+
+// newReads creates the READ of new runs (newRuns).
+var newReads = element{
+	name:          "new reads",
+	relationships: []string{"READ"},
+	query: `UNWIND $rows AS row
+MATCH (r:Run {key: row.run})
+MATCH (d:Dataset {key: row.dataset})
+CREATE (r)-[:READ]->(d)
+RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any {
+		return params(slices.DeleteFunc(slices.Clone(r.reads), func(x readRow) bool { return !r.newRun(x.run) }), readParams)
+	},
+}
+
+func readParams(x readRow) map[string]any { return map[string]any{"run": x.run, "dataset": x.dataset} }
 
 // wroteRow links a run to a dataset it wrote; columnLineage is ColumnLineageMissing or "".
 type wroteRow struct{ run, dataset, mode, columnLineage string }
@@ -271,10 +324,26 @@ SET w.mode = coalesce(row.mode, w.mode),
     w.columnLineage = row.columnLineage
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		return params(r.wrote, func(x wroteRow) map[string]any {
-			return map[string]any{"run": x.run, "dataset": x.dataset, "mode": stringOrNil(x.mode), "columnLineage": stringOrNil(x.columnLineage)}
-		})
+		return params(slices.DeleteFunc(slices.Clone(r.wrote), func(x wroteRow) bool { return r.newRun(x.run) }), wroteParams)
 	},
+}
+
+// newWrote creates the WROTE of new runs (newRuns).
+var newWrote = element{
+	name:          "new wrote",
+	relationships: []string{"WROTE"},
+	query: `UNWIND $rows AS row
+MATCH (r:Run {key: row.run})
+MATCH (d:Dataset {key: row.dataset})
+CREATE (r)-[:WROTE {mode: row.mode, columnLineage: row.columnLineage}]->(d)
+RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any {
+		return params(slices.DeleteFunc(slices.Clone(r.wrote), func(x wroteRow) bool { return !r.newRun(x.run) }), wroteParams)
+	},
+}
+
+func wroteParams(x wroteRow) map[string]any {
+	return map[string]any{"run": x.run, "dataset": x.dataset, "mode": stringOrNil(x.mode), "columnLineage": stringOrNil(x.columnLineage)}
 }
 
 // changedRow links a run to a dataset it changed by DDL.

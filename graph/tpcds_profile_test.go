@@ -77,10 +77,13 @@ func tpcdsCopy(t *testing.T, raws [][]byte, c int) []record.Item {
 }
 
 // TestProfileTPCDS (COLLINE_PROFILE=comma-separated batch indexes; -1: none) wipes the graph,
-// writes the TPC-DS corpus (and COLLINE_PROFILE_COPIES copies with their own targets) in batches
-// of 100 with Write, except the listed batches: those run statement by statement with PROFILE
-// (plain with COLLINE_PROFILE_PLAIN), printing each plan's db hits and times. It logs the total
-// time of the Write calls. A measuring aid, not a check.
+// writes the TPC-DS corpus (and COLLINE_PROFILE_COPIES copies with their own targets, and with
+// COLLINE_PROFILE_RERUNS that many re-runs of the corpus: the same lineage, new runs an hour
+// apart, as production is) in batches of 100 (COLLINE_PROFILE_BATCH) with Write, except the listed batches: those run
+// statement by statement with PROFILE (plain with COLLINE_PROFILE_PLAIN), as Write runs them,
+// printing each plan's db hits and times. With COLLINE_PROFILE_JOBS every event is a job of its
+// own (its app name is its query's and Spark line's), as the production-like bench corpus has
+// it. It logs the total time of the Write calls. A measuring aid, not a check.
 func TestProfileTPCDS(t *testing.T) {
 	which := map[int]bool{}
 	for _, f := range strings.Split(os.Getenv("COLLINE_PROFILE"), ",") {
@@ -92,15 +95,38 @@ func TestProfileTPCDS(t *testing.T) {
 		prefix = ""
 	}
 	copies, _ := strconv.Atoi(os.Getenv("COLLINE_PROFILE_COPIES"))
+	reruns, _ := strconv.Atoi(os.Getenv("COLLINE_PROFILE_RERUNS"))
+	size := 100
+	if n, _ := strconv.Atoi(os.Getenv("COLLINE_PROFILE_BATCH")); n > 0 {
+		size = n
+	}
 	ctx := context.Background()
 	d := aidDriver(ctx, t, "COLLINE_PROFILE")
 	w := graph.NewWriter(d, "")
 	raws := tpcdsRaw(t)
-	var all [][]record.Item // the corpus, then copies with their own targets (as bench -e2e-copies)
+	var all [][]record.Item // the corpus, then copies with their own targets (as bench -e2e-copies), then re-runs
+	jobs := os.Getenv("COLLINE_PROFILE_JOBS") != ""
+	tpcdsCopy := func(t *testing.T, raws [][]byte, c int) []record.Item {
+		items := tpcdsCopy(t, raws, c)
+		if jobs {
+			for i, it := range items {
+				env := *it.Event
+				env.App.Name = fmt.Sprintf("job-%d-%d", c, i/2) // a CTAS and its nested insert: one job
+				items[i].Event = &env
+			}
+		}
+		return items
+	}
 	for c := 0; c <= copies; c++ {
 		items := tpcdsCopy(t, raws, c)
-		for b := 0; b*100 < len(items); b++ {
-			all = append(all, items[b*100:min((b+1)*100, len(items))])
+		for b := 0; b*size < len(items); b++ {
+			all = append(all, items[b*size:min((b+1)*size, len(items))])
+		}
+	}
+	for k := 1; k <= reruns; k++ {
+		items := rerunOf(tpcdsCopy(t, raws, 0), k)
+		for b := 0; b*size < len(items); b++ {
+			all = append(all, items[b*size:min((b+1)*size, len(items))])
 		}
 	}
 	var writes time.Duration
@@ -117,20 +143,17 @@ func TestProfileTPCDS(t *testing.T) {
 			t.Logf("batch %d: %d items written in %v", b, len(batch), time.Since(start))
 			continue
 		}
-		sts, err := queries(batch)
-		if err != nil {
-			t.Fatal(err)
-		}
 		s := d.NewSession(ctx, neo4j.SessionConfig{AccessMode: neo4j.AccessModeWrite})
 		tx, err := s.BeginTransaction(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		total := time.Now()
-		for _, st := range sts {
-			start := time.Now()
-			sum := runIn(ctx, t, tx, prefix, st)
-			el := time.Since(start)
+		last := total
+		var sumHits int64
+		err = graph.WriteIn(ctx, tx, batch, prefix, func(name string, rows int, sum neo4j.ResultSummary) {
+			el := time.Since(last)
+			last = time.Now()
 			var lines []string
 			var hits int64
 			if prefix != "" {
@@ -143,16 +166,35 @@ func TestProfileTPCDS(t *testing.T) {
 					lines = append(lines, fmt.Sprintf("%s%s rows=%d hits=%d %s", strings.Repeat("  ", depth), op, p.Records(), p.DbHits(), det))
 				})
 			}
-			t.Logf("PROFILE %s: %d rows, %d db hits, %v (server: available after %v, consumed after %v)\n%s", st.Name(), st.rows, hits, el,
+			sumHits += hits
+			t.Logf("PROFILE %s: %d rows, %d db hits, %v (server: available after %v, consumed after %v)\n%s", name, rows, hits, el,
 				sum.ResultAvailableAfter(), sum.ResultConsumedAfter(), strings.Join(lines, "\n"))
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 		start := time.Now()
 		if err := tx.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("batch %d profiled: statements %v, commit %v", b, time.Since(total)-time.Since(start), time.Since(start))
+		t.Logf("batch %d profiled: %d db hits; statements %v, commit %v", b, sumHits, time.Since(total)-time.Since(start), time.Since(start))
 		s.Close(ctx)
 	}
+}
+
+// rerunOf returns items run again, k hours later: new event and app ids, the same lineage.
+func rerunOf(items []record.Item, k int) []record.Item {
+	out := make([]record.Item, len(items))
+	for i, it := range items {
+		env := *it.Event
+		env.EventID = fmt.Sprintf("rerun-%d-%s", k, env.EventID)
+		env.App.ID = fmt.Sprintf("rerun-%d-%s", k, env.App.ID)
+		ended, _ := record.EventTime(it.Event)
+		env.Query.EndedAt = ended.Add(time.Duration(k) * time.Hour).Format(time.RFC3339Nano)
+		env.EmittedAt = ended.Add(time.Duration(k)*time.Hour + time.Second).Format(time.RFC3339Nano)
+		out[i] = record.Item{Event: &env, Lineage: it.Lineage}
+	}
+	return out
 }
 
 // runIn runs q in tx, its text after prefix ("PROFILE " or ""), and returns its summary, or fails t.

@@ -243,35 +243,47 @@ func (g *walker) fill(sg *Subgraph) {
 	SortEdges(sg.Edges)
 }
 
-// Whether an edge is stale: a later application run of its job (another app id than its last
-// run's) wrote its target dataset, as of $asOf, without confirming it. Runs of the same
+// What the walk needs of an edge's job, in one query: a current edge (no lastSeen of its own)
+// takes its lastSeen and lastRun from its job's LINEAGE into the target's dataset (version.go);
+// then, whether the edge is stale: a later application run of its job (another app id than its
+// last run's) wrote its target dataset, as of $asOf, without confirming it. Runs of the same
 // application (several queries writing one table) do not make each other's flows stale.
 const staleQuery = `UNWIND $items AS it
-MATCH (lr:Run {key: it.lastRun})
-RETURN it.i AS i, EXISTS {
+OPTIONAL MATCH (:Job {key: it.job})-[l:LINEAGE]->(:Dataset {key: it.dataset})
+WHERE it.current
+WITH it, CASE WHEN it.current THEN l.lastSeen ELSE it.lastSeen END AS lastSeen,
+     CASE WHEN it.current THEN l.lastRun ELSE it.lastRun END AS lastRun
+OPTIONAL MATCH (lr:Run {key: lastRun})
+RETURN it.i AS i, lastSeen, lastRun, lr IS NOT NULL AND EXISTS {
   MATCH (:Job {key: it.job})-[:HAS_RUN]->(r:Run)-[:WROTE]->(:Dataset {key: it.dataset})
-  WHERE r.appId <> lr.appId AND coalesce(r.endedAt, r.emittedAt) > it.lastSeen
+  WHERE r.appId <> lr.appId AND coalesce(r.endedAt, r.emittedAt) > lastSeen
     AND ($asOf IS NULL OR coalesce(r.endedAt, r.emittedAt) <= $asOf)
 } AS stale`
 
-// markStale sets Edge.Stale, with one query for every distinct (job, target dataset, last run).
+// markStale fills the lastSeen and lastRun of current edges and sets Edge.Stale, with one query
+// for every distinct (job, target dataset, last run, lastSeen), current edges grouped by (job,
+// target dataset).
 func (r *Reader) markStale(ctx context.Context, g *walker, asOf any) error {
 	type group struct {
 		job, dataset, lastRun string
 		lastSeen              time.Time
+		current               bool
 	}
 	var groups []group
 	index := map[group]int{}
 	members := map[int][]*Edge{}
 	for _, e := range g.edges {
-		if e.LastRun == "" || e.LastSeen == nil {
-			continue
-		}
 		ds := e.Target
 		if e.Kind == Feeds {
 			ds = g.columns[e.Target].Dataset
 		}
-		gr := group{e.Job, ds, e.LastRun, *e.LastSeen}
+		gr := group{job: e.Job, dataset: ds, current: e.LastSeen == nil}
+		if !gr.current {
+			if e.LastRun == "" {
+				continue
+			}
+			gr.lastRun, gr.lastSeen = e.LastRun, *e.LastSeen
+		}
 		i, ok := index[gr]
 		if !ok {
 			i = len(groups)
@@ -285,7 +297,7 @@ func (r *Reader) markStale(ctx context.Context, g *walker, asOf any) error {
 	}
 	items := make([]map[string]any, len(groups))
 	for i, gr := range groups {
-		items[i] = map[string]any{"i": int64(i), "job": gr.job, "dataset": gr.dataset, "lastRun": gr.lastRun, "lastSeen": gr.lastSeen}
+		items[i] = map[string]any{"i": int64(i), "job": gr.job, "dataset": gr.dataset, "lastRun": gr.lastRun, "lastSeen": zeroNil(gr.lastSeen), "current": gr.current}
 	}
 	res, err := r.query(ctx, staleQuery, map[string]any{"items": items, "asOf": asOf})
 	if err != nil {
@@ -294,8 +306,14 @@ func (r *Reader) markStale(ctx context.Context, g *walker, asOf any) error {
 	for _, rec := range res.Records {
 		i, _ := get[int64](rec, "i")
 		stale, _ := get[bool](rec, "stale")
+		lastRun, _ := get[string](rec, "lastRun")
+		lastSeen, seen := get[time.Time](rec, "lastSeen")
 		for _, e := range members[int(i)] {
 			e.Stale = stale
+			if groups[i].current && seen {
+				t := lastSeen.UTC()
+				e.LastSeen, e.LastRun = &t, lastRun
+			}
 		}
 	}
 	return nil

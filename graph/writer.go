@@ -64,7 +64,6 @@ func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 	if err != nil {
 		return err
 	}
-	stmts := r.statements()
 
 	timeout := w.timeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -74,23 +73,8 @@ func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 
 	var failed string
 	_, err = sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		for _, st := range stmts {
-			for chunk := range slices.Chunk(st.rows, maxRows) {
-				// Driver errors go back unwrapped: the driver classifies them for its retries.
-				failed = st.name
-				res, err := tx.Run(ctx, keepPlan+st.query, map[string]any{"rows": chunk})
-				if err != nil {
-					return nil, err
-				}
-				rec, err := res.Single(ctx)
-				if err != nil {
-					return nil, err
-				}
-				n, _ := rec.Get("n")
-				if got, ok := n.(int64); !ok || got != int64(len(chunk)) {
-					return nil, fmt.Errorf("%w: statement %s handled %v of %d rows", errRowCount, st.name, n, len(chunk))
-				}
-			}
+		if err := writeRows(ctx, tx, r, &failed, "", nil); err != nil {
+			return nil, err
 		}
 		failed = "tags" // the tags the events carry, where they were set (tags.go)
 		return nil, writeTagSets(ctx, tx, EventTagSets(items))
@@ -102,6 +86,62 @@ func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 		return fmt.Errorf("graph write of %d items (statement %s): %w", len(items), failed, err)
 	}
 	return nil
+}
+
+// runner runs a statement: a managed or an explicit transaction.
+type runner interface {
+	Run(ctx context.Context, cypher string, params map[string]any) (neo4j.ResultWithContext, error)
+}
+
+// writeRows runs the statements of r in tx, in the order of elements, reading on the way what
+// the statements after a read need to know; failed names the statement running. prefix goes
+// before each statement (the profile test's "PROFILE "), and observe, when set, gets each
+// statement's summary.
+func writeRows(ctx context.Context, tx runner, r *rows, failed *string, prefix string, observe observer) error {
+	for _, e := range elements {
+		*failed = e.name
+		if e.read != nil {
+			// Driver errors go back unwrapped: the driver classifies them for its retries.
+			if err := e.read(ctx, tx, r, prefix, observe); err != nil {
+				return err
+			}
+			continue
+		}
+		for chunk := range slices.Chunk(e.rows(r), maxRows) {
+			recs, err := collect(ctx, tx, e.name, prefix+keepPlan+e.query, map[string]any{"rows": chunk}, len(chunk), observe)
+			if err != nil {
+				return err
+			}
+			var n any
+			if len(recs) == 1 {
+				n, _ = recs[0].Get("n")
+			}
+			if got, ok := n.(int64); !ok || got != int64(len(chunk)) {
+				return fmt.Errorf("%w: statement %s handled %v of %d rows", errRowCount, e.name, n, len(chunk))
+			}
+		}
+	}
+	return nil
+}
+
+// collect runs a statement in tx and returns its records; observe, when set, gets its summary.
+func collect(ctx context.Context, tx runner, name, query string, params map[string]any, rows int, observe observer) ([]*neo4j.Record, error) {
+	res, err := tx.Run(ctx, query, params)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := res.Collect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if observe != nil {
+		sum, err := res.Consume(ctx)
+		if err != nil {
+			return nil, err
+		}
+		observe(name, rows, sum)
+	}
+	return recs, nil
 }
 
 // keepPlan tells Neo4j to keep a statement's first plan. By default Neo4j replans a statement

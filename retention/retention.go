@@ -47,6 +47,7 @@ func (p Policy) Enabled() bool { return p.RunDays > 0 || p.EdgeDays > 0 }
 type store interface {
 	PruneRuns(ctx context.Context, before time.Time, limit int) (int64, error)
 	PruneEdges(ctx context.Context, relType string, before time.Time, limit int, del bool) (int64, error)
+	PruneLineages(ctx context.Context, before time.Time, limit int, del bool) (lineages, feeds, decides int64, err error)
 }
 
 // Pruner runs a Policy against the graph.
@@ -116,8 +117,10 @@ func (p *Pruner) Run(ctx context.Context) {
 	}
 }
 
-// Once runs one pass: runs first, then FEEDS, then DECIDES_ROWS, each in batches until a batch
-// finds fewer than BatchSize elements.
+// Once runs one pass: runs first, then the current lineage of each job not confirmed for EdgeDays
+// (its LINEAGE: marked stale with its current edges, or its current edges superseded for the
+// next step to delete), then the superseded FEEDS, then DECIDES_ROWS, each in batches until a
+// batch finds fewer than BatchSize elements (LINEAGEs, for the second step).
 func (p *Pruner) Once(ctx context.Context) (Result, error) {
 	p.defaults()
 	var res Result
@@ -136,6 +139,16 @@ func (p *Pruner) Once(ctx context.Context) (Result, error) {
 	}
 	steps := []step{
 		{"Run", "deleted", p.Policy.RunDays, &res.Runs, p.Graph.PruneRuns},
+		{graph.Lineage, action, p.Policy.EdgeDays, new(int64), func(ctx context.Context, before time.Time, limit int) (int64, error) {
+			n, feeds, decides, err := p.Graph.PruneLineages(ctx, before, limit, del)
+			if err == nil && !del { // deleting: the edges are counted when the next steps delete them
+				res.Feeds += feeds
+				res.DecidesRows += decides
+				p.Metrics.pruned.WithLabelValues(graph.Feeds, action).Add(float64(feeds))
+				p.Metrics.pruned.WithLabelValues(graph.DecidesRows, action).Add(float64(decides))
+			}
+			return n, err
+		}},
 		{graph.Feeds, action, p.Policy.EdgeDays, &res.Feeds, func(ctx context.Context, before time.Time, limit int) (int64, error) {
 			return p.Graph.PruneEdges(ctx, graph.Feeds, before, limit, del)
 		}},
@@ -158,7 +171,9 @@ func (p *Pruner) Once(ctx context.Context) (Result, error) {
 			res.Batches++
 			res.Largest = max(res.Largest, n)
 			*s.count += n
-			p.Metrics.pruned.WithLabelValues(s.element, s.action).Add(float64(n))
+			if s.element != graph.Lineage {
+				p.Metrics.pruned.WithLabelValues(s.element, s.action).Add(float64(n))
+			}
 			if n < int64(p.Policy.BatchSize) {
 				break
 			}

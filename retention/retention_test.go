@@ -26,12 +26,18 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fake records the calls and answers from a budget of elements per kind.
+// fake records the calls and answers from a budget of elements per kind. Each LINEAGE holds two
+// current FEEDS and one DECIDES_ROWS.
 type fake struct {
 	mu    sync.Mutex
 	left  map[string]int64 // elements older than any cut-off, per kind
 	calls []string
 	fail  int // fail this many calls first
+}
+
+func (f *fake) PruneLineages(_ context.Context, before time.Time, limit int, del bool) (int64, int64, int64, error) {
+	n, err := f.take("LINEAGE", before, limit, del)
+	return n, 2 * n, n, err
 }
 
 func (f *fake) take(kind string, before time.Time, limit int, del bool) (int64, error) {
@@ -75,12 +81,17 @@ func TestOnceBatches(t *testing.T) {
 			Result{Runs: 2, Batches: 2, Largest: 2},
 			[]string{"Run 2026-12-01 2 true", "Run 2026-12-01 2 true"}, map[string]float64{"Run/deleted": 2}},
 		{"edges marked stale", Policy{EdgeDays: 7, BatchSize: 10}, map[string]int64{"Run": 5, "FEEDS": 12, "DECIDES_ROWS": 3},
-			Result{Feeds: 12, DecidesRows: 3, Batches: 3, Largest: 10},
-			[]string{"FEEDS 2026-11-25 10 false", "FEEDS 2026-11-25 10 false", "DECIDES_ROWS 2026-11-25 10 false"},
+			Result{Feeds: 12, DecidesRows: 3, Batches: 4, Largest: 10},
+			[]string{"LINEAGE 2026-11-25 10 false", "FEEDS 2026-11-25 10 false", "FEEDS 2026-11-25 10 false", "DECIDES_ROWS 2026-11-25 10 false"},
 			map[string]float64{"FEEDS/marked_stale": 12, "DECIDES_ROWS/marked_stale": 3}},
-		{"edges deleted", Policy{RunDays: 90, EdgeDays: 30, EdgeAction: ActionDelete, BatchSize: 1000}, map[string]int64{"Run": 1, "FEEDS": 1},
-			Result{Runs: 1, Feeds: 1, Batches: 3, Largest: 1},
-			[]string{"Run 2026-09-03 1000 true", "FEEDS 2026-11-02 1000 true", "DECIDES_ROWS 2026-11-02 1000 true"},
+		{"current edges marked stale by their LINEAGE, superseded ones by their own lastSeen", Policy{EdgeDays: 7, BatchSize: 2},
+			map[string]int64{"LINEAGE": 3, "FEEDS": 1},
+			Result{Feeds: 2*3 + 1, DecidesRows: 3, Batches: 4, Largest: 2},
+			[]string{"LINEAGE 2026-11-25 2 false", "LINEAGE 2026-11-25 2 false", "FEEDS 2026-11-25 2 false", "DECIDES_ROWS 2026-11-25 2 false"},
+			map[string]float64{"FEEDS/marked_stale": 7, "DECIDES_ROWS/marked_stale": 3}},
+		{"edges deleted", Policy{RunDays: 90, EdgeDays: 30, EdgeAction: ActionDelete, BatchSize: 1000}, map[string]int64{"Run": 1, "FEEDS": 1, "LINEAGE": 1},
+			Result{Runs: 1, Feeds: 1, Batches: 4, Largest: 1},
+			[]string{"Run 2026-09-03 1000 true", "LINEAGE 2026-11-02 1000 true", "FEEDS 2026-11-02 1000 true", "DECIDES_ROWS 2026-11-02 1000 true"},
 			map[string]float64{"Run/deleted": 1, "FEEDS/deleted": 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -271,6 +282,12 @@ func (r *recorder) PruneEdges(ctx context.Context, relType string, before time.T
 	return r.note(r.Writer.PruneEdges(ctx, relType, before, limit, del))
 }
 
+func (r *recorder) PruneLineages(ctx context.Context, before time.Time, limit int, del bool) (int64, int64, int64, error) {
+	n, feeds, decides, err := r.Writer.PruneLineages(ctx, before, limit, del)
+	r.note(n, err)
+	return n, feeds, decides, err
+}
+
 // TestPruneWhileIngesting: 600 old runs of 30 jobs and their edges are pruned in batches of 25
 // while a writer keeps writing new runs of the same jobs (the same datasets and columns, so the
 // two contend for the same nodes); every write succeeds, writes complete between prune batches,
@@ -290,6 +307,8 @@ func TestPruneWhileIngesting(t *testing.T) {
   MATCH (r:Run) WHERE coalesce(r.endedAt, r.emittedAt) < $c AND NOT r.key STARTS WITH $p RETURN count(*) AS n
   UNION ALL
   MATCH (s)-[f:FEEDS|DECIDES_ROWS]->() WHERE f.lastSeen < $c AND NOT s.key STARTS WITH $p RETURN count(*) AS n
+  UNION ALL
+  MATCH (j:Job)-[l:LINEAGE]->() WHERE l.lastSeen < $c AND NOT j.key STARTS WITH $p RETURN count(*) AS n
 } RETURN sum(n) AS n`, map[string]any{"c": clock, "p": p}); n > 0 {
 		t.Skipf("the database holds %d runs or edges of other tests dated before %s; the prune would delete them", n, clock)
 	}
@@ -392,7 +411,11 @@ func TestPruneWhileIngesting(t *testing.T) {
 	if left != int64(len(written)+len(confirm)) {
 		t.Errorf("runs left %d, want the %d new ones", left, len(written)+len(confirm))
 	}
-	stale := count(t, d, `MATCH (s)-[f:FEEDS|DECIDES_ROWS]->() WHERE s.key STARTS WITH $p AND f.stale RETURN count(*) AS n`, map[string]any{"p": p})
+	// stale as docs/graph-model.md reads it: a current edge's is its LINEAGE's
+	stale := count(t, d, `MATCH (s:Column)-[f:FEEDS|DECIDES_ROWS]->(t) WHERE s.key STARTS WITH $p
+OPTIONAL MATCH (j:Job {key: f.job})-[l:LINEAGE]->(ds:Dataset) WHERE ds.key = CASE WHEN t:Dataset THEN t.key ELSE t.datasetKey END
+WITH f, l WHERE f.stale OR (f.lastSeen IS NULL AND l.stale)
+RETURN count(*) AS n`, map[string]any{"p": p})
 	if stale != int64(jobs/2*3) {
 		t.Errorf("stale edges %d, want %d (the odd jobs' FEEDS and DECIDES_ROWS)", stale, jobs/2*3)
 	}

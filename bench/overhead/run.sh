@@ -20,7 +20,7 @@ OL="$HOME/.m2/repository/io/openlineage/openlineage-spark_2.12/$OL_VERSION/openl
 KAFKA="${BENCH_KAFKA:-127.0.0.1:19092}"
 TOPIC="${BENCH_TOPIC:-colline.bench.overhead}"
 
-if [ ! -f "$JARS/.stamp" ]; then
+if [ ! -f "$JARS/.fetched" ]; then
   echo 'SELECT 1;' >"${TMPDIR:-/tmp}/colline-bench-warm.sql"
   "$ROOT/dev/spark-sql" "${TMPDIR:-/tmp}/colline-bench-warm.sql" >/dev/null
 fi

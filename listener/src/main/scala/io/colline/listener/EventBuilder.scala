@@ -185,11 +185,14 @@ private[listener] object EventBuilder {
     private def typeName(t: DataType): String = {
       var s = typeNames.get(t)
       if (s == null) {
-        s = t.catalogString
+        s = TypeNames(t)
         typeNames.put(t, s)
       }
       s
     }
+
+    /** The SQL text of each top-level expression, built once per expression of this event. */
+    private val sqlTexts = new java.util.IdentityHashMap[Expression, Option[String]]()
 
     def tree(root: LogicalPlan): Int = visit(root)
 
@@ -208,14 +211,14 @@ private[listener] object EventBuilder {
       val id = nodes.size
       val o = new J.Obj
       nodes += o
-      o.put("id", id.toLong)
-      o.put("class", p.getClass.getName)
+      o.add("id", J.Num(id.toLong)) // fresh keys, in the event's order: add, not put (no search)
+      o.add("class", J.Str(p.getClass.getName))
       if (!p.isInstanceOf[Command] &&
         !p.getClass.getName.startsWith(SparkClasses.AnalysisPackage)) hasData = true
 
       val childIds = p.children.map(visit)
-      o.put("children", J.arr(childIds.map(i => J.Num(i.toLong))))
-      o.put("output", J.arr(Try(p.output).getOrElse(Nil).map(attr)))
+      o.add("children", J.arr(childIds.map(i => J.Num(i.toLong))))
+      o.add("output", J.arr(Try(p.output).getOrElse(Nil).map(attr)))
 
       val described = Try(Nodes.describe(p)).getOrElse(NodeInfo(exprs = Try(Nodes.generic(p)).getOrElse(Nil)))
       // 1.5: the LogicalRDD of a foreachBatch micro-batch carries the streaming query's input plan
@@ -224,7 +227,7 @@ private[listener] object EventBuilder {
 
       val exprs = new J.Obj
       info.exprs.foreach { case (role, es) => exprs.put(role, J.arr(es.map(e => expr(e, top = true)))) }
-      o.put("exprs", exprs)
+      o.add("exprs", exprs)
 
       val plans = new J.Obj
       val refs = mutable.Map.empty[String, J.Ref]
@@ -233,18 +236,18 @@ private[listener] object EventBuilder {
         refs(role) = r
         plans.put(role, r)
       }
-      o.put("plans", plans)
+      o.add("plans", plans)
 
       val args = new J.Obj
       info.args.foreach { case (k, v) => args.put(k, v) }
-      o.put("args", args)
+      o.add("args", args)
 
-      o.put("dataset", info.dataset.getOrElse(J.Null))
+      o.add("dataset", info.dataset.getOrElse(J.Null))
       info.ddl.foreach { d =>
         hasDdl = true
-        o.put("ddl", d)
+        o.add("ddl", d)
       }
-      o.put("write", info.write.map { w =>
+      o.add("write", info.write.map { w =>
         hasWrite = true
         val q: J = w.query match {
           case Some(ChildQuery(i)) if i < childIds.size => J.Num(childIds(i).toLong)
@@ -263,24 +266,24 @@ private[listener] object EventBuilder {
 
     private def attr(a: Attribute): J.Obj = {
       val o = new J.Obj
-      Try(a.exprId.id).foreach(i => o.put("exprId", i))
-      o.put("name", a.name)
-      Try(typeName(a.dataType)).foreach(t => o.put("type", t))
-      o.put("nullable", Try(a.nullable).getOrElse(true))
-      o.put("qualifier", J.strs(Try(a.qualifier).getOrElse(Nil)))
-      if (RowLevel.isMetadataColumn(a)) o.put("metadataCol", true) // 1.3: `_file`, `_pos`, `_metadata`, …
+      Try(a.exprId.id).foreach(i => o.add("exprId", J.Num(i)))
+      o.add("name", J.str(a.name))
+      Try(typeName(a.dataType)).foreach(t => o.add("type", J.str(t)))
+      o.add("nullable", J.Bool(Try(a.nullable).getOrElse(true)))
+      o.add("qualifier", J.strs(Try(a.qualifier).getOrElse(Nil)))
+      if (RowLevel.isMetadataColumn(a)) o.add("metadataCol", J.Bool(true)) // 1.3: `_file`, `_pos`, `_metadata`, …
       o
     }
 
     private def expr(e: Expression, top: Boolean): J.Obj = {
       val o = new J.Obj
-      o.put("class", Nodes.shortName(e))
+      o.add("class", J.Str(Nodes.shortName(e)))
       e match {
         case _: Literal =>
-          Try(typeName(e.dataType)).foreach(t => o.put("type", t))
+          Try(typeName(e.dataType)).foreach(t => o.add("type", J.str(t)))
           return o
         case n: NamedExpression =>
-          Try(n.exprId.id).foreach(i => o.put("exprId", i))
+          Try(n.exprId.id).foreach(i => o.add("exprId", J.Num(i)))
           Try(n.name).foreach(nm => o.put("name", nm))
         case u: ScalaUDF =>
           u.udfName.foreach(nm => o.put("name", nm))
@@ -290,13 +293,13 @@ private[listener] object EventBuilder {
       }
       fieldNames(e, o) // 1.4: struct fields read and built
       commonId(e, o) // 1.5: Spark 4's common expressions (With)
-      if (Try(e.resolved).getOrElse(false)) Try(typeName(e.dataType)).foreach(t => o.put("type", t))
-      if (top) sql(e).foreach(s => o.put("sql", s))
+      if (Try(e.resolved).getOrElse(false)) Try(typeName(e.dataType)).foreach(t => o.add("type", J.str(t)))
+      if (top) sql(e).foreach(s => o.add("sql", J.str(s)))
       e match {
-        case s: SubqueryExpression => Try(s.plan).foreach(pl => o.put("plan", defer(pl)))
+        case s: SubqueryExpression => Try(s.plan).foreach(pl => o.add("plan", defer(pl)))
         case _ =>
       }
-      if (e.children.nonEmpty) o.put("children", J.arr(e.children.map(c => expr(c, top = false))))
+      if (e.children.nonEmpty) o.add("children", J.arr(e.children.map(c => expr(c, top = false))))
       o
     }
 
@@ -324,10 +327,36 @@ private[listener] object EventBuilder {
       case _ =>
     }
 
-    private def sql(e: Expression): Option[String] = Try {
-      val raw = e.sql
-      val masked = if (maskLiterals) Redact.maskLiterals(raw) else raw
-      Redact.truncate(Redact.text(masked, redaction), SqlMax)
-    }.toOption.filter(_ != null)
+    private def sql(e: Expression): Option[String] = {
+      var s = sqlTexts.get(e)
+      if (s == null) {
+        s = Try {
+          val raw = e.sql
+          val masked = if (maskLiterals) Redact.maskLiterals(raw) else raw
+          Redact.truncate(Redact.text(masked, redaction), SqlMax)
+        }.toOption.filter(_ != null)
+        sqlTexts.put(e, s)
+      }
+      s
+    }
+  }
+}
+
+/**
+ * `catalogString` of data types, kept across events (a type is a value: equal types have equal
+ * strings), up to `Max` distinct types; the same columns' types recur in every event of a job.
+ */
+private[listener] object TypeNames {
+  val Max = 4096
+  private val names = new java.util.concurrent.ConcurrentHashMap[DataType, String]()
+
+  def apply(t: DataType): String = {
+    val s = names.get(t)
+    if (s != null) s
+    else {
+      val n = t.catalogString
+      if (names.size < Max) names.put(t, n)
+      n
+    }
   }
 }

@@ -24,12 +24,12 @@ private[listener] object Scrub {
 
   private def obj(o: J.Obj): Unit = {
     var i = 0
-    val f = o.fields
-    while (i < f.size) {
-      val (k, v) = f(i)
+    while (i < o.size) {
+      val k = o.key(i)
       if (!Identifiers.contains(k)) {
+        val v = o.value(i)
         val nv = value(k, v)
-        if (nv ne v) f(i) = (k, nv)
+        if (nv ne v) o.set(i, nv)
       }
       i += 1
     }

@@ -73,6 +73,36 @@ class JsonTest extends munit.FunSuite {
         |""".stripMargin)
   }
 
+  test("compact bytes are written straight to bytes, as render then UTF-8 encodes them") {
+    val alphabet = "ab \"\\\n\u0000\u001f\u007f\u00e9\u07ff\u0800\u2027\u2028\u2029\u202a\ud800\udbff\udc00\udfff\uffff\ud83d\ude00"
+    val rnd = new scala.util.Random(33)
+    def str(): String = Seq.fill(rnd.nextInt(16))(alphabet.charAt(rnd.nextInt(alphabet.length))).mkString
+    def tree(depth: Int): J = rnd.nextInt(if (depth > 3) 5 else 8) match {
+      case 0 => J.Str(str())
+      case 1 => J.Num(rnd.nextLong())
+      case 2 => J.Bool(rnd.nextBoolean())
+      case 3 => J.Null
+      case 4 => val r = new J.Ref; if (rnd.nextBoolean()) r.id = rnd.nextInt(1000); r
+      case 5 | 6 => val o = new J.Obj; (0 until rnd.nextInt(5)).foreach(_ => o.put(str(), tree(depth + 1))); o
+      case _ => J.arr(Seq.fill(rnd.nextInt(5))(tree(depth + 1)))
+    }
+    for (_ <- 1 to 3000) {
+      val j = tree(0)
+      assert(java.util.Arrays.equals(J.toBytes(j), J.render(j).getBytes(StandardCharsets.UTF_8)), J.render(j))
+    }
+    val big = J.Str("x" * (5 << 20)) // past the kept buffer: grows, then shrinks back
+    assertEquals(J.toBytes(big).length, (5 << 20) + 2)
+    assertEquals(new String(J.toBytes(J.Str("é")), StandardCharsets.UTF_8), "\"é\"")
+  }
+
+  test("add appends without looking for the key; put after it still finds it") {
+    val o = new J.Obj
+    (0 until 12).foreach(k => o.add(s"k$k", J.Num(k)))
+    o.put("k11", J.Null)
+    assertEquals(o.size, 12)
+    assertEquals(J.render(o), (0 until 12).map(k => if (k == 11) s""""k$k":null""" else s""""k$k":$k""").mkString("{", ",", "}"))
+  }
+
   test("toBytes is UTF-8") {
     assertEquals(new String(J.toBytes(J.Str("é→")), StandardCharsets.UTF_8), "\"é→\"")
     assertEquals(J.toBytes(J.Str("é")).length, 4)
