@@ -54,6 +54,7 @@ func main() {
 		anLines    = flag.String("analyze-lines", "3.5_2.12,4.1_2.13", "analyze: Spark lines, comma-separated")
 		anTPCDS    = flag.String("tpcds", "dev/tpcds/data", "analyze: the TPC-DS schema and queries (ddl.sql, queries/)")
 		anPasses   = flag.Int("analyze-passes", 3, "analyze: passes over the queries (the first warms up)")
+		anSchemas  = flag.String("analyze-schemas", "ddl,graph,inferred", "analyze: where the tables' schemas come from, side by side: ddl (the baseline), graph (the captured TPC-DS runs written to Neo4j first), inferred")
 		hostileArg = flag.String("hostile-child", "", "internal: extract one hostile plan \"shape,n\" (the hostile part runs itself with it)")
 		hostileW   = flag.String("hostile-write-child", "", "internal: write one hostile plan \"shape,n\" to -neo4j (the hostile-write part runs itself with it)")
 		hostileE   = flag.Int("hostile-edges", plan.DefaultBudget.Edges, "hostile-write: the edges budget the shapes are sized to")
@@ -98,7 +99,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	context.AfterFunc(ctx, stop)
-	if err := run(ctx, *parts, *corpus, *kafkaAddr, *neo4jURI, func(r *report, env *benchEnv, evs []event, part string) error {
+	noServices := map[string]bool{"decode": true, "decodelibs": true, "model": true, "hostile": true, "listener": true,
+		"analyze": !strings.Contains(","+*anSchemas+",", ",graph,")}
+	if err := run(ctx, *parts, *corpus, *kafkaAddr, *neo4jURI, noServices, func(r *report, env *benchEnv, evs []event, part string) error {
 		switch part {
 		case "decode":
 			return benchDecode(r, evs, *rounds, *roundTime, *cpuProfile, *memProfile)
@@ -121,7 +124,7 @@ func main() {
 		case "hostile-write":
 			return benchHostileWrite(ctx, r, env, *hostileE, *hostileP)
 		case "analyze":
-			return benchAnalyze(ctx, r, *anLines, *anTPCDS, *anPasses)
+			return benchAnalyze(ctx, r, env, evs, *anLines, *anTPCDS, *anPasses, *anSchemas)
 		case "reads":
 			return benchReads(ctx, r, env, *readEdges, *readN, *readTO, *readBudget, *readReuse)
 		case "listener":
@@ -144,7 +147,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, parts, corpus, kafkaAddr, neo4jURI string, do func(*report, *benchEnv, []event, string) error, keepGraph bool) error {
+func run(ctx context.Context, parts, corpus, kafkaAddr, neo4jURI string, noServices map[string]bool, do func(*report, *benchEnv, []event, string) error, keepGraph bool) error {
 	r := newReport()
 	evs, err := loadCorpus(corpus)
 	if err != nil {
@@ -156,7 +159,7 @@ func run(ctx context.Context, parts, corpus, kafkaAddr, neo4jURI string, do func
 	env := &benchEnv{brokers: strings.Split(kafkaAddr, ","), neo4jURI: neo4jURI}
 	needServices := false
 	for _, p := range strings.Split(parts, ",") {
-		needServices = needServices || (p != "decode" && p != "decodelibs" && p != "model" && p != "hostile" && p != "analyze" && p != "listener")
+		needServices = needServices || !noServices[p]
 	}
 	if needServices {
 		d, err := graph.NewDriver(neo4jURI, "", "")
