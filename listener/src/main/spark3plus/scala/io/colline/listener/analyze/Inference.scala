@@ -94,8 +94,8 @@ private[listener] final class Inference {
     case _ => Some(Left(s"${parts.mkString(".")} is not a table of ${Registrar.SessionCatalog} (db.table): it cannot be inferred"))
   }
 
-  /** Whether a table is known other than by inference: defined by DDL, a metastore, the graph or an earlier statement. */
-  def known(id: TableIdentifier): Boolean = !tables.contains(norm(id)) && Try(catalog.tableExists(id)).getOrElse(false)
+  /** Whether a table is known other than by inference: defined by DDL, a metastore, the graph or an earlier statement (with a metastore, one the script created: ScriptTables). */
+  def known(id: TableIdentifier): Boolean = !tables.contains(norm(id)) && (Try(catalog.tableExists(id)).getOrElse(false) || reg.isScripted(id))
 
   /** Prepares the catalog for a parsed statement: infers the tables it reads that nobody described, or says why it cannot. */
   def prepare(parsed: LogicalPlan): Prepared = {
@@ -151,7 +151,7 @@ private[listener] final class Inference {
       for (side <- Seq(l, r); c <- cols) {
         val un = side.filter(isUnknown).flatMap(f => unknownParts(f.parts)).distinct
         val hasIt = side.filterNot(isUnknown).exists(f => ident(f.parts).exists {
-          case Right(id) => Try(catalog.getTableMetadata(id).schema.fieldNames.exists(_.equalsIgnoreCase(c))).getOrElse(false)
+          case Right(id) => reg.metadata(id).exists(_.schema.fieldNames.exists(_.equalsIgnoreCase(c)))
           case _ => false
         })
         if (!hasIt) un match {
@@ -264,7 +264,7 @@ private[listener] final class Inference {
           ident(u.multipartIdentifier).collect { case Right(id) if known(id) => id }
         case _ => None
       }
-      target.flatMap(id => Try(catalog.getTableMetadata(id)).toOption).foreach { meta =>
+      target.flatMap(reg.metadata).foreach { meta =>
         val query = try Some(session.sessionState.analyzer.execute(insert.query)).filter(_.resolved) catch {
           case NonFatal(e) if Deadline.expired => throw e
           case NonFatal(_) => None // Spark's own error, which the analysis reports
