@@ -53,9 +53,9 @@ func TestAnalyzeMetastore(t *testing.T) {
 	before := tree(t, warehouse)
 	bin := stack.TestColline(ctx, t, s.Root)
 	out := t.TempDir()
-	// --infer=false: this test is about the metastore, which the script's CREATE TABLE must not
-	// change; with inference on, INSERT INTO hv.created would be inferred (TestAnalyzeInferred)
-	cmd := exec.CommandContext(ctx, bin, "analyze", "--spark-line", line, "--metastore", work, "--infer=false", "--out", out, "--format", "json",
+	// inference on (the default): a table the script creates (hv.created) is described by its
+	// CREATE TABLE, kept for the later statements and never written to the metastore
+	cmd := exec.CommandContext(ctx, bin, "analyze", "--spark-line", line, "--metastore", work, "--out", out, "--format", "json",
 		filepath.Join(s.Root, "e2e/testdata/analyze/hive_jobs.sql"), filepath.Join(s.Root, "e2e/testdata/analyze/hive_nothing_written.sql"))
 	cmd.Dir = filepath.Join(s.Root, "e2e")
 	var stderr strings.Builder
@@ -63,15 +63,13 @@ func TestAnalyzeMetastore(t *testing.T) {
 	start = time.Now()
 	err = cmd.Run()
 	t.Logf("colline analyze --metastore (its own analyzer) in %.1fs:\n%s", time.Since(start).Seconds(), stderr.String())
-	// one statement fails on purpose: INSERT INTO hv.created, which was not created
-	if code := exitCode(err); code != 1 {
-		t.Fatalf("colline analyze exit %d (%v), want 1 for the one failing statement", code, err)
+	if code := exitCode(err); code != 0 {
+		t.Fatalf("colline analyze exit %d (%v), want 0", code, err)
 	}
-	if !strings.Contains(stderr.String(), "hive_nothing_written.sql:12:13: analysis error: [TABLE_OR_VIEW_NOT_FOUND]") {
-		t.Errorf("no TABLE_OR_VIEW_NOT_FOUND for hv.created at line 12 column 13 in:\n%s", stderr.String())
-	}
-	if n := strings.Count(stderr.String(), "analysis error"); n != 1 {
-		t.Errorf("%d analysis errors, want only the one for hv.created", n)
+	for _, no := range []string{"analysis error", "table-level lineage only", ": inferred ", "nobody described"} {
+		if strings.Contains(stderr.String(), no) {
+			t.Errorf("%q in colline analyze's output: the script's own CREATE TABLE describes hv.created", no)
+		}
 	}
 
 	byFile := map[string][]string{}
@@ -98,10 +96,18 @@ func TestAnalyzeMetastore(t *testing.T) {
 	} else {
 		t.Logf("hive_jobs.sql: %d events, the lineage of the run's %d, exactly", len(got), len(want))
 	}
-	// INSERT OVERWRITE, TRUNCATE, RENAME, CTAS, DROP VIEW, DROP TABLE and the two inserts that still
-	// analyze give events; CREATE TABLE and CREATE DATABASE have no lineage
-	if n := len(byFile["hive_nothing_written"]); n != 8 {
-		t.Errorf("hive_nothing_written.sql gave %d events, want 8", n)
+	// INSERT OVERWRITE, TRUNCATE, RENAME, CTAS, DROP VIEW, DROP TABLE, the insert into the table the
+	// script created and the two inserts into tables it did not drop or rename give events; CREATE
+	// TABLE and CREATE DATABASE have no lineage
+	if n := len(byFile["hive_nothing_written"]); n != 9 {
+		t.Errorf("hive_nothing_written.sql gave %d events, want 9", n)
+	}
+	created := false
+	for _, l := range byFile["hive_nothing_written"] {
+		created = created || strings.Contains(l, "write table spark_catalog/hv.created append (a:int)")
+	}
+	if !created {
+		t.Errorf("no event writes hv.created (its column a, as its CREATE TABLE declares):\n%s", strings.Join(byFile["hive_nothing_written"], "==\n"))
 	}
 	after := tree(t, warehouse)
 	if strings.Join(before, "\n") != strings.Join(after, "\n") {

@@ -236,17 +236,7 @@ var inferLimits = map[string]string{
 // other lineage), not because Spark needs what cannot be inferred but because inference does not
 // yet get it right: each is a defect to fix, not a limit, and the test fails when one starts to
 // give its run's lineage (so that it is taken out of the list).
-var inferGaps = map[string]string{
-	// the value column of an UNPIVOT (an Expand once analyzed) is not traced to the columns it
-	// unpivots, so the INSERT's double does not type q1 and q2, which stay strings
-	"expand_unpivot": "UNPIVOT's value column not traced to its input columns",
-	// amount reaches PIVOT's sum as a string, not the double sum asks: the expression's text
-	// keeps a CAST inside the pivot's generated alias name
-	"pivot": "PIVOT's aggregate argument not typed",
-	// the outer references of a scalar subquery with no FROM (SELECT a + b) are not resolved
-	// with the columns placed in t
-	"subquery_scalar_no_from": "outer references of a subquery with no FROM",
-}
+var inferGaps = map[string]string{} // none known (UNPIVOT, PIVOT and a subquery with no FROM were fixed for issue 28)
 
 // withoutSourceDDL takes out the CREATE TABLE statements (with a column list) of the tables the
 // script never writes: they are the sources whose schemas inference must find. It returns the

@@ -14,6 +14,8 @@ import org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart
 private[listener] object Compat {
   def rootExecutionId(s: SparkListenerSQLExecutionStart): Option[Long] = None
   def tableCatalog(id: TableIdentifier): Option[String] = None
+  /** A table of the session catalog, named as the catalog names its tables (with the catalog, 3.4+). */
+  def sessionTable(table: String, db: String): TableIdentifier = TableIdentifier(table, Some(db))
   def notMatchedBySourceActions(m: MergeIntoTable): Seq[MergeAction] = Nil
 
   object ResolvedIdent {

@@ -11,6 +11,8 @@ import org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart
 private[listener] object Compat {
   def rootExecutionId(s: SparkListenerSQLExecutionStart): Option[Long] = s.rootExecutionId
   def tableCatalog(id: TableIdentifier): Option[String] = id.catalog
+  /** A table of the session catalog, named as the catalog names its tables (with the catalog, 3.4+). */
+  def sessionTable(table: String, db: String): TableIdentifier = TableIdentifier(table, Some(db), Some("spark_catalog"))
   def notMatchedBySourceActions(m: MergeIntoTable): Seq[MergeAction] = m.notMatchedBySourceActions
 
   /** `ResolvedIdentifier(catalog, identifier)` (3.4+). */

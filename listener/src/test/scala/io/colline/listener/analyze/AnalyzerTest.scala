@@ -61,6 +61,40 @@ class AnalyzerTest extends munit.FunSuite {
     assertEquals(str(sts(1), "outcome"), "event", J.render(sts(1)))
   }
 
+  test("with a metastore, the tables and views a script creates feed its later statements as it declares them; the metastore is not written") {
+    val catalog = spark.sessionState.catalog
+    val before = (catalog.listTables("base").map(_.unquotedString).sorted, tree(root))
+    val res = TestAnalyzer.run(Request(reads = true, infer = true, files = Seq(Part("m.sql",
+      """CREATE TABLE base.made (k INT, v STRING) USING parquet;
+        |INSERT INTO base.made SELECT a, b FROM base.t;
+        |CREATE TABLE base.made2 USING parquet AS SELECT m.k FROM base.made m;
+        |CREATE VIEW base.mv AS SELECT k FROM base.made2;
+        |INSERT INTO base.t SELECT v.k, 'x' FROM base.mv v;
+        |CREATE TABLE base.t (z INT) USING parquet;
+        |DROP TABLE base.made;
+        |INSERT INTO base.made SELECT 1, 'y'""".stripMargin))), on = readOnly)
+    val sts = statements(files(res).head)
+    val all = sts.map(J.render(_)).mkString("\n")
+    assertEquals(sts.map(s => str(s, "outcome")), Seq("skipped", "event", "event", "event", "event", "skipped", "event", "tableLevel"), all)
+    assertEquals(sts.map(s => bool(s, "applied")), Seq(Some(true), None, Some(true), Some(true), None, Some(false), Some(true), None), all)
+    assertEquals(str(sts.head, "note"), Registrar.KeptNote)
+    // described by the script, not inferred: each table's schema comes from where the answer says
+    def sources(st: J.Obj) = st.get("tables").collect { case a: J.Arr => a.items.collect { case o: J.Obj => s"${str(o, "table")} ${str(o, "source")}" }.toSeq }
+    assertEquals(sources(sts(1)), Some(Seq("made script", "t metastore")), all)
+    assertEquals(sources(sts(4)), Some(Seq("t metastore", "mv script")), all)
+    assert(sts.forall(_.get("inferred").isEmpty), all)
+    // the columns it declares: k and v of made, written from a and b; mv reads made2, which reads made
+    val insert = J.render(sts(1).get("events").get)
+    assert(insert.contains(""""name":"made"""") && insert.contains(""""name":"k","type":"int""""), insert)
+    assert(J.render(sts(4).get("events").get).contains(""""name":"made2""""), J.render(sts(4)))
+    assert(str(sts(5), "notApplied").contains("base.t already exists"), J.render(sts(5)))
+    // dropped, it is a table nobody described again
+    assert(str(sts(7), "reason").contains("INSERT INTO base.made, which nobody described"), J.render(sts(7)))
+    assertEquals((catalog.listTables("base").map(_.unquotedString).sorted, tree(root)), before)
+    // the empty directories of the script's tables (Spark lists a table's files) are gone with the request
+    assertEquals(Option(new File(work, "spark-local").list()).toSeq.flatten.filter(_.startsWith("colline-script-tables-")), Nil)
+  }
+
   test("one request's session and catalog entries are invisible to the next") {
     val first = sql("CREATE DATABASE iso; CREATE TABLE iso.t (a INT) USING parquet; CREATE TEMPORARY VIEW iv AS SELECT 1 AS a; " +
       "CREATE GLOBAL TEMPORARY VIEW igv AS SELECT 1 AS a; SET spark.sql.caseSensitive = true; USE base; " +

@@ -153,6 +153,39 @@ class InferenceTest extends munit.FunSuite {
     assertEquals(castsOnInferred(sts(1)), Nil, J.render(sts(1)))
   }
 
+  test("UNPIVOT's value column is each column it unpivots: an INSERT of it types them all") {
+    val Seq(st) = sql("INSERT INTO base.t SELECT v, n FROM shop.wide UNPIVOT (v FOR n IN (q1, q2))",
+      Seq("spark.sql.storeAssignmentPolicy" -> "ANSI"))
+    assertEquals(str(st, "outcome"), "event", J.render(st))
+    assertEquals(inferred(st), Seq("shop.wide(q1 int, q2 int)"), J.render(st))
+    assertEquals(castsOnInferred(st), Nil, J.render(st))
+  }
+
+  test("where Spark refuses columns of no type (a PIVOT's column), they are strings, and what Spark's coercion of them asks they become") {
+    val Seq(st) = sql("CREATE TABLE base.pv USING parquet AS SELECT * FROM (SELECT id, kind, amount FROM shop.pv) " +
+      "PIVOT (sum(amount) FOR kind IN ('buy' AS buy, 'sell' AS sell))")
+    assertEquals(str(st, "outcome"), "event", J.render(st))
+    assertEquals(inferred(st), Seq("shop.pv(id string, kind string, amount double)"), J.render(st))
+    assertEquals(castsOnInferred(st), Nil, J.render(st))
+    // into a described table: Spark refuses the string id written into an int (ANSI store
+    // assignment) until the INSERT types it, and the query alone says what sum asks of amount
+    val Seq(ins) = sql("INSERT INTO base.t SELECT * FROM (SELECT id, kind, amount FROM shop.pv) PIVOT (sum(amount) FOR kind IN ('buy' AS buy))",
+      Seq("spark.sql.storeAssignmentPolicy" -> "ANSI"))
+    assertEquals(str(ins, "outcome"), "event", J.render(ins))
+    assertEquals(inferred(ins), Seq("shop.pv(id int, kind string, amount double)"), J.render(ins))
+    assertEquals(castsOnInferred(ins), Nil, J.render(ins))
+  }
+
+  test("the outer references of a scalar subquery with no FROM are columns of the table around it") {
+    // each round analyzes a plan of its own: Spark marks the rules that changed nothing in a node,
+    // and a subquery analyzed before its columns were placed would not look for them again
+    val Seq(st) = sql("CREATE TABLE base.sq USING parquet AS SELECT (SELECT x + y) AS s, z FROM shop.nofrom")
+    assertEquals(str(st, "outcome"), "event", J.render(st))
+    assertEquals(inferred(st).map(_.replaceAll(" [a-z]+(,|\\))", "$1")), Seq("shop.nofrom(x, y, z)"), J.render(st))
+    // s is the subquery of x and y, the outer references to the inferred table's columns
+    assert(named(st, "s").exists(e => e.contains("shop.nofrom.x") && e.contains("shop.nofrom.y")), named(st, "s").mkString(", "))
+  }
+
   test("paths shape a column: an array's element, a map's value, a field of an element; inline's argument") {
     val Seq(st) = sql("CREATE TABLE base.n2 USING parquet AS SELECT p.items[0].sku, p.m['k'] AS mk, x.q FROM shop.p p " +
       "LATERAL VIEW inline(p.rows) x AS q, r")

@@ -3,6 +3,8 @@ package io.colline.listener.analyze
 import java.io.File
 import java.nio.file.Files
 
+import org.apache.spark.sql.SparkSession
+
 import io.colline.listener.{Config, J}
 
 /**
@@ -13,15 +15,18 @@ import io.colline.listener.{Config, J}
 object TestAnalyzer {
   lazy val work: File = Files.createTempDirectory("colline-analyze-test").toFile.getCanonicalFile
   lazy val root: File = new File(work, "warehouse").getCanonicalFile
+  lazy val spark: SparkSession = Server.session(work, "memory", None, None)
   lazy val analyzer: Analyzer = {
-    val spark = Server.session(work, "memory", None, None)
     val a = new Analyzer(spark, Config.Defaults, Some(root))
     val loaded = a.load(Seq(Part("base.sql", "CREATE DATABASE base; CREATE TABLE base.t (a INT, b STRING) USING parquet")))
     require(statements(loaded.items.head.asInstanceOf[J.Obj]).forall(s => str(s, "outcome") == "applied"), J.render(loaded))
     a
   }
 
-  def run(req: Request, deadlineSeconds: Long = 120): J.Obj = Deadline.within(deadlineSeconds)(analyzer.run(req))
+  /** The same catalog (base.t) as a user's metastore is to an analyzer: read, never written. */
+  lazy val readOnly: Analyzer = { analyzer; new Analyzer(spark, Config.Defaults, None) }
+
+  def run(req: Request, deadlineSeconds: Long = 120, on: => Analyzer = analyzer): J.Obj = Deadline.within(deadlineSeconds)(on.run(req))
 
   /** The statements of the answer's only file. */
   def files(res: J.Obj): Seq[J.Obj] = res.get("files").collect { case a: J.Arr => a.items.collect { case o: J.Obj => o }.toSeq }.getOrElse(Nil)

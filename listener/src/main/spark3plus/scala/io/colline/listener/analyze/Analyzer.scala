@@ -193,7 +193,7 @@ private[listener] final class Analyzer(base: SparkSession, cfg: Config, val root
     val cpu0 = Analyzer.cpuNanos()
     val parsed = parse(session, st, r).getOrElse(return r)
     var prepared: Option[LogicalPlan] = None
-    val inferring = try inference.map(_.prepare(parsed)) catch {
+    val inferring = try inference.map(_.prepare(parsed, () => session.sessionState.sqlParser.parsePlan(st.text))) catch {
       case NonFatal(e) if Deadline.expired => Deadline.check(); throw e
       case NonFatal(e) => error(r, st, "inference", e); return r // the statement's error, not the request's
     }

@@ -10,7 +10,7 @@ import org.apache.spark.sql.catalyst.analysis.{MultiAlias, UnresolvedAttribute, 
 import org.apache.spark.sql.catalyst.catalog.{HiveTableRelation, UnresolvedCatalogRelation}
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Cast, CreateNamedStruct, OuterReference, ExpectsInputTypes, Explode, Expression, ExprId, GetArrayItem, GetMapValue, GetStructField, LambdaFunction, Literal, NamedExpression, PosExplode, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.{LeftAnti, LeftSemi}
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, InsertIntoStatement, Join, LogicalPlan, Project, SubqueryAlias}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Expand, Generate, InsertIntoStatement, Join, LogicalPlan, Project, SubqueryAlias}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.types.{ArrayType, DataType, ByteType, IntegerType, LongType, MapType, ShortType, NullType, StringType, StructField, StructType}
 
@@ -94,12 +94,18 @@ private[listener] final class Inference {
     case _ => Some(Left(s"${parts.mkString(".")} is not a table of ${Registrar.SessionCatalog} (db.table): it cannot be inferred"))
   }
 
-  /** Whether a table is known other than by inference: defined by DDL, a metastore, the graph or an earlier statement. */
-  def known(id: TableIdentifier): Boolean = !tables.contains(norm(id)) && Try(catalog.tableExists(id)).getOrElse(false)
+  /** Whether a table is known other than by inference: defined by DDL, a metastore, the graph or an earlier statement (with a metastore, one the script created: ScriptTables). */
+  def known(id: TableIdentifier): Boolean = !tables.contains(norm(id)) && (Try(catalog.tableExists(id)).getOrElse(false) || reg.isScripted(id))
 
-  /** Prepares the catalog for a parsed statement: infers the tables it reads that nobody described, or says why it cannot. */
-  def prepare(parsed: LogicalPlan): Prepared = {
-    revise(parsed, statement + 1) // a statement of this pass that comes after those prepared
+  /**
+   * Prepares the catalog for a parsed statement: infers the tables it reads that nobody described,
+   * or says why it cannot. `parse` parses the statement again: each analysis is of a plan of its
+   * own, as Spark's analyzer marks the nodes of a plan it analyzes (a rule that changed nothing in
+   * a node is not applied to that node again), so a plan analyzed while a column was missing would
+   * stay unresolved where the column is now there (the outer references of a subquery).
+   */
+  def prepare(parsed: LogicalPlan, parse: () => LogicalPlan): Prepared = {
+    revise(parse(), statement + 1) // a statement of this pass that comes after those prepared
     val refs = Relations.refs(parsed)
     val ctes = Relations.cteNames(parsed)
     def unknownParts(parts: Seq[String]): Option[TableIdentifier] =
@@ -151,7 +157,7 @@ private[listener] final class Inference {
       for (side <- Seq(l, r); c <- cols) {
         val un = side.filter(isUnknown).flatMap(f => unknownParts(f.parts)).distinct
         val hasIt = side.filterNot(isUnknown).exists(f => ident(f.parts).exists {
-          case Right(id) => Try(catalog.getTableMetadata(id).schema.fieldNames.exists(_.equalsIgnoreCase(c))).getOrElse(false)
+          case Right(id) => reg.metadata(id).exists(_.schema.fieldNames.exists(_.equalsIgnoreCase(c)))
           case _ => false
         })
         if (!hasIt) un match {
@@ -169,7 +175,7 @@ private[listener] final class Inference {
     }
     // while the target's columns wait for the query's types, only the query is analyzed
     var targetPending = targetCols.isDefined
-    val queryOnly = parsed transformDown { case i: InsertIntoStatement => i.query }
+    def queryOnly = parse() transformDown { case i: InsertIntoStatement => i.query }
 
     var rounds = 0
     var last: Option[LogicalPlan] = None
@@ -181,9 +187,14 @@ private[listener] final class Inference {
       sync(touched, reasons)
       if (reasons.nonEmpty) return TableLevel(reasons.toSeq)
       val t1 = System.nanoTime()
-      val partial = try Some(session.sessionState.analyzer.execute(if (targetPending) queryOnly else parsed)) catch {
+      def attempt(plan: => LogicalPlan) = try Some(session.sessionState.analyzer.execute(plan)) catch {
+        case NonFatal(e) if Deadline.expired => throw e
         case NonFatal(_) => None // Spark's own error, which the final analysis reports
       }
+      val full = attempt(if (targetPending) queryOnly else parse())
+      // an INSERT that Spark refuses (a column, a string by default, written where a number goes,
+      // until `revise` types it): its query alone says what the columns' other uses ask
+      val partial = full.orElse(if (!targetPending && insert.isDefined) attempt(queryOnly) else None)
       var changed = false
       partial.foreach { p =>
         val t2 = System.nanoTime()
@@ -205,9 +216,10 @@ private[listener] final class Inference {
       }
       if (!changed) {
         // nothing more to learn: what no expression constrains is a string, then one more round
-        // (a function that needs an array or a map of such a column says so) that is the analysis
-        if (partial.isEmpty) done = true
-        else if (touched.forall(_.isSettled)) { done = true; last = partial }
+        // (a function that needs an array or a map of such a column says so) that is the analysis.
+        // Where Spark's analysis fails on columns of no type (a PIVOT refuses a pivot column of no
+        // type), they are strings too, and Spark's coercion of them says what its uses ask
+        if (touched.forall(_.isSettled)) { done = true; last = full }
         else touched.foreach(_.settle(statement))
       }
     }
@@ -216,7 +228,7 @@ private[listener] final class Inference {
     sync(touched, reasons)
     if (reasons.nonEmpty) return TableLevel(reasons.toSeq)
     // an INSERT of a column this statement made a string by default into a column of another type
-    if (revise(parsed, statement)) { last = None; sync(touched, reasons) }
+    if (revise(parse(), statement)) { last = None; sync(touched, reasons) }
     if (reasons.nonEmpty) return TableLevel(reasons.toSeq)
     def checked(p: LogicalPlan): Option[LogicalPlan] = if (!p.resolved) {
       if (Inference.debug) System.err.println(s"colline infer: unresolved in ${catalog.getCurrentDatabase} ns=${session.sessionState.catalogManager.currentNamespace.mkString(".")}: " + p.treeString.take(600))
@@ -228,7 +240,7 @@ private[listener] final class Inference {
       }
     // the last round analyzed the statement as it is now defined, or one more analysis does
     val analyzed = last.flatMap(checked).orElse {
-      val p = try Some(session.sessionState.analyzer.execute(parsed)) catch {
+      val p = try Some(session.sessionState.analyzer.execute(parse())) catch {
         case NonFatal(e) if Deadline.expired => throw e
         case NonFatal(e) => if (Inference.debug) System.err.println("colline infer: final: " + e.getMessage.take(300)); None // Spark's own error, which the analysis reports
       }
@@ -264,7 +276,7 @@ private[listener] final class Inference {
           ident(u.multipartIdentifier).collect { case Right(id) if known(id) => id }
         case _ => None
       }
-      target.flatMap(id => Try(catalog.getTableMetadata(id)).toOption).foreach { meta =>
+      target.flatMap(reg.metadata).foreach { meta =>
         val query = try Some(session.sessionState.analyzer.execute(insert.query)).filter(_.resolved) catch {
           case NonFatal(e) if Deadline.expired => throw e
           case NonFatal(_) => None // Spark's own error, which the analysis reports
@@ -278,7 +290,7 @@ private[listener] final class Inference {
             else if (byName) q.output.map(_.name)
             else meta.schema.fieldNames.toSeq.filterNot(n => static(n.toLowerCase))
           val refs = references(q)
-          val named = allExpressions(q).flatMap(_.collect { case a: Alias => a.exprId -> a.child }).toMap
+          val named = definitions(q)
           // the expression a written column is, down to the inferred columns it places as they are
           // (the column itself, a field of a struct it builds)
           def assign(e: Expression, t: DataType, depth: Int): Unit = if (depth < 64) refOf(e, refs) match {
@@ -288,7 +300,7 @@ private[listener] final class Inference {
             }
             case None => (e, t) match {
               case (a: Alias, _) => assign(a.child, t, depth + 1)
-              case (a: Attribute, _) => named.get(a.exprId).foreach(assign(_, t, depth + 1))
+              case (a: Attribute, _) => named.getOrElse(a.exprId, Nil).foreach(assign(_, t, depth + 1))
               case (c: CreateNamedStruct, st: StructType) => c.nameExprs.zip(c.valExprs).foreach {
                 case (Literal(f, StringType), v) => st.fields.find(_.name.equalsIgnoreCase(f.toString)).foreach(g => assign(v, g.dataType, depth + 1))
                 case _ =>
@@ -591,6 +603,27 @@ private[listener] final class Inference {
     case _ => None
   }
 
+  /**
+   * What each name a plan makes stands for: an alias its expression; a column of an Expand (what
+   * UNPIVOT, GROUPING SETS and ROLLUP become once analyzed) the expression at its position in each
+   * of its projections (UNPIVOT's value column is each column it unpivots).
+   */
+  private def definitions(p: LogicalPlan): Map[ExprId, Seq[Expression]] = {
+    val aliases = allExpressions(p).flatMap(_.collect { case a: Alias => a.exprId -> a.child })
+    val expands = Seq.newBuilder[(ExprId, Expression)]
+    def visit(q: LogicalPlan): Unit = {
+      q match {
+        case e: Expand => for (row <- e.projections; (a, x) <- e.output.zip(row) if !x.isInstanceOf[Attribute] || x.asInstanceOf[Attribute].exprId != a.exprId)
+          expands += a.exprId -> x
+        case _ =>
+      }
+      Relations.inner(q).foreach(visit)
+      q.expressions.foreach(_.foreach { case s: SubqueryExpression => visit(s.plan); case _ => })
+    }
+    visit(p)
+    (aliases ++ expands.result()).groupBy(_._1).map { case (id, xs) => id -> xs.map(_._2) }
+  }
+
   private def allExpressions(p: LogicalPlan): Seq[Expression] = {
     val out = Seq.newBuilder[Expression]
     def visit(q: LogicalPlan): Unit = {
@@ -609,11 +642,11 @@ private[listener] final class Inference {
     var changed = false
     // the columns of no type yet whose type an expression of no type has: it is theirs, passed on
     // unchanged (`max(amount)`, `lag(amount)`, `coalesce(a, b)`), so a cast of it asks theirs
-    val named = allExpressions(p).flatMap(_.collect { case a: Alias => a.exprId -> a.child }).toMap // what a name stands for
+    val named = definitions(p)
     def typeless(e: Expression, depth: Int = 0): Seq[(Table, String, Seq[String])] = refOf(e, refs) match {
       case Some(r) => Seq(r)
       case None if depth < 64 && Try(e.resolved && e.dataType == NullType).getOrElse(false) => e match {
-        case a: Attribute => named.get(a.exprId).toSeq.flatMap(typeless(_, depth + 1))
+        case a: Attribute => named.getOrElse(a.exprId, Nil).flatMap(typeless(_, depth + 1))
         case _ => e.children.flatMap(typeless(_, depth + 1))
       }
       case None => Nil

@@ -54,6 +54,18 @@ private[listener] final class Registrar(session: SparkSession, root: Option[File
   private val baseDbs: Set[String] = if (own) listDbs.toSet else Set.empty
   private val baseTables: Set[(String, String)] =
     if (own) baseDbs.toSeq.flatMap(db => listTables(db).map(db -> _)).toSet else Set.empty
+  /** With a metastore: the tables and views the request's statements create, kept for it (ScriptTables). */
+  private val scripted = new ScriptTables
+  if (!own) ScriptTables.attach(session, scripted)
+
+  /** A table or view of the catalog, or one the request's statements created while the catalog is a metastore. */
+  def metadata(id: TableIdentifier): Option[CatalogTable] =
+    Try(catalog.getTableMetadata(id)).toOption.orElse(if (own) None else scripted.get(id))
+
+  /** Whether a table is one the request's statements created while the catalog is a metastore. */
+  def isScripted(id: TableIdentifier): Boolean = !own && scripted.get(id).isDefined
+
+  private def exists(id: TableIdentifier): Boolean = catalog.tableExists(id) || isScripted(id)
 
   /** Registers what `plan` (an analyzed statement) defines, or says why not. */
   def register(plan: LogicalPlan): Applying = try plan match {
@@ -79,8 +91,8 @@ private[listener] final class Registrar(session: SparkSession, root: Option[File
     case c: AlterViewAsCommand if isTempView(c.name) => tempView(c.name.table, c.query, global = c.name.database.isDefined, replace = true, allowExisting = false)
 
     // the analyzer's own catalog
-    case _ if !own && Definers(Nodes.shortName(plan)) =>
-      NotApplied("the catalog is a metastore, which the analyzer never writes to: only session statements are registered")
+    case _ if !own && Definers(Nodes.shortName(plan)) && !(ScriptDefiners(Nodes.shortName(plan)) || HiveClasses.isCtas(plan)) =>
+      NotApplied(notWritten + ": only session statements and the tables and views the script creates are registered")
     case c: CreateNamespace => namespace(c.name) match {
       case Some(Seq(db)) => createDatabase(db, c.ifNotExists, c.properties)
       case _ => NotApplied(notSession)
@@ -217,7 +229,7 @@ private[listener] final class Registrar(session: SparkSession, root: Option[File
       }
     val columns = schema.getOrElse(ct.schema)
     if (columns.isEmpty) return NotApplied("no columns: its columns would come from its files, which the analyzer does not read")
-    if (catalog.tableExists(id)) {
+    if (exists(id)) {
       return if (ignoreIfExists) Applied() else NotApplied(s"${id.unquotedString} already exists")
     }
     val table = ct.copy(
@@ -227,20 +239,22 @@ private[listener] final class Registrar(session: SparkSession, root: Option[File
       schema = if (hive) columns else nullable(columns).asInstanceOf[StructType],
       provider = Some(if (hive) HiveProvider else provider),
       tracksPartitionsInCatalog = if (hive) ct.tracksPartitionsInCatalog else ct.partitionColumnNames.nonEmpty)
-    catalog.createTable(table, ignoreIfExists = ignoreIfExists, validateLocation = true)
+    if (own) catalog.createTable(table, ignoreIfExists = ignoreIfExists, validateLocation = true)
+    else keep(table.copy(storage = table.storage.copy(locationUri = Some(scratchDir().toURI)))) // Spark reads a Hive table's directory
     val options = if (hive) Map.empty[String, String] else ct.storage.properties - "path"
     val location = ct.storage.locationUri.map(u => if (u.getScheme == "file") u.getPath else u.toString).orElse(ct.storage.properties.get("path"))
-    Applied(Seq(
+    val unused = Seq(
       location.map(l => s"LOCATION ${Tables.quoted(l)} is not used"),
       if (options.nonEmpty) Some(s"OPTIONS (${options.keys.toSeq.sorted.mkString(", ")}) are not used") else None
-    ).flatten match {
-      case Nil => ""
-      case unused => "at the analyzer's own location: " + unused.mkString("; ")
-    })
+    ).flatten
+    val note = if (unused.isEmpty) "" else "at the analyzer's own location: " + unused.mkString("; ")
+    Applied(if (own) note else Seq(KeptNote, note).filter(_.nonEmpty).mkString("; "))
   }
 
   private def createTableLike(c: CreateTableLikeCommand): Applying = {
-    val source = catalog.getTempViewOrPermanentTableMetadata(c.sourceTable)
+    val source = Try(catalog.getTempViewOrPermanentTableMetadata(c.sourceTable)).toOption
+      .orElse(qualify(c.sourceTable).toOption.filter(isScripted).flatMap(scripted.get)) // a table the script created
+      .getOrElse(catalog.getTempViewOrPermanentTableMetadata(c.sourceTable)) // Spark's error
     val provider =
       if (c.provider.isDefined) c.provider
       else if (c.fileFormat.inputFormat.isDefined) Some(HiveProvider)
@@ -269,7 +283,12 @@ private[listener] final class Registrar(session: SparkSession, root: Option[File
   private def persistentView(c: CreateViewCommand): Applying = {
     val id = changeable(c.name) match { case Left(why) => return NotApplied(why); case Right(q) => q }
     val text = c.originalText.getOrElse(return NotApplied("the view has no text"))
-    if (catalog.tableExists(id)) {
+    if (!own && catalog.tableExists(id)) return if (c.allowExisting) Applied() else NotApplied(s"${id.unquotedString} is in the metastore, which the analyzer never writes to")
+    if (isScripted(id)) {
+      if (c.allowExisting) return Applied()
+      if (scripted.get(id).exists(_.tableType != CatalogTableType.VIEW)) return NotApplied(s"${id.unquotedString} is a table, not a view")
+      if (!c.replace) return NotApplied(s"${id.unquotedString} already exists")
+    } else if (catalog.tableExists(id)) {
       val existing = catalog.getTableMetadata(id)
       if (c.allowExisting) return Applied()
       if (existing.tableType != CatalogTableType.VIEW) return NotApplied(s"${id.unquotedString} is a table, not a view")
@@ -277,7 +296,7 @@ private[listener] final class Registrar(session: SparkSession, root: Option[File
       catalog.dropTable(id, ignoreIfNotExists = false, purge = false) // a view: no files
     }
     val plan = aliased(c.plan, c.userSpecifiedColumns)
-    catalog.createTable(CatalogTable(
+    val view = CatalogTable(
       identifier = id,
       tableType = CatalogTableType.VIEW,
       storage = CatalogStorageFormat.empty,
@@ -285,8 +304,33 @@ private[listener] final class Registrar(session: SparkSession, root: Option[File
       properties = viewProperties(c.properties, c.plan.schema.fieldNames),
       viewOriginalText = Some(text),
       viewText = Some(text),
-      comment = c.comment), ignoreIfExists = false)
-    Applied()
+      comment = c.comment)
+    if (own) { catalog.createTable(view, ignoreIfExists = false); Applied() }
+    else { keep(view); Applied(KeptNote) }
+  }
+
+  /**
+   * With a metastore: an empty directory of the analyzer's own for a table the script creates
+   * (Spark's analysis lists a Hive table's files, and fails where there is no directory), in a
+   * directory of the request's inside spark.local.dir, removed at its end.
+   */
+  private def scratchDir(): File = {
+    if (scratch.isEmpty) {
+      val local = Try(session.sparkContext.getConf.get("spark.local.dir")).getOrElse(System.getProperty("java.io.tmpdir"))
+      val parent = new File(local.split(",").head.trim)
+      parent.mkdirs()
+      scratch = Some(java.nio.file.Files.createTempDirectory(parent.toPath, "colline-script-tables-").toFile)
+    }
+    val dir = new File(scratch.get, "t" + (scratch.get.list().length + 1))
+    if (!dir.mkdir()) throw new IllegalStateException(s"cannot make the directory $dir")
+    dir
+  }
+  private var scratch: Option[File] = None
+
+  /** With a metastore: a table or view the script creates, kept for the request's later statements. */
+  private def keep(t: CatalogTable): Unit = {
+    scripted.put(t.copy(identifier = Compat.sessionTable(t.identifier.table, t.identifier.database.get)))
+    catalog.invalidateCachedTable(t.identifier) // a relation Spark cached for a table of that name before
   }
 
   private def isTempView(name: TableIdentifier): Boolean =
@@ -320,6 +364,10 @@ private[listener] final class Registrar(session: SparkSession, root: Option[File
 
   private def dropTable(name: TableIdentifier, ifExists: Boolean): Applying = {
     val id = changeable(name) match { case Left(why) => return NotApplied(why); case Right(q) => q }
+    if (!own) return {
+      if (isScripted(id)) { scripted.remove(id); catalog.invalidateCachedTable(id); Applied() }
+      else NotApplied(notWritten + ": only a table or view the script created is dropped")
+    }
     if (!catalog.tableExists(id)) return if (ifExists) Applied() else NotApplied(s"${id.unquotedString} does not exist")
     val t = catalog.getTableMetadata(id)
     if (t.tableType != CatalogTableType.VIEW && !inside(t.location)) NotApplied(s"${id.unquotedString} is not at the analyzer's own location: not removed")
@@ -395,6 +443,13 @@ private[listener] final class Registrar(session: SparkSession, root: Option[File
 
   /** Removes what the request added: global temporary views, databases, tables (never what lies outside `root`). */
   def restore(): Unit = {
+    if (!own) ScriptTables.detach(session)
+    scratch.foreach { d =>
+      // the empty directories of the script's tables, nothing else: Spark never wrote into them
+      Option(d.listFiles()).foreach(_.foreach(_.delete()))
+      d.delete()
+    }
+    scratch = None
     globalViews.filterNot(baseViews).foreach(v => Try(catalog.globalTempViewManager.remove(v)))
     if (own) listDbs.foreach { db =>
       if (!baseDbs(db)) {
@@ -442,6 +497,12 @@ private[listener] object Registrar {
   val HiveFormats: Set[String] = HiveSerDe.serdeMap.values.flatMap(s => s.serde ++ s.inputFormat ++ s.outputFormat).toSet
   private val ValidName = "[a-z0-9_]+".r
   private val notSession = "only the session catalog (spark_catalog) is the analyzer's own: not registered"
+  private val notWritten = "the catalog is a metastore, which the analyzer never writes to"
+  /** The note of a table or view a script creates while the catalog is a metastore. */
+  val KeptNote = "kept for this request's later statements, not written to the metastore"
+  /** Analyzed roots whose table or view is kept for the request when the catalog is a metastore (ScriptTables), and the DROP of one. */
+  private val ScriptDefiners: Set[String] = Set("CreateDataSourceTableCommand", "CreateTableCommand", "CreateTableLikeCommand",
+    "CreateDataSourceTableAsSelectCommand", "CreateViewCommand", "DropTable", "DropTableCommand")
   /** Settings a view does not keep (Spark's ViewHelper leaves the same out). */
   private val ViewConfDenied = Seq("spark.sql.optimizer.", "spark.sql.codegen.", "spark.sql.execution.", "spark.sql.shuffle.",
     "spark.sql.adaptive.", "spark.sql.hive.convertMetastore", "spark.sql.view.maxNestedViewDepth")

@@ -204,8 +204,8 @@ object Server {
   /**
    * The session: the analyzer's own catalog (in memory, or a Hive metastore in Derby under the
    * work directory; its warehouse inside the work directory), or a user's metastore, which it
-   * only reads. Nothing runs, so one core does. Settings.Locked hold; Deadline's rules are in
-   * its analyzer.
+   * only reads. Nothing runs, so one core does. Settings.Locked hold; Deadline's rules and
+   * ScriptTables' are in its analyzer.
    */
   private[listener] def session(work: File, catalog: String, metastore: Option[String], warehouse: Option[String]): SparkSession = {
     System.setProperty("derby.system.home", new File(work, "derby").toString)
@@ -214,6 +214,7 @@ object Server {
       .master("local[1]")
       .appName("colline-analyze")
       .withExtensions(Deadline.inject _)
+      .withExtensions(ScriptTables.inject _)
       .config("spark.ui.enabled", "false")
       .config("spark.driver.host", "127.0.0.1")
       .config("spark.driver.bindAddress", "127.0.0.1")
