@@ -454,8 +454,8 @@ func columnsOf(rec *neo4j.Record, into map[string]string) {
 // predicate) when a FEEDS between two of the columns found carries nothing (inside > 0: the
 // first expansion found more than the tag reaches). A source with more columns within 100 hops
 // than within 99 has one 100 hops away (shallow false: the walk's bound, its answer cut). The
-// FEEDS out of the reached columns that carry nothing, and their DECIDES_ROWS, are indirect uses;
-// the other FEEDS reach a column that is not among them Aggregated (an unmasked aggregation,
+// FEEDS out of the reached columns that carry nothing, and their DECIDES_ROWS (one pass over
+// both), are indirect uses; the other FEEDS reach a column that is not among them Aggregated (an unmasked aggregation,
 // $stop) or Masked (every DIRECT role masks). One row per dataset, with whether a reached column
 // is a struct or a struct's field (the walk follows only the tagged part of a struct).
 const tagCountReach = `UNWIND $keys AS k
@@ -473,8 +473,9 @@ CALL (us) {
   RETURN coalesce(u.datasetKey, '') AS dataset, count(*) AS unmasked, 0 AS aggregated, 0 AS masked, 0 AS uses, 0 AS inside
   UNION ALL
   UNWIND us AS u
-  MATCH (u)-[f:FEEDS]->(c:Column)
-  WITH u, f, c, CASE WHEN NOT true IN coalesce(f.masked, []) THEN
+  MATCH (u)-[f:FEEDS|DECIDES_ROWS]->(c)
+  WITH u, f, c, CASE WHEN type(f) = 'DECIDES_ROWS' THEN 0
+                WHEN NOT true IN coalesce(f.masked, []) THEN
                   CASE WHEN any(r IN f.roles WHERE r STARTS WITH 'DIRECT/' AND NOT ($stop AND r = 'DIRECT/AGGREGATION')) THEN 3
                        WHEN 'DIRECT/AGGREGATION' IN f.roles THEN 2 ELSE 0 END
                 ELSE
@@ -484,14 +485,12 @@ CALL (us) {
                        WHEN any(r IN f.roles WHERE r STARTS WITH 'DIRECT/') THEN 1 ELSE 0 END
                 END AS rank
   WHERE rank < 3
-  WITH c, max(CASE WHEN rank > 0 THEN rank END) AS top, collect(DISTINCT CASE WHEN rank = 0 THEN [u.key, coalesce(f.job, '')] END) AS uses, c IN us AS in
-  WITH coalesce(c.datasetKey, '') AS dataset, CASE WHEN top IS NOT NULL AND NOT in THEN top END AS top, size(uses) AS uses, in
+  WITH c, max(CASE WHEN rank > 0 THEN rank END) AS top, collect(DISTINCT CASE WHEN rank = 0 THEN [u.key, coalesce(f.job, '')] END) AS uses,
+       c:Column AND c IN us AS in
+  WITH CASE WHEN c:Dataset THEN c.key ELSE coalesce(c.datasetKey, '') END AS dataset, CASE WHEN top IS NOT NULL AND NOT in THEN top END AS top,
+       size(uses) AS uses, in
   RETURN dataset, 0 AS unmasked, sum(CASE top WHEN 2 THEN 1 ELSE 0 END) AS aggregated, sum(CASE top WHEN 1 THEN 1 ELSE 0 END) AS masked, sum(uses) AS uses,
          sum(CASE WHEN in THEN 1 ELSE 0 END) AS inside
-  UNION ALL
-  UNWIND us AS u
-  MATCH (u)-[f:DECIDES_ROWS]->(d:Dataset)
-  RETURN d.key AS dataset, 0 AS unmasked, 0 AS aggregated, 0 AS masked, count(DISTINCT [u.key, coalesce(f.job, '')]) AS uses, 0 AS inside
 }
 WITH shallow, structs, dataset, sum(unmasked) AS unmasked, sum(aggregated) AS aggregated, sum(masked) AS masked, sum(uses) AS uses, sum(inside) AS inside
 WHERE unmasked + aggregated + masked + uses + inside > 0
