@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/colline/colline/graph"
@@ -21,11 +22,13 @@ import (
 //   - the tags of a column (GET /api/tags/columns): one column of the last layer, walked up
 //     through 5 layers of jobs (each column fed by the same column of two tables of the layer
 //     before: up to 62 columns upstream);
-//   - the reach of a tag (GET /api/tags/reach, its default compact answer: each arrival with its
-//     last hop): a tag on 3 columns of one first-layer table (a table's personal columns),
+//   - the reach of a tag (GET /api/tags/reach, its default answer: per dataset, counted in the
+//     server): a tag on 3 columns of one first-layer table (a table's personal columns),
 //     followed down through the 5 layers; and a broad one, set by a pattern on 10 columns of 10
 //     tables of the first layer and by exact rules on 10 random columns of it (110 tagged columns,
-//     about 5,000 reached);
+//     about 5,000 reached); for the broad one also the columns of one dataset it reaches (the
+//     panel's second request) and the full report (report=full: every column, each arrival with
+//     its last hop), which is not held to the target;
 //
 // against a same-run baseline, the one-column lookup (/api/column). The generated graph's FEEDS
 // are all DIRECT/IDENTITY: every hop carries the tag, the most a walk can have to follow.
@@ -57,6 +60,7 @@ func benchTags(ctx context.Context, r *report, env *benchEnv, edges, samples int
 	defer env.writer.RemoveTags(context.WithoutCancel(ctx), []string{source})
 
 	reader := graph.NewReader(env.driver, "")
+	var broadDataset string // a dataset of the last layer that the broad tag reaches
 	for _, key := range []string{narrow, broad} {
 		ans, err := tags.Reach(ctx, reader.Tags(), key, tags.Limits{})
 		if err != nil {
@@ -64,6 +68,19 @@ func benchTags(ctx context.Context, r *report, env *benchEnv, edges, samples int
 		}
 		un, _, _, datasets, uses := ans.Counts()
 		r.notef("tags: %s set on %d columns; it reaches %d columns in %d datasets, %d indirect uses", key, len(ans.Sources), un, datasets, uses)
+		// the answer per dataset, counted in the server, is the full report's grouping
+		per, err := tags.ReachByDataset(ctx, reader.Tags(), key, tags.Limits{})
+		if err != nil {
+			return err
+		}
+		if got, want := fmt.Sprintf("%+v", per), fmt.Sprintf("%+v", tags.Group(ans)); got != want {
+			return fmt.Errorf("tags: %s: the reach per dataset is not the full report's grouping:\n%.2000s\nwant\n%.2000s", key, got, want)
+		}
+		for _, d := range ans.Datasets {
+			if key == broad && d.Unmasked > 0 && d.Dataset > broadDataset {
+				broadDataset = d.Dataset
+			}
+		}
 	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -97,7 +114,9 @@ func benchTags(ctx context.Context, r *report, env *benchEnv, edges, samples int
 			return q("/api/tags/columns", kv...)
 		}},
 		{"reach of a tag on 3 columns (/api/tags/reach)", func() string { return q("/api/tags/reach", "tag", narrow) }},
-		{"reach of a tag on 110 columns, 5,000 reached", func() string { return q("/api/tags/reach", "tag", broad) }},
+		{"reach of a tag on 110 columns, 5,000 reached, per dataset", func() string { return q("/api/tags/reach", "tag", broad) }},
+		{"reach of a tag on 110 columns in one dataset (its columns)", func() string { return q("/api/tags/reach", "tag", broad, "dataset", broadDataset) }},
+		{"reach of a tag on 110 columns, full report (report=full)", func() string { return q("/api/tags/reach", "tag", broad, "report", "full") }},
 	}
 	client := &http.Client{Timeout: time.Minute}
 	p99s := map[string]float64{}
@@ -136,8 +155,12 @@ func benchTags(ctx context.Context, r *report, env *benchEnv, edges, samples int
 	}
 	baseline := p99s[calls[0].name]
 	for _, c := range calls[1:] {
+		target, met := "≤ 200 ms", p99s[c.name] <= 0.2
+		if strings.Contains(c.name, "full report") {
+			target, met = "none (the full report; docs/tags.md)", true
+		}
 		r.add(row{part: "tags", metric: "API p99, " + c.name, value: fmt.Sprintf("%.0f ms", p99s[c.name]*1000),
-			baseline: fmt.Sprintf("%.0f ms one-column lookup", baseline*1000), target: "≤ 200 ms", met: p99s[c.name] <= 0.2,
+			baseline: fmt.Sprintf("%.0f ms one-column lookup", baseline*1000), target: target, met: met,
 			result: fmt.Sprintf("%.1f× baseline", p99s[c.name]/baseline)})
 	}
 	return nil

@@ -207,6 +207,8 @@ func testTPCDSReach(t *testing.T, uri, line string) {
 		t.Errorf("check: %d violations of %s, want the %d unmasked columns of tpcds_out", mine, key, outCols)
 	}
 
+	checkByDataset(t, ctx, graph.NewReader(driver, "").Tags(), &ans)
+
 	// with aggregation: stop, q18's average of the birth year is aggregated, and stops there
 	run(0, "tags", "load", "--neo4j", uri, tagFile("stop"))
 	js = run(0, "tags", "reach", "--neo4j", uri, "--format", "json", key)
@@ -214,6 +216,7 @@ func testTPCDSReach(t *testing.T, uri, line string) {
 	if err := json.Unmarshal([]byte(js), &stop); err != nil {
 		t.Fatal(err)
 	}
+	checkByDataset(t, ctx, graph.NewReader(driver, "").Tags(), &stop)
 	var diff []string
 	for _, l := range truthLines(&stop, p) {
 		if !slices.Contains(got, l) {
@@ -272,6 +275,68 @@ func testTPCDSReach(t *testing.T, uri, line string) {
 	}
 	if fmt.Sprint(pruned) != fmt.Sprint(walked) || untagged == 0 || zips == 0 {
 		t.Errorf("tags of %d columns: %d answered without a walk, %d zip arrivals; the answers equal: %v", len(all), untagged, zips, fmt.Sprint(pruned) == fmt.Sprint(walked))
+	}
+}
+
+// checkByDataset holds the reach per dataset (what the explorer's panel asks first), counted in
+// the server, equal to the full report's grouping, full (every dataset of its columns and of its
+// indirect uses, each count); and each dataset's columns (the panel's second request) equal to
+// the full report's columns of that dataset: status, whether allowed, and each arrival's source,
+// status and number of hops.
+func checkByDataset(t *testing.T, ctx context.Context, g *graph.TagGraph, full *tags.ReachAnswer) {
+	t.Helper()
+	var sources []string
+	for _, s := range full.Sources {
+		sources = append(sources, s.Column)
+	}
+	counted, err := g.CountReach(ctx, sources, full.Policy.Aggregation == tags.AggregationStop, tags.DefaultMaxColumns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !counted.Exact {
+		t.Fatalf("aggregation %s: the server did not count the reach (Exact false): the test would compare the walk with itself", full.Policy.Aggregation)
+	}
+	per, err := tags.ReachByDataset(ctx, g, full.Tag, tags.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tags.Group(full)
+	if len(want.Datasets) == 0 || want.Indirect == 0 || want.Columns == len(full.Sources) {
+		t.Fatalf("the full report is too small to compare with: %+v", want)
+	}
+	if got, w := fmt.Sprintf("%+v", per), fmt.Sprintf("%+v", want); got != w {
+		t.Errorf("aggregation %s: the reach per dataset\n%s\nis not the full report's grouping\n%s", full.Policy.Aggregation, got, w)
+	}
+	arrivals := func(cs []tags.Reached) []string {
+		var out []string
+		for _, c := range cs {
+			for _, a := range c.Arrivals {
+				out = append(out, fmt.Sprintf("%s %s allowed=%v <- %s %s in %d", c.Column, c.Status, c.Allowed, a.From, a.Status, a.Hops))
+			}
+		}
+		return out
+	}
+	for _, d := range want.Datasets {
+		if d.Unmasked+d.Aggregated+d.Masked == 0 {
+			continue
+		}
+		cols, err := g.DatasetColumns(ctx, d.Dataset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := tags.ReachIn(ctx, g, full.Tag, d.Dataset, cols, tags.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mine []tags.Reached
+		for _, c := range full.Columns {
+			if c.Dataset == d.Dataset {
+				mine = append(mine, c)
+			}
+		}
+		if got, w := arrivals(in.Columns), arrivals(mine); !slices.Equal(got, w) || len(in.Datasets) != 1 || in.Datasets[0] != d.DatasetReach {
+			t.Errorf("aggregation %s, the columns of %s:\n%s\n%+v\nwant\n%s\n%+v", full.Policy.Aggregation, d.Dataset, strings.Join(got, "\n"), in.Datasets, strings.Join(w, "\n"), d.DatasetReach)
+		}
 	}
 }
 

@@ -445,3 +445,111 @@ func columnsOf(rec *neo4j.Record, into map[string]string) {
 		}
 	}
 }
+
+// A tag's reach per dataset, counted in the server (tags.DatasetCounter), from the tagged columns
+// $keys. The columns the tag reaches unmasked are those a path of FEEDS that carry it reaches (an
+// unmasked DIRECT role, not an aggregation when $stop), within 99 hops of a source (the walk's
+// frontier): a pruning expansion from each source, over every FEEDS first (%[1]s empty: it reads
+// no relationship's roles, the cost of a predicate), over the FEEDS that carry (%[1]s a
+// predicate) when a FEEDS between two of the columns found carries nothing (inside > 0: the
+// first expansion found more than the tag reaches). A source with more columns within 100 hops
+// than within 99 has one 100 hops away (shallow false: the walk's bound, its answer cut). The
+// FEEDS out of the reached columns that carry nothing, and their DECIDES_ROWS (one pass over
+// both), are indirect uses; the other FEEDS reach a column that is not among them Aggregated (an unmasked aggregation,
+// $stop) or Masked (every DIRECT role masks). One row per dataset, with whether a reached column
+// is a struct or a struct's field (the walk follows only the tagged part of a struct).
+const tagCountReach = `UNWIND $keys AS k
+MATCH (s:Column {key: k})
+WITH s,
+     COLLECT { MATCH (s)-[fs:FEEDS*1..99]->(x:Column) %[1]s RETURN DISTINCT x LIMIT $limit } AS down,
+     COUNT { MATCH (s)-[fs:FEEDS*1..100]->(x:Column) %[1]s RETURN DISTINCT x LIMIT $limit } AS down100
+WITH collect(s) AS ss, collect(down) AS downs, all(n IN collect(size(down) = down100) WHERE n) AS shallow
+UNWIND ss + reduce(all = [], d IN downs | all + d) AS u
+WITH DISTINCT shallow, u
+WITH shallow, collect(u) AS us
+WITH shallow, us, any(u IN us WHERE EXISTS { (u)-[:HAS_FIELD]-(:Column) }) AS structs
+CALL (us) {
+  UNWIND us AS u
+  RETURN coalesce(u.datasetKey, '') AS dataset, count(*) AS unmasked, 0 AS aggregated, 0 AS masked, 0 AS uses, 0 AS inside
+  UNION ALL
+  UNWIND us AS u
+  MATCH (u)-[f:FEEDS|DECIDES_ROWS]->(c)
+  WITH u, f, c, CASE WHEN type(f) = 'DECIDES_ROWS' THEN 0
+                WHEN NOT true IN coalesce(f.masked, []) THEN
+                  CASE WHEN any(r IN f.roles WHERE r STARTS WITH 'DIRECT/' AND NOT ($stop AND r = 'DIRECT/AGGREGATION')) THEN 3
+                       WHEN 'DIRECT/AGGREGATION' IN f.roles THEN 2 ELSE 0 END
+                ELSE
+                  CASE WHEN any(i IN range(0, size(f.roles) - 1) WHERE f.roles[i] STARTS WITH 'DIRECT/' AND NOT coalesce(f.masked[i], false)
+                                AND NOT ($stop AND f.roles[i] = 'DIRECT/AGGREGATION')) THEN 3
+                       WHEN any(i IN range(0, size(f.roles) - 1) WHERE f.roles[i] = 'DIRECT/AGGREGATION' AND NOT coalesce(f.masked[i], false)) THEN 2
+                       WHEN any(r IN f.roles WHERE r STARTS WITH 'DIRECT/') THEN 1 ELSE 0 END
+                END AS rank
+  WHERE rank < 3
+  WITH c, max(CASE WHEN rank > 0 THEN rank END) AS top, collect(DISTINCT CASE WHEN rank = 0 THEN [u.key, coalesce(f.job, '')] END) AS uses,
+       c:Column AND c IN us AS in
+  WITH CASE WHEN c:Dataset THEN c.key ELSE coalesce(c.datasetKey, '') END AS dataset, CASE WHEN top IS NOT NULL AND NOT in THEN top END AS top,
+       size(uses) AS uses, in
+  RETURN dataset, 0 AS unmasked, sum(CASE top WHEN 2 THEN 1 ELSE 0 END) AS aggregated, sum(CASE top WHEN 1 THEN 1 ELSE 0 END) AS masked, sum(uses) AS uses,
+         sum(CASE WHEN in THEN 1 ELSE 0 END) AS inside
+}
+WITH shallow, structs, dataset, sum(unmasked) AS unmasked, sum(aggregated) AS aggregated, sum(masked) AS masked, sum(uses) AS uses, sum(inside) AS inside
+WHERE unmasked + aggregated + masked + uses + inside > 0
+RETURN shallow, structs, dataset, unmasked, aggregated, masked, uses, inside`
+
+// carryFeeds is the expansion's predicate: every FEEDS of the path carries the tag.
+const carryFeeds = `WHERE all(f IN fs WHERE any(i IN range(0, size(coalesce(f.roles, [])) - 1) WHERE f.roles[i] STARTS WITH 'DIRECT/'
+  AND NOT coalesce(f.masked[i], false) AND NOT ($stop AND f.roles[i] = 'DIRECT/AGGREGATION')))`
+
+// CountReach implements tags.DatasetCounter: one read query, one row per dataset; two when a
+// FEEDS among the columns found by the first, over every FEEDS, carries nothing.
+func (g *TagGraph) CountReach(ctx context.Context, sources []string, stop bool, limit int) (*tags.Counted, error) {
+	params := map[string]any{"keys": sources, "stop": stop, "limit": int64(limit)}
+	for _, where := range []string{"", carryFeeds} {
+		res, err := g.r.read(ctx, fmt.Sprintf(tagCountReach, where), params)
+		if err != nil {
+			return nil, fmt.Errorf("graph: reach per dataset from %d column(s): %w", len(sources), err)
+		}
+		c, inside := &tags.Counted{Exact: true}, 0
+		total := 0
+		for _, rec := range res.Records {
+			shallow, _ := get[bool](rec, "shallow")
+			structs, _ := get[bool](rec, "structs")
+			if !shallow || structs {
+				return &tags.Counted{}, nil
+			}
+			d := tags.DatasetCount{}
+			d.Dataset, _ = get[string](rec, "dataset")
+			for name, into := range map[string]*int{"unmasked": &d.Unmasked, "aggregated": &d.Aggregated, "masked": &d.Masked, "uses": &d.Uses, "inside": &inside} {
+				n, _ := get[int64](rec, name)
+				*into += int(n)
+			}
+			total += d.Unmasked + d.Aggregated + d.Masked
+			if d.Unmasked+d.Aggregated+d.Masked+d.Uses > 0 {
+				c.Datasets = append(c.Datasets, d)
+			}
+		}
+		if total > limit {
+			return &tags.Counted{}, nil
+		}
+		if where != "" || inside == 0 {
+			return c, nil
+		}
+	}
+	panic("unreachable")
+}
+
+// DatasetColumns returns the keys of a dataset's columns and of their struct fields, sorted: what
+// tags.ReachIn walks up from.
+func (g *TagGraph) DatasetColumns(ctx context.Context, dataset string) ([]string, error) {
+	res, err := g.r.read(ctx, `MATCH (:Dataset {key: $key})-[:HAS_COLUMN]->(:Column)-[:HAS_FIELD*0..100]->(c:Column)
+RETURN DISTINCT c.key AS key ORDER BY key`, map[string]any{"key": dataset})
+	if err != nil {
+		return nil, fmt.Errorf("graph: columns of %s: %w", dataset, err)
+	}
+	out := make([]string, 0, len(res.Records))
+	for _, rec := range res.Records {
+		k, _ := get[string](rec, "key")
+		out = append(out, k)
+	}
+	return out, nil
+}

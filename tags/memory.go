@@ -182,3 +182,15 @@ func (m *Memory) Upstream(_ context.Context, keys []string, limit int) ([]Upstre
 	}
 	return out, nil
 }
+
+// DatasetColumns returns the keys of the columns of dataset, sorted.
+func (m *Memory) DatasetColumns(_ context.Context, dataset string) ([]string, error) {
+	var out []string
+	for c, d := range m.columns {
+		if d == dataset {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}

@@ -94,7 +94,7 @@ func TestAPITypes(t *testing.T) {
 		"RunRef": reflect.TypeFor[graph.RunRef](), "RunConnect": reflect.TypeFor[graph.RunConnect](), "RunSet": reflect.TypeFor[graph.RunSet](),
 		"Tag": reflect.TypeFor[tags.Tag](), "TagPolicy": reflect.TypeFor[tags.Policy](), "Tagged": reflect.TypeFor[tags.Tagged](),
 		"Hop": reflect.TypeFor[tags.Hop](), "Arrival": reflect.TypeFor[tags.Arrival](), "Reached": reflect.TypeFor[tags.Reached](),
-		"DatasetReach": reflect.TypeFor[tags.DatasetReach](), "TagUse": reflect.TypeFor[tags.Use](), "ReachAnswer": reflect.TypeFor[tags.ReachAnswer](),
+		"DatasetReach": reflect.TypeFor[tags.DatasetReach](), "DatasetCount": reflect.TypeFor[tags.DatasetCount](), "DatasetsAnswer": reflect.TypeFor[tags.DatasetsAnswer](), "TagUse": reflect.TypeFor[tags.Use](), "ReachAnswer": reflect.TypeFor[tags.ReachAnswer](),
 		"Carried": reflect.TypeFor[tags.Carried](), "ColumnTags": reflect.TypeFor[tags.ColumnTags](), "TagSummary": reflect.TypeFor[graph.TagSummary](),
 	}
 	if want, got := goFields(reflect.TypeFor[tags.Role]()), ts["Role"]; !reflect.DeepEqual(got, want) {

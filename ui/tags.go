@@ -11,17 +11,21 @@ import (
 	"github.com/colline/colline/tags"
 )
 
-// TagReader is what the tag answers read: package tags' Graph and the list of tags
-// (graph.TagGraph, Reader.Tags()).
+// TagReader is what the tag answers read: package tags' Graph, the list of tags and a dataset's
+// columns (graph.TagGraph, Reader.Tags()).
 type TagReader interface {
 	tags.Graph
 	TagList(ctx context.Context) ([]graph.TagSummary, error)
+	DatasetColumns(ctx context.Context, dataset string) ([]string, error)
 }
 
-// The tag answers: GET /api/tags (every tag, its settings and sources), GET /api/tags/reach?tag=K
-// (everything it reaches, each arrival with its last hop; paths=true: whole paths; format=csv: a
-// download with whole paths), GET /api/tags/columns?column=K… (the tags of columns, with whole
-// paths: the drawing's badges).
+// The tag answers: GET /api/tags (every tag, its settings and sources); GET /api/tags/reach?tag=K,
+// its reach per dataset (tags.ReachByDataset: each dataset's columns counted by status, and its
+// indirect uses), with dataset=D the columns of D that it reaches, with whole paths
+// (tags.ReachIn), with report=full everything it reaches (tags.Reach: every column, each arrival
+// with its last hop; paths=true: whole paths), with format=csv the full report as a download with
+// whole paths; GET /api/tags/columns?column=K… (the tags of columns, with whole paths: the
+// drawing's badges).
 
 func (s *server) tagsReady(w http.ResponseWriter) bool {
 	if s.p.Tags == nil {
@@ -61,13 +65,48 @@ func (s *server) tagReach(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, fmt.Errorf("parameter format=%q: use json or csv", format))
 		return
 	}
-	ans, err := tags.Reach(r.Context(), s.p.Tags, k, tags.Limits{})
-	if err != nil {
+	failed := func(err error) {
 		if errors.Is(err, tags.ErrBadKey) {
 			fail(w, http.StatusBadRequest, err)
 			return
 		}
 		s.failGraph(w, r, err)
+	}
+	report := v.Get("report")
+	if report != "" && report != "full" {
+		fail(w, http.StatusBadRequest, fmt.Errorf("parameter report=%q: use full, or leave it out for the reach per dataset", report))
+		return
+	}
+	if ds := v.Get("dataset"); ds != "" && format == "json" && report == "" {
+		if len(ds) > maxKeyLen {
+			fail(w, http.StatusBadRequest, fmt.Errorf("parameter dataset: longer than %d bytes", maxKeyLen))
+			return
+		}
+		cols, err := s.p.Tags.DatasetColumns(r.Context(), ds)
+		if err != nil {
+			s.failGraph(w, r, err)
+			return
+		}
+		ans, err := tags.ReachIn(r.Context(), s.p.Tags, k, ds, cols, tags.Limits{})
+		if err != nil {
+			failed(err)
+			return
+		}
+		reply(w, ans)
+		return
+	}
+	if format == "json" && report == "" {
+		ans, err := tags.ReachByDataset(r.Context(), s.p.Tags, k, tags.Limits{})
+		if err != nil {
+			failed(err)
+			return
+		}
+		reply(w, ans)
+		return
+	}
+	ans, err := tags.Reach(r.Context(), s.p.Tags, k, tags.Limits{})
+	if err != nil {
+		failed(err)
 		return
 	}
 	if format == "json" && v.Get("paths") != "true" {

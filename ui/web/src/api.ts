@@ -284,6 +284,21 @@ export interface TagUse {
   roles: Role[];
 }
 
+export interface DatasetCount extends DatasetReach {
+  uses: number;
+}
+
+/** A tag's reach per dataset (GET /api/tags/reach?tag=K): no column; a dataset's are tagReachIn's. */
+export interface DatasetsAnswer {
+  tag: string;
+  policy: TagPolicy;
+  sources: Tagged[];
+  datasets: DatasetCount[];
+  columns: number;
+  indirect: number;
+  truncated: boolean;
+}
+
 export interface ReachAnswer {
   tag: string;
   policy: TagPolicy;
@@ -374,8 +389,10 @@ export const api = {
   job: (key: string) => get<JobDetail>('job', { key, runs: 50 }),
   run: (key: string) => get<Run>('run', { key }),
   tags: () => get<TagListAnswer>('tags', {}),
-  tagReach: (tag: string) => get<ReachAnswer>('tags/reach', { tag }),
-  tagReachURL: (tag: string, format: 'csv' | 'json') => `/api/tags/reach?${query({ tag, format })}`,
+  tagReach: (tag: string) => get<DatasetsAnswer>('tags/reach', { tag }),
+  tagReachIn: (tag: string, dataset: string) => get<ReachAnswer>('tags/reach', { tag, dataset }),
+  // the full report: every column it reaches, with whole paths in the CSV
+  tagReachURL: (tag: string, format: 'csv' | 'json') => `/api/tags/reach?${query({ tag, format, report: format === 'json' ? 'full' : undefined })}`,
   tagsOf: (column: string[]) => get<ColumnTagsAnswer>('tags/columns', { column }),
   runs: (p: { app?: string; parent?: string; limit?: number }) => get<RunSet>('runs', { app: p.app, parent: p.parent, limit: p.limit }),
   preview: async (events: string) => answer<Preview>(await fetch('/api/preview', { method: 'POST', body: events, headers: { 'Content-Type': 'application/json' } })),

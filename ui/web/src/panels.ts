@@ -1,7 +1,7 @@
 // The side panel's views: a column, a table, a link (every role, expression, job, first and last
 // seen, the last run and its status), a job (its runs, reads, writes, status history), the impact
 // list with its CSV export, and the SQL panel.
-import { api, APIError, type ColumnDetail, type ColumnTags, type Config, type DatasetDetail, type Hop, type ImpactAnswer, type JobDetail, type Preview, type ReachAnswer, type Role, type SQLStatement, type TagSummary } from './api';
+import { api, APIError, type ColumnDetail, type ColumnTags, type Config, type DatasetDetail, type Hop, type ImpactAnswer, type JobDetail, type Preview, type DatasetsAnswer, type Role, type SQLStatement, type TagSummary } from './api';
 import { clear, el, short, visible, when } from './dom';
 import type { Link } from './model';
 
@@ -102,27 +102,52 @@ export function tagList(panel: HTMLElement, tags: TagSummary[], a: Actions) {
   }
 }
 
-/** Everything a tag reaches: per dataset, its columns by status; the indirect uses. */
-export function tagReach(panel: HTMLElement, r: ReachAnswer, a: Actions) {
+/** Everything a tag reaches, per dataset: its columns by status and its indirect uses; a dataset's
+ * columns on demand (tagReachIn); every column in the full report (CSV, JSON). */
+export function tagReach(panel: HTMLElement, r: DatasetsAnswer, a: Actions) {
   clear(panel);
-  const un = r.columns.filter((c) => c.status === 'unmasked').length;
+  const un = r.datasets.reduce((n, d) => n + d.unmasked, 0);
+  const reached = r.datasets.filter((d) => d.unmasked + d.aggregated + d.masked > 0).length;
   panel.append(el('h2', {}, `Reach of ${visible(r.tag)}`),
-    el('p', {}, `${r.sources.length} tagged column(s); ${r.columns.length} column(s) in ${r.datasets.length} dataset(s): ${un} unmasked, ${r.columns.length - un} masked or aggregated; ${r.indirect.length} indirect use(s).`),
+    el('p', {}, `${r.sources.length} tagged column(s); ${r.columns} column(s) in ${reached} dataset(s): ${un} unmasked, ${r.columns - un} masked or aggregated; ${r.indirect} indirect use(s).`),
     el('div', { class: 'actions' }, el('a', { class: 'button', href: api.tagReachURL(r.tag, 'csv'), download: 'colline-tag-reach.csv' }, 'CSV'),
-      el('a', { class: 'button', href: api.tagReachURL(r.tag, 'json'), download: 'colline-tag-reach.json' }, 'JSON')));
+      el('a', { class: 'button', href: api.tagReachURL(r.tag, 'json'), download: 'colline-tag-reach.json' }, 'JSON')),
+    el('p', { class: 'muted' }, 'Every column with its path, and every indirect use: the CSV and JSON report.'));
   if (r.truncated) panel.append(el('p', { class: 'note' }, 'Cut at the walk\'s bounds.'));
-  const rows = r.columns.map((c) => {
-    const link = el('a', { href: '#', class: 'column' }, short(c.column));
-    link.addEventListener('click', (e) => {
-      e.preventDefault();
-      a.lineage({ column: c.column, dir: 'up' });
+  const table = el('table', { class: 'reach' }, el('tr', {}, el('th', {}, 'dataset'), el('th', {}, 'unmasked'), el('th', {}, 'masked or aggregated'),
+    el('th', {}, 'indirect uses'), el('th', {}, 'policy')));
+  for (const d of r.datasets) {
+    const status = d.unmasked > 0 ? 'unmasked' : d.aggregated > 0 ? 'aggregated' : d.masked > 0 ? 'masked' : 'indirect';
+    const row = el('tr', { class: `dataset tag-${status}`, 'data-dataset': d.dataset });
+    const name = d.unmasked + d.aggregated + d.masked > 0
+      ? button(short(d.dataset), () => void reachIn(row, r.tag, d.dataset, a), { class: 'open-dataset', title: 'its columns' })
+      : el('span', {}, short(d.dataset));
+    row.append(el('td', {}, name, d.source ? ' (tagged here)' : ''), el('td', {}, `${d.unmasked}`), el('td', {}, `${d.aggregated + d.masked}`),
+      el('td', {}, `${d.uses}`), el('td', {}, d.allowed ? '' : 'not allowed'));
+    table.append(row);
+  }
+  panel.append(table);
+}
+
+/** Under a dataset's row of the reach: the columns of it that the tag reaches, once. */
+async function reachIn(row: HTMLElement, tag: string, dataset: string, a: Actions) {
+  if (row.dataset.open) return;
+  row.dataset.open = 'true';
+  try {
+    const r = await api.tagReachIn(tag, dataset);
+    const rows = r.columns.map((c) => {
+      const link = el('a', { href: '#', class: 'column' }, short(c.column));
+      link.addEventListener('click', (e) => {
+        e.preventDefault();
+        a.lineage({ column: c.column, dir: 'up' });
+      });
+      return el('tr', { class: `reached tag-${c.status}`, 'data-column': c.column }, el('td', {}, link), el('td', {}, c.status),
+        el('td', {}, `${c.arrivals[0]?.path?.length ?? 0} hop(s)`), el('td', {}, ''), el('td', {}, c.allowed ? '' : 'not allowed'));
     });
-    return el('tr', { class: `reached tag-${c.status}` }, el('td', {}, link), el('td', {}, c.status), el('td', {}, c.allowed ? '' : 'not allowed'), el('td', {}, `${c.arrivals[0]?.hops ?? 0}`));
-  });
-  panel.append(el('table', { class: 'reach' }, el('tr', {}, el('th', {}, 'column'), el('th', {}, 'status'), el('th', {}, 'policy'), el('th', {}, 'hops')), ...rows));
-  if (r.indirect.length > 0) {
-    panel.append(el('h3', {}, 'Indirect uses (they tag nothing)'),
-      list(r.indirect, (u) => `${short(u.via)} decides ${u.kind === 'rows' ? 'the rows of ' : ''}${short(u.target)} (${u.roles.map((x) => x.subtype).join(', ')}) · ${short(u.job)}`));
+    row.after(...rows);
+  } catch (err) {
+    delete row.dataset.open;
+    row.after(el('tr', { class: 'error' }, el('td', { colspan: '5' }, err instanceof APIError ? err.message : String(err))));
   }
 }
 

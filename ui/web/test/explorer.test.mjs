@@ -296,8 +296,18 @@ test('tag badges on the columns a tag reaches, masked where a count hides it; th
   await list.waitFor();
   assert.match(await list.locator('a.button').first().getAttribute('href'), /\/api\/tags\/reach\?tag=ui-pii&format=csv/);
   await list.locator('button', { hasText: 'Reach' }).click();
+  // the reach per dataset: orders (tagged here), country_revenue (revenue unmasked, orders
+  // masked), top_countries; a dataset's columns on demand
   await page.locator('#panel table.reach').waitFor();
-  assert.equal(await page.locator('#panel tr.reached.tag-masked').count(), 1);
+  const cr = page.locator(`#panel tr.dataset[data-dataset="${K('country_revenue')}"]`);
+  assert.deepEqual((await cr.locator('td').allTextContents()).slice(0, 3), ['shop.country_revenue', '1', '1']);
+  assert.match(await page.locator(`#panel tr.dataset[data-dataset="${K('orders')}"] td`).first().textContent(), /tagged here/);
+  assert.equal(await page.locator('#panel tr.reached').count(), 0);
+  await cr.locator('button.open-dataset').click();
+  await page.locator('#panel tr.reached').first().waitFor();
+  assert.equal(await page.locator(`#panel tr.reached.tag-masked[data-column="${K('country_revenue', 'orders')}"]`).count(), 1);
+  assert.equal(await page.locator(`#panel tr.reached.tag-unmasked[data-column="${K('country_revenue', 'revenue')}"]`).count(), 1);
+  assert.match(await page.locator('#panel a.button', { hasText: 'JSON' }).getAttribute('href'), /report=full/);
 });
 
 test('hostile names from Spark are shown as text, never as markup', async () => {
