@@ -100,6 +100,18 @@ func benchAnalyze(ctx context.Context, r *report, env *benchEnv, evs []event, li
 				r.notef("analyze %s, schemas from %s: pass %d of %d over %d queries done", line, s, pass, passes, len(queries))
 			}
 		}
+		// the fixed cost of a request: an empty one (GET /healthz), as the names and every answer pay it
+		var empty []float64
+		for range 50 {
+			t0 := time.Now()
+			if _, err := procs[srcs[0]].Client().Health(ctx); err != nil {
+				closeAll()
+				return err
+			}
+			empty = append(empty, float64(time.Since(t0).Microseconds())/1000)
+		}
+		r.add(row{part: "analyze", metric: fmt.Sprintf("an empty request's round trip (GET /healthz), Spark %s (median)", line),
+			value: fmt.Sprintf("%.1f ms", percentile(empty, 50)), baseline: "-", target: "-", result: fmt.Sprintf("p99 %.1f ms", percentile(empty, 99))})
 		closeAll()
 		base := m[anDDL]
 		for _, s := range srcs {

@@ -92,6 +92,10 @@ object Server {
     System.setProperty("sun.net.httpserver.maxReqTime", opts.readTimeout.toString)
     System.setProperty("sun.net.httpserver.maxRspTime", (opts.deadline + opts.readTimeout + 30).toString)
     System.setProperty("sun.net.httpserver.maxConnections", (opts.threads * 8).toString)
+    // TCP_NODELAY: the server writes an answer's headers and body apart, and with Nagle's
+    // algorithm the body waits for the client's delayed ACK, about 40 ms on Linux: every small
+    // answer (/healthz, /v1/names) took 44 ms instead of 1
+    System.setProperty("sun.net.httpserver.nodelay", "true")
 
     val spark = session(work, opts.catalog, opts.metastore, opts.warehouse)
     val root = if (opts.metastore.isEmpty) Some(new File(work, "warehouse").getCanonicalFile) else None
