@@ -52,17 +52,9 @@ func ReachByDataset(ctx context.Context, g Graph, key string, lim Limits) (*Data
 	if !ok || lim.steps() != DefaultMaxSteps { // the count looks as far as a default walk
 		return walkByDataset(ctx, g, key, lim)
 	}
-	if err := checkTag(key, ""); err != nil {
+	p, sources, err := tagSources(ctx, g, key)
+	if err != nil {
 		return nil, err
-	}
-	ps, err := g.Policies(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("tags: settings: %w", err)
-	}
-	p := policyOf(ps, key)
-	sources, err := g.Tagged(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("tags: sources of %s: %w", key, err)
 	}
 	ans := &DatasetsAnswer{Tag: key, Policy: p, Sources: sources, Datasets: []DatasetCount{}}
 	if len(sources) == 0 {
@@ -130,18 +122,11 @@ func Group(ans *ReachAnswer) *DatasetsAnswer {
 // dataset's part of a broad reach, on demand. Its Datasets is the dataset's count (when the tag
 // reaches a column of it); its Indirect is empty: the uses are in Reach's answer.
 func ReachIn(ctx context.Context, g Graph, key, dataset string, columns []string, lim Limits) (*ReachAnswer, error) {
-	if err := checkTag(key, ""); err != nil {
+	p, sources, err := tagSources(ctx, g, key)
+	if err != nil {
 		return nil, err
 	}
-	ps, err := g.Policies(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("tags: settings: %w", err)
-	}
-	sources, err := g.Tagged(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("tags: sources of %s: %w", key, err)
-	}
-	ans := &ReachAnswer{Tag: key, Policy: policyOf(ps, key), Sources: sources, Columns: []Reached{}, Datasets: []DatasetReach{}, Indirect: []Use{}}
+	ans := &ReachAnswer{Tag: key, Policy: p, Sources: sources, Columns: []Reached{}, Datasets: []DatasetReach{}, Indirect: []Use{}}
 	if len(columns) == 0 {
 		return ans, nil
 	}

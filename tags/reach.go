@@ -95,22 +95,32 @@ const (
 // along a shortest path. The walk is breadth first, one Graph.Step per depth over the whole
 // frontier.
 func Reach(ctx context.Context, g Graph, key string, lim Limits) (*ReachAnswer, error) {
-	if err := checkTag(key, ""); err != nil {
+	p, sources, err := tagSources(ctx, g, key)
+	if err != nil {
 		return nil, err
-	}
-	ps, err := g.Policies(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("tags: settings: %w", err)
-	}
-	sources, err := g.Tagged(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("tags: sources of %s: %w", key, err)
 	}
 	home := make([]string, len(sources))
 	for i, s := range sources {
 		home[i] = s.Dataset
 	}
-	return reach(ctx, g, policyOf(ps, key), sources, nil, home, lim)
+	return reach(ctx, g, p, sources, nil, home, lim)
+}
+
+// tagSources checks tag key and reads its settings and the columns its sources tag: where every
+// answer about a tag's reach starts.
+func tagSources(ctx context.Context, g Graph, key string) (Policy, []Tagged, error) {
+	if err := checkTag(key, ""); err != nil {
+		return Policy{}, nil, err
+	}
+	ps, err := g.Policies(ctx)
+	if err != nil {
+		return Policy{}, nil, fmt.Errorf("tags: settings: %w", err)
+	}
+	sources, err := g.Tagged(ctx, key)
+	if err != nil {
+		return Policy{}, nil, fmt.Errorf("tags: sources of %s: %w", key, err)
+	}
+	return policyOf(ps, key), sources, nil
 }
 
 // arrival is a walk's best arrival of one source's tag in one column.
