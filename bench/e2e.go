@@ -153,10 +153,11 @@ var (
 )
 
 // newConsumer builds the loop as cmd/consumer does, with its defaults, except for the writer
-// (wrapped in a tap) and exitWhenIdle.
+// (wrapped in a tap), exitWhenIdle and, when set, reuse: the plans a consumer that ran before
+// kept (nil: its own, empty, as a consumer just started).
 func newConsumer(env *benchEnv, topic, dlqTopic string, w interface {
 	Write(ctx context.Context, items []record.Item) error
-}, exitWhenIdle time.Duration) (*consumer, error) {
+}, exitWhenIdle time.Duration, reuse *process.Reuse) (*consumer, error) {
 	group := topic + ".group"
 	reader := ingest.NewReader(ingest.ReaderOptions{Brokers: env.brokers, Topics: []string{topic}, Group: group}, nil)
 	dlq := ingest.NewProducer(env.brokers, dlqTopic, 0, nil)
@@ -165,6 +166,9 @@ func newConsumer(env *benchEnv, topic, dlqTopic string, w interface {
 	p := ingest.Params{
 		Fetcher: t, Committer: reader, Writer: t, DeadLetters: dlq,
 		Metrics: ingest.NewMetrics(reg), Logger: slog.New(slog.DiscardHandler), Version: "bench",
+	}
+	if reuse != nil {
+		p.Processor = ingest.Extractor{Metrics: p.Metrics, Reuse: reuse}
 	}
 	p.BatchSize, p.BatchMaxBytes, p.BatchWait = e2eBatchSize, e2eBatchBytes, e2eBatchWait // 0: the defaults
 	if exitWhenIdle > 0 {
@@ -241,7 +245,7 @@ func replay(ctx context.Context, env *benchEnv, phase string, msgs []message, w 
 		return nil, nil, err
 	}
 	defer drop()
-	c, err := newConsumer(env, topic, dlqTopic, w, 2*time.Second)
+	c, err := newConsumer(env, topic, dlqTopic, w, 2*time.Second, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -266,7 +270,7 @@ func replayGroup(ctx context.Context, env *benchEnv, phase string, msgs []messag
 	defer drop()
 	var cs []*consumer
 	for range n {
-		c, err := newConsumer(env, topic, dlqTopic, w, 0)
+		c, err := newConsumer(env, topic, dlqTopic, w, 0, nil)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -22,7 +22,7 @@ const idHeader = "colline-bench-id"
 // visible to every reader). The baseline is the transport alone: from the same start to the
 // loop's fetch of the message.
 func benchFresh(ctx context.Context, r *report, env *benchEnv, evs []event, rate float64, dur time.Duration) error {
-	return fresh(ctx, r, env, evs, "corpus variants (new lineage)", rate, dur, nil, func(n int) ([]byte, string) {
+	return fresh(ctx, r, env, evs, "corpus variants (new lineage)", rate, dur, nil, nil, func(n int) ([]byte, string) {
 		return variant(evs[n%len(evs)].data, 2000+n/len(evs))
 	})
 }
@@ -35,11 +35,13 @@ func benchProdFresh(ctx context.Context, r *report, env *benchEnv, evs []event, 
 	if err != nil {
 		return err
 	}
+	// The consumer that wrote the first runs gets the re-runs: it kept their plans.
+	reuse := process.NewReuse(0)
 	first := func() error {
 		for b := 0; b < jobs; b += 100 {
 			var items []record.Item
 			for j := b; j < min(b+100, jobs); j++ {
-				it, err := process.Step{}.Item(c.run(j, 0).value)
+				it, err := process.Step{Reuse: reuse}.Item(c.run(j, 0).value)
 				if err != nil {
 					return err
 				}
@@ -52,7 +54,7 @@ func benchProdFresh(ctx context.Context, r *report, env *benchEnv, evs []event, 
 		r.notef("fresh prod: the first runs of %d jobs written", jobs)
 		return nil
 	}
-	return fresh(ctx, r, env, evs, fmt.Sprintf("production-like re-runs (%d jobs, %.0f%% new versions)", jobs, change*100), rate, dur, first, func(n int) ([]byte, string) {
+	return fresh(ctx, r, env, evs, fmt.Sprintf("production-like re-runs (%d jobs, %.0f%% new versions)", jobs, change*100), rate, dur, first, reuse, func(n int) ([]byte, string) {
 		m := c.run(n%jobs, 1+n/jobs)
 		return m.value, m.id
 	})
@@ -61,7 +63,7 @@ func benchProdFresh(ctx context.Context, r *report, env *benchEnv, evs []event, 
 // fresh produces next(0), next(1), … at rate for dur, after prepare (when set) has written what
 // the graph holds first, and measures each event's freshness (see benchFresh).
 func fresh(ctx context.Context, r *report, env *benchEnv, evs []event, what string, rate float64, dur time.Duration,
-	prepare func() error, next func(n int) ([]byte, string)) error {
+	prepare func() error, reuse *process.Reuse, next func(n int) ([]byte, string)) error {
 	d, err := stack.WipeGraph(ctx, env.driver)
 	if err != nil {
 		return err
@@ -83,7 +85,7 @@ func fresh(ctx context.Context, r *report, env *benchEnv, evs []event, what stri
 	var mu sync.Mutex
 	sent, fetched, visible := map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
 	edges := 0
-	c, err := newConsumer(env, topic, dlqTopic, env.writer, 0)
+	c, err := newConsumer(env, topic, dlqTopic, env.writer, 0, reuse)
 	if err != nil {
 		return err
 	}

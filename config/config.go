@@ -55,6 +55,7 @@ type Config struct {
 	MaxPlanNodes int `split_words:"true" default:"100000" desc:"most plan nodes in one event; more: table-level lineage only, marked"`
 	MaxPlanEdges int `split_words:"true" default:"10000" desc:"most lineage edges plus their transformations one event yields (also the most a batch holds); more: table-level lineage only, marked"`
 	MaxPlanWork  int `split_words:"true" default:"1000000" desc:"most source-column entries resolved for one event (bounds time and memory); more: table-level lineage only, marked"`
+	PlanReuseMB  int `split_words:"true" default:"64" desc:"MiB of lineage kept for the plans seen last: a re-run that sends one of them again, byte for byte, is neither decoded nor extracted (docs/operations.md, Re-runs); 0: off"`
 
 	OpenlineageTopic             string        `split_words:"true" desc:"also read OpenLineage events (openlineage's Kafka transport) from this topic, in the same group; empty: off"`
 	OpenlineageHTTPAddr          string        `split_words:"true" desc:"listen address of POST /api/v1/lineage for OpenLineage's HTTP transport (publishes to COLLINE_OPENLINEAGE_TOPIC); empty: off"`
@@ -231,6 +232,9 @@ func (c Config) Validate() error {
 		if v < 1 {
 			bad(name, "%d is below 1", v)
 		}
+	}
+	if c.PlanReuseMB < 0 || c.PlanReuseMB > 1<<16 {
+		bad("PLAN_REUSE_MB", "%d is outside 0..65536", c.PlanReuseMB)
 	}
 	if c.MaxPlanDepth > 20000 {
 		bad("MAX_PLAN_DEPTH", "%d is above 20000: resolution recurses once per level, and deeper stacks risk the process", c.MaxPlanDepth)
@@ -617,6 +621,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_plan_nodes", c.MaxPlanNodes),
 		slog.Int("max_plan_edges", c.MaxPlanEdges),
 		slog.Int("max_plan_work", c.MaxPlanWork),
+		slog.Int("plan_reuse_mb", c.PlanReuseMB),
 		neo4jLog(c.Neo4jURI, c.Neo4jUser, c.Neo4jPassword, c.Neo4jPasswordFile, c.Neo4jDatabase, c.Neo4jTLSCaFile),
 		slog.Duration("neo4j_write_timeout", c.Neo4jWriteTimeout),
 		slog.Duration("neo4j_slow_write", c.Neo4jSlowWrite),

@@ -43,6 +43,7 @@ var homes = map[string]any{
 	"COLLINE_MAX_PLAN_NODES":        plan.DefaultBudget.Nodes,
 	"COLLINE_MAX_PLAN_EDGES":        plan.DefaultBudget.Edges,
 	"COLLINE_MAX_PLAN_WORK":         plan.DefaultBudget.Work,
+	"COLLINE_PLAN_REUSE_MB":         process.DefaultReuseMB,
 
 	"COLLINE_OPENLINEAGE_HTTP_MAX_BYTES":      intake.DefaultMaxBytes,
 	"COLLINE_OPENLINEAGE_HTTP_MAX_CONCURRENT": intake.DefaultMaxConcurrent,
@@ -127,7 +128,7 @@ func TestDefaultsHaveOneHome(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"COLLINE_MAX_EVENT_BYTES", "COLLINE_KAFKA_MAX_BYTES", "COLLINE_BATCH_SIZE", "COLLINE_SHUTDOWN_TIMEOUT",
-		"COLLINE_MAX_PLAN_DEPTH", "COLLINE_MAX_PLAN_NODES", "COLLINE_MAX_PLAN_EDGES", "COLLINE_MAX_PLAN_WORK"} {
+		"COLLINE_MAX_PLAN_DEPTH", "COLLINE_MAX_PLAN_NODES", "COLLINE_MAX_PLAN_EDGES", "COLLINE_MAX_PLAN_WORK", "COLLINE_PLAN_REUSE_MB"} {
 		if _, ok := helm[name]; !ok {
 			t.Errorf("values.yaml has no value naming (%s)", name)
 		}

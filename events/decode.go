@@ -42,8 +42,13 @@ const SupportedMajor = 1
 // Equal short string arrays of one event (qualifiers, namespaces, column lists, struct field
 // names) are one shared slice of exact capacity: a caller must not change their elements.
 func Decode(data []byte) (*Envelope, error) {
+	_, env, err := decode(data)
+	return env, err
+}
+
+func decode(data []byte) (*decoder, *Envelope, error) {
 	if len(data) == 0 {
-		return nil, fmt.Errorf("%w: empty message", ErrInvalidJSON)
+		return nil, nil, fmt.Errorf("%w: empty message", ErrInvalidJSON)
 	}
 	d := newDecoder(data)
 	env := new(Envelope)
@@ -52,19 +57,19 @@ func Decode(data []byte) (*Envelope, error) {
 		if version == nil {
 			if v, ok := scanVersion(data); ok {
 				if verr := checkVersion(v); verr != nil {
-					return nil, verr
+					return nil, nil, verr
 				}
 			}
 		}
-		return nil, d.wrap(err)
+		return nil, nil, d.wrap(err)
 	}
 	if version == nil {
-		return nil, fmt.Errorf("%w: schemaVersion is missing", ErrInvalid)
+		return nil, nil, fmt.Errorf("%w: schemaVersion is missing", ErrInvalid)
 	}
 	if err := env.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return env, nil
+	return d, env, nil
 }
 
 // scanVersion finds the top-level schemaVersion string without decoding anything else.
@@ -128,6 +133,12 @@ type decoder struct {
 	intern   map[string]string   // repeated short strings of this event (class names, types, roles)
 	lists    map[string][]string // repeated short string arrays of this event (qualifiers, field names)
 	listKey  []byte              // scratch key of lists
+
+	// head stops the envelope at the key "nodes" (DecodeHead); planAt is the offset just after
+	// that key (-1: not read yet), and planLast tells that no key came after the nodes.
+	head     bool
+	planAt   int64
+	planLast bool
 }
 
 func newDecoder(data []byte) *decoder {
@@ -136,6 +147,7 @@ func newDecoder(data []byte) *decoder {
 		dec:    jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true)),
 		data:   data,
 		intern: make(map[string]string, 64),
+		planAt: -1,
 	}
 }
 
@@ -626,6 +638,7 @@ func (d *decoder) envelope(env *Envelope) (version *string, err error) {
 		return nil, d.wrongKind("an object")
 	}
 	err = d.object(envelopeKeys, func(key []byte) (int, error) {
+		d.planLast = false
 		switch string(key) {
 		case "schemaVersion":
 			if d.dec.PeekKind() == 'n' {
@@ -714,6 +727,13 @@ func (d *decoder) envelope(env *Envelope) (version *string, err error) {
 		case "root":
 			return 8, d.int(&env.Root)
 		case "nodes":
+			if d.planAt < 0 {
+				d.planAt = d.dec.InputOffset()
+			}
+			if d.head {
+				return 9, errHead
+			}
+			d.planLast = true
 			null, err := d.array(func() error {
 				env.Nodes = append(env.Nodes, Node{})
 				return d.node(&env.Nodes[len(env.Nodes)-1])

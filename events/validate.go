@@ -4,17 +4,8 @@ import "fmt"
 
 // Validate checks the invariants the rest of the consumer relies on.
 func (e *Envelope) Validate() error {
-	if e.EventID == "" {
-		return fmt.Errorf("%w: eventId is missing", ErrInvalid)
-	}
-	for p, what := e.Parent, "parent"; p != nil; p, what = p.Root, what+".root" {
-		if p.Namespace == "" || p.Name == "" || p.RunID == "" {
-			return fmt.Errorf("%w: event %s: %s needs a namespace, a name and a runId, has %q, %q and %q",
-				ErrInvalid, e.EventID, what, p.Namespace, p.Name, p.RunID)
-		}
-	}
-	if c := e.Query.Connect; c != nil && (c.UserID == "" || c.SessionID == "") {
-		return fmt.Errorf("%w: event %s: query.connect needs a userId and a sessionId", ErrInvalid, e.EventID)
+	if err := e.validateHead(); err != nil {
+		return err
 	}
 	if e.Hive != nil {
 		if len(e.Nodes) > 0 {
@@ -120,6 +111,23 @@ func (h *Hive) validate(id string) error {
 		if len(w.ColumnTypes) > 0 && len(w.ColumnTypes) != len(w.Columns) {
 			return fmt.Errorf("%w: event %s: hive.outputs[%d] has %d columns and %d columnTypes", ErrInvalid, id, i, len(w.Columns), len(w.ColumnTypes))
 		}
+	}
+	return nil
+}
+
+// validateHead checks the invariants of the keys before the nodes (DecodeHead).
+func (e *Envelope) validateHead() error {
+	if e.EventID == "" {
+		return fmt.Errorf("%w: eventId is missing", ErrInvalid)
+	}
+	for p, what := e.Parent, "parent"; p != nil; p, what = p.Root, what+".root" {
+		if p.Namespace == "" || p.Name == "" || p.RunID == "" {
+			return fmt.Errorf("%w: event %s: %s needs a namespace, a name and a runId, has %q, %q and %q",
+				ErrInvalid, e.EventID, what, p.Namespace, p.Name, p.RunID)
+		}
+	}
+	if c := e.Query.Connect; c != nil && (c.UserID == "" || c.SessionID == "") {
+		return fmt.Errorf("%w: event %s: query.connect needs a userId and a sessionId", ErrInvalid, e.EventID)
 	}
 	return nil
 }

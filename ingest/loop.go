@@ -25,6 +25,7 @@ package ingest
 //     two) within ShutdownTimeout; what is not committed then is redelivered to the next consumer.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ import (
 
 	"github.com/colline/colline/graph"
 	"github.com/colline/colline/plan"
+	"github.com/colline/colline/process"
 	"github.com/colline/colline/record"
 )
 
@@ -98,7 +100,10 @@ type Params struct {
 
 	MaxEventBytes int         // Largest message decoded by the default Processor. Default: process.DefaultMaxBytes.
 	Budget        plan.Budget // Extraction budget of the default Processor. Default: plan.DefaultBudget.
-	BatchSize     int         // Maximum messages per batch. Default: DefaultBatchSize.
+	// ReuseMB bounds the default Processor's process.Reuse, in MiB: 0, process.DefaultReuseMB;
+	// below 0, no Reuse.
+	ReuseMB   int
+	BatchSize int // Maximum messages per batch. Default: DefaultBatchSize.
 	// BatchMaxBytes closes a batch once the values of its messages add up to this many bytes, so a
 	// batch holds at most BatchMaxBytes plus one message. It bounds the memory of large plans,
 	// which decode to about twice their size. Default: DefaultBatchMaxBytes.
@@ -187,7 +192,7 @@ func New(p Params) (*Loop, error) {
 		p.Metrics = NewMetrics(nil)
 	}
 	if p.Processor == nil {
-		p.Processor = Extractor{Metrics: p.Metrics, MaxBytes: p.MaxEventBytes, Budget: p.Budget}
+		p.Processor = Extractor{Metrics: p.Metrics, MaxBytes: p.MaxEventBytes, Budget: p.Budget, Reuse: NewReuse(cmp.Or(p.ReuseMB, process.DefaultReuseMB))}
 	}
 	if p.Logger == nil {
 		p.Logger = slog.New(slog.DiscardHandler)
@@ -266,6 +271,7 @@ func (l *Loop) run(ctx context.Context) error {
 	l.updateReady()
 
 	l.pace = newPacer(l.p.BatchMaxBytes, !l.p.NoPacing)
+	l.pace.held = heldBytes(l.p.Processor)
 	defer l.pace.stop()
 	defer l.await() // on every return, nothing is left running
 	for {

@@ -32,11 +32,12 @@ const pacerBase = 16 << 20
 // such message is in hand. The soft limit never fails an allocation: if the estimate is short,
 // the runtime caps the collector's CPU (at about half).
 type pacer struct {
-	min   int   // the size of a large message: BatchMaxBytes
-	on    bool  // Params.NoPacing unset
-	ceil  int64 // the limit when the loop started: the operator's, math.MaxInt64 when none
-	limit int64 // the limit set, 0: none (ceil is in force)
-	sets  int   // how many times a limit was set, for tests
+	held  func() int64 // what the processor keeps between messages (heldBytes), 0 when nil
+	min   int          // the size of a large message: BatchMaxBytes
+	on    bool         // Params.NoPacing unset
+	ceil  int64        // the limit when the loop started: the operator's, math.MaxInt64 when none
+	limit int64        // the limit set, 0: none (ceil is in force)
+	sets  int          // how many times a limit was set, for tests
 }
 
 func newPacer(min int, on bool) *pacer {
@@ -56,6 +57,9 @@ func (p *pacer) hold(largest int) {
 		return
 	}
 	limit := pacerBase + largeFactor*int64(largest)
+	if p.held != nil {
+		limit += p.held()
+	}
 	if limit >= p.ceil {
 		limit = 0 // the operator's limit is already tighter
 	}
@@ -64,6 +68,18 @@ func (p *pacer) hold(largest int) {
 		p.limit = limit
 		p.sets++
 	}
+}
+
+// holder is a Processor that keeps memory between messages (Extractor with a process.Reuse):
+// HeldBytes says how much, which the pacer adds to pacerBase.
+type holder interface{ HeldBytes() int64 }
+
+// heldBytes returns the HeldBytes of p, nil when p keeps nothing.
+func heldBytes(p Processor) func() int64 {
+	if h, ok := p.(holder); ok {
+		return h.HeldBytes
+	}
+	return nil
 }
 
 // stop puts the limit of the start back.

@@ -21,6 +21,7 @@ const (
 
 	stageDecode     = process.StageDecode
 	stageExtract    = process.StageExtract
+	stageReuse      = process.StageReuse
 	stageWrite      = "write"
 	stageCommit     = "commit"
 	stageDeadLetter = "dead_letter"
@@ -78,9 +79,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Messages handled and committed, by result: ok (in the graph) or dead_letter (sent to the dead-letter topic)."},
 			"result", resultOK, resultDeadLetter),
 		stage: d.histograms(prometheus.HistogramOpts{Namespace: "colline", Subsystem: "ingest", Name: "stage_duration_seconds",
-			Help:    "Time spent per stage: decode and extract per message; write, emit (OpenLineage, when enabled), dead_letter and commit per batch (retries included).",
+			Help:    "Time spent per stage: decode and extract per message, or reuse for a message whose plan's lineage was reused (COLLINE_PLAN_REUSE_MB); write, emit (OpenLineage, when enabled), dead_letter and commit per batch (retries included).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 17)}, // 0.5ms .. 33s
-			"stage", stageDecode, stageExtract, stageWrite, stageEmit, stageCommit, stageDeadLetter),
+			"stage", stageDecode, stageExtract, stageReuse, stageWrite, stageEmit, stageCommit, stageDeadLetter),
 		batch: d.histogram(prometheus.HistogramOpts{Namespace: "colline", Subsystem: "ingest", Name: "batch_messages",
 			Help: "Messages per batch.", Buckets: []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}}),
 		edges: d.counter(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "edges_written_total",
@@ -198,8 +199,8 @@ func (d define) histograms(o prometheus.HistogramOpts, label string, values ...s
 	return v
 }
 
-// ObserveStage records the time one stage of one message took (process.StageDecode or
-// process.StageExtract): a processing step's Observe.
+// ObserveStage records the time one stage of one message took (process.StageDecode,
+// process.StageExtract or process.StageReuse): a processing step's Observe.
 func (m *Metrics) ObserveStage(stage string, d time.Duration) {
 	m.stage.WithLabelValues(stage).Observe(d.Seconds())
 }

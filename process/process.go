@@ -39,6 +39,7 @@ var (
 const (
 	StageDecode  = "decode"  // the limits and events.Decode
 	StageExtract = "extract" // plan.Extract and record.Check
+	StageReuse   = "reuse"   // a plan found in Step.Reuse: the limits, the head's decoding and record.Check
 )
 
 // Step is the processing step. The zero value applies the default limits and times nothing.
@@ -59,6 +60,10 @@ type Step struct {
 	// event names through a server of a cluster is keyed by the cluster (events.Dataset.Cluster).
 	// Nil: by the first server the job gave.
 	Clusters alias.Clusters
+	// Reuse, when set, remembers the lineage of the plans extracted, and a re-run that sends one of
+	// them again gets it without its plan being decoded or extracted: its item's Event has no
+	// Nodes. One Reuse serves one configuration of the fields above.
+	Reuse *Reuse
 }
 
 // Item turns value into an item. On an error after decoding, the item still holds the event
@@ -70,9 +75,30 @@ func (s Step) Item(value []byte) (record.Item, error) {
 	start := time.Now()
 	var env *events.Envelope
 	var err error
-	if events.IsLineageLog(value) {
+	var key reuseKey
+	var planBytes []byte
+	switch {
+	case events.IsLineageLog(value):
 		env, err = events.DecodeLineageLog(value, s.LineageLog)
-	} else {
+	case s.Reuse != nil:
+		if head, p, ok := events.DecodeHead(value); ok {
+			key, planBytes = s.Reuse.key(head, p), p
+			if lin := s.Reuse.get(key); lin != nil {
+				it := record.Item{Event: head, Lineage: lin}
+				err := record.Check(&it)
+				s.observe(StageReuse, start)
+				if err != nil {
+					return record.Item{Event: head}, err
+				}
+				return it, nil
+			}
+		}
+		var p []byte
+		env, p, err = events.DecodeWithPlan(value)
+		if len(p) != len(planBytes) {
+			planBytes = nil // not a plan to remember: its nodes are not the event's last key
+		}
+	default:
 		env, err = events.Decode(value)
 	}
 	if err != nil {
@@ -90,6 +116,9 @@ func (s Step) Item(value []byte) (record.Item, error) {
 	start = time.Now()
 	nameClusters(env, s.Clusters)
 	it, err := lineage(env, s.Budget)
+	if err == nil && planBytes != nil {
+		s.Reuse.put(key, it.Lineage)
+	}
 	s.observe(StageExtract, start)
 	return it, err
 }

@@ -81,7 +81,7 @@ func run() error {
 	budget := plan.Budget{Depth: cfg.MaxPlanDepth, Nodes: cfg.MaxPlanNodes, Edges: cfg.MaxPlanEdges, Work: cfg.MaxPlanWork}
 	topics := []string{cfg.KafkaTopic}
 	clusters, _ := cfg.Clusters() // validated by Load
-	var processor ingest.Processor = ingest.Extractor{Metrics: m, MaxBytes: cfg.MaxEventBytes, Budget: budget, Clusters: clusters}
+	var processor ingest.Processor = ingest.Extractor{Metrics: m, MaxBytes: cfg.MaxEventBytes, Budget: budget, Clusters: clusters, Reuse: ingest.NewReuse(cfg.PlanReuseMB)}
 	var olStep intake.Step
 	if cfg.OpenlineageTopic != "" {
 		v, err := openlineage.NewValidator()
