@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/events"
@@ -72,8 +73,24 @@ func TestExtractor(t *testing.T) {
 	if got := testutil.ToFloat64(m.unknown.WithLabelValues("com.example.CustomNode")); got != 1 {
 		t.Errorf("unknown node classes counted: %v, want 1 (lineage.Unknown = %v)", got, it.Lineage.Unknown)
 	}
-	if got := testutil.CollectAndCount(m.stage); got != 6 { // decode, extract, write, emit, commit, dead_letter
-		t.Errorf("stage series = %d, want 6", got)
+	if got := testutil.CollectAndCount(m.stage); got != 7 { // decode, extract, reuse, write, emit, commit, dead_letter
+		t.Errorf("stage series = %d, want 7", got)
+	}
+	// with a Reuse, the same plan again is timed in stage reuse, and held for the pacer
+	r := Extractor{Metrics: m, Reuse: NewReuse(1)}
+	for range 2 {
+		if _, err := r.Process(kafka.Message{Value: event(t)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := testutil.CollectAndCount(m.stage, "colline_ingest_stage_duration_seconds"); got != 7 {
+		t.Errorf("stage series = %d, want 7", got)
+	}
+	if n := histCount(t, m, process.StageReuse); n != 1 {
+		t.Errorf("stage reuse observed %d times, want 1", n)
+	}
+	if r.HeldBytes() <= 0 || (Topics{"a": r, "b": x}).HeldBytes() != r.HeldBytes() {
+		t.Errorf("held bytes %d, through Topics %d", r.HeldBytes(), (Topics{"a": r, "b": x}).HeldBytes())
 	}
 	// over the edges budget: an item with the table-level lineage, counted by budget (issue 29)
 	x.Budget = plan.Budget{Edges: 1}
@@ -146,4 +163,14 @@ func TestDeadLetterMessage(t *testing.T) {
 	if small.Value != nil || header(small, HeaderValueOmitted) != "too_large" || header(m, HeaderValueOmitted) != "" {
 		t.Error("withoutValue must drop the value, mark it, and leave the original alone")
 	}
+}
+
+// histCount returns how many observations m's stage histogram has for stage.
+func histCount(t *testing.T, m *Metrics, stage string) uint64 {
+	t.Helper()
+	var out dto.Metric
+	if err := m.stage.WithLabelValues(stage).(prometheus.Histogram).Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out.GetHistogram().GetSampleCount()
 }
