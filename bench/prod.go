@@ -14,6 +14,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/e2e/stack"
+	"github.com/colline/colline/ingest"
 	"github.com/colline/colline/process"
 	"github.com/colline/colline/record"
 )
@@ -152,6 +153,25 @@ func produceGen(ctx context.Context, env *benchEnv, topic string, n int, gen fun
 	return bytes, nil
 }
 
+// fetchAll fetches n messages of topic with the consumer's reader (its defaults) in a group of
+// its own and returns the seconds it took from the first fetch.
+func fetchAll(ctx context.Context, env *benchEnv, topic string, n int) (float64, error) {
+	rd := ingest.NewReader(ingest.ReaderOptions{Brokers: env.brokers, Topics: []string{topic}, Group: topic + ".fetch"}, nil)
+	defer rd.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	var start time.Time
+	for i := range n {
+		if _, err := rd.FetchMessage(ctx); err != nil {
+			return 0, fmt.Errorf("fetch alone: message %d of %d: %w", i, n, err)
+		}
+		if i == 0 {
+			start = time.Now()
+		}
+	}
+	return time.Since(start).Seconds(), nil
+}
+
 // consumeTopic consumes topic with the real loop and writer until its backlog is done; reuse as
 // newConsumer's.
 func consumeTopic(ctx context.Context, env *benchEnv, topic, dlqTopic string, reuse *process.Reuse) (*tap, *consumer, error) {
@@ -200,6 +220,13 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 		if err != nil {
 			return nil, err
 		}
+		// The consumer's reader alone, in a group of its own: what fetching and decompressing
+		// these messages costs, the ceiling of the end-to-end rate.
+		fsecs, err := fetchAll(ctx, env, topic, n)
+		if err != nil {
+			return nil, err
+		}
+		r.notef("prod %s: the reader alone fetched the %d events in %.2fs (%.0f events/s, %.0f MB/s)", name, n, fsecs, float64(n)/fsecs, float64(bytes)/1e6/fsecs)
 		t, con, err := consumeTopic(ctx, env, topic, dlqTopic, reuse)
 		if err != nil {
 			return nil, err
