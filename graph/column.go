@@ -30,12 +30,14 @@ type columnRow struct {
 }
 
 // columnProperties sets a column's (or field's) properties from its row: the newest observation
-// wins, an empty value never erases a known one (rows.go: newer).
+// wins, an empty value never erases a known one (rows.go: newer); schema, when the row has one
+// (version), makes it a current column of its dataset's schema (schema.go).
 const columnProperties = `    c.name = CASE WHEN row.name <> '' AND (c.name IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.name ELSE c.name END,
     c.table = CASE WHEN row.table <> '' AND (c.table IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.table ELSE c.table END,
     c.dataType = CASE WHEN row.dataType <> '' AND (c.dataType IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.dataType ELSE c.dataType END,
     c.position = CASE WHEN row.position >= 0 AND (c.position IS NULL OR c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen) THEN row.position ELSE c.position END,
     c.firstSeen = CASE WHEN c.firstSeen IS NULL OR row.firstSeen < c.firstSeen THEN row.firstSeen ELSE c.firstSeen END,
+    c.schema = coalesce(row.version, c.schema),
     c.lastSeen = CASE WHEN c.lastSeen IS NULL OR c.lastSeen <= row.lastSeen THEN row.lastSeen ELSE c.lastSeen END
 `
 
@@ -49,18 +51,18 @@ var newColumns = element{
 	query: `UNWIND $rows AS row
 MATCH (d:Dataset {key: row.dataset})
 CREATE (d)-[:HAS_COLUMN]->(:Column {key: row.key, datasetKey: row.dataset, name: row.newName, table: row.newTable, dataType: row.newType,
-                                    position: row.newPosition, firstSeen: row.firstSeen, lastSeen: row.lastSeen})
+                                    position: row.newPosition, firstSeen: row.firstSeen, lastSeen: row.lastSeen, schema: row.version})
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
 		var out []map[string]any
 		for _, c := range r.columns {
-			if c.parent == "" && !r.oldColumns[c.key] {
+			if c.parent == "" && !r.oldColumns[c.key] && r.writesColumns(c.datasetKey) {
 				var pos any
 				if c.position >= 0 {
 					pos = int64(c.position)
 				}
 				out = append(out, map[string]any{"key": c.key, "dataset": c.datasetKey, "newName": stringOrNil(c.name), "newTable": stringOrNil(c.table),
-					"newType": stringOrNil(c.dataType), "newPosition": pos, "firstSeen": c.first, "lastSeen": c.last})
+					"newType": stringOrNil(c.dataType), "newPosition": pos, "firstSeen": c.first, "lastSeen": c.last, "version": r.version(c.key)})
 			}
 		}
 		return out
@@ -106,12 +108,12 @@ RETURN count(*) AS n`,
 // that keep returns true for (nil: all).
 func columnRows(r *rows, fields bool, keep func(columnRow) bool) []map[string]any {
 	of := slices.DeleteFunc(slices.Clone(r.columns), func(c columnRow) bool {
-		return (c.parent != "") != fields || (keep != nil && !keep(c))
+		return (c.parent != "") != fields || (keep != nil && !keep(c)) || !r.writesColumns(c.datasetKey)
 	})
 	return params(of, func(c columnRow) map[string]any {
 		return map[string]any{
 			"key": c.key, "dataset": c.datasetKey, "name": c.name, "table": c.table, "dataType": c.dataType, "parent": c.parent, "position": int64(c.position),
-			"firstSeen": c.first, "lastSeen": c.last,
+			"firstSeen": c.first, "lastSeen": c.last, "version": r.version(c.key),
 		}
 	})
 }

@@ -16,6 +16,8 @@ import (
 type datasetRow struct {
 	seen
 	key, namespace, name, kind, location string
+	listings                             []listing // of its columns, in item order (schema.go)
+	partial                              bool      // some of its columns were named outside a listing (an alter's dropped ones)
 }
 
 var datasets = element{
@@ -85,9 +87,21 @@ RETURN count(*) AS n`,
 	},
 }
 
-// dataset merges a dataset observed at ts, with its columns.
-func (b *batch) dataset(d *plan.Dataset, ts time.Time) error {
+// dataset merges a dataset observed at ts, with its columns: a listing of them, when it has any.
+func (b *batch) dataset(d *plan.Dataset, ts time.Time) error { return b.observeDataset(d, ts, true) }
+
+// observeDataset merges a dataset observed at ts with its columns, all of them (listing) or some.
+func (b *batch) observeDataset(d *plan.Dataset, ts time.Time, listed bool) error {
 	r := b.datasets.get(d.Key, func() *datasetRow { return &datasetRow{key: d.Key} })
+	if !listed {
+		r.partial = true
+	} else if len(d.Columns) > 0 {
+		l := listing{fingerprint: schemaFingerprint(d), at: ts, columns: make([]string, len(d.Columns))}
+		for i, c := range d.Columns {
+			l.columns[i] = c.Key
+		}
+		r.listings = append(r.listings, l)
+	}
 	win := r.observe(ts)
 	r.namespace = newer(win, r.namespace, d.Namespace)
 	r.name = newer(win, r.name, d.Name)
@@ -134,7 +148,7 @@ func (b *batch) change(c plan.Change, run string, ts time.Time) error {
 		// the dataset's columns came with it; the dropped ones exist until then
 		for _, col := range c.Dropped {
 			d := plan.Dataset{Key: c.Dataset.Key, Columns: []plan.Column{col}}
-			if err := b.dataset(&d, ts); err != nil {
+			if err := b.observeDataset(&d, ts, false); err != nil {
 				return err
 			}
 			b.columnDrop(col.Key, ts)

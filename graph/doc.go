@@ -3,8 +3,8 @@
 //
 // The model:
 //
-//	(:Dataset {key, namespace, name, kind, location, firstSeen, lastSeen})-[:HAS_COLUMN]->
-//	  (:Column {key, name, table, datasetKey, dataType, position, firstSeen, lastSeen})
+//	(:Dataset {key, namespace, name, kind, location, firstSeen, lastSeen, schema, schemaSince, schemaSeen})-[:HAS_COLUMN]->
+//	  (:Column {key, name, table, datasetKey, dataType, position, firstSeen, lastSeen, schema})
 //	(:Column)-[:FEEDS {job, roles, exprs, masked, type, subtype, firstSeen, lastSeen?, lastRun?}]->(:Column)
 //	(:Column)-[:DECIDES_ROWS {job, roles, exprs, firstSeen, lastSeen?, lastRun?}]->(:Dataset)
 //	(:Job)-[:LINEAGE {fingerprint, since, firstSeen, lastSeen, lastRun, stale?}]->(:Dataset)
@@ -25,13 +25,16 @@
 // Run key is the event id. An OpenLineage item (record.Item.OpenLineage) has the job namespace/name and
 // the runId: the events of one run merge into one Run (run.go). There is one FEEDS relationship per (source column, target column,
 // job) with every role (plan.Transformation) as parallel lists, and one DECIDES_ROWS per (source
-// column, written dataset, job) for the row-level dependencies. This is graph model 3
+// column, written dataset, job) for the row-level dependencies. This is graph model 4
 // (ModelVersion, stamped on a GraphModel node); docs/graph-model.md has the details.
 //
 // Re-runs (version.go): a job's lineage into each dataset is a version with a fingerprint, held
 // by its LINEAGE. A run with the same fingerprint writes its run and confirms the LINEAGE, not its
 // edges; the version's current edges have no lastSeen and lastRun of their own (the LINEAGE's).
 // Readers take coalesce(edge.lastSeen, LINEAGE.lastSeen) (walk.go).
+// Likewise a dataset's listing of its columns is a version (schema.go): a run that lists them as
+// the stored schema moves the dataset's schemaSeen and writes no column. A current column's
+// lastSeen is the newer of its own and schemaSeen (ColumnLastSeen).
 //
 // Retention (retention.go): bounded prune steps delete old runs and mark stale (stale: true) or
 // delete FEEDS and DECIDES_ROWS not seen for a while (superseded edges by their own lastSeen,

@@ -53,7 +53,7 @@ type observer func(name string, rows int, sum neo4j.ResultSummary)
 // LINEAGEs, from which the writer decides the lineage rows (version.go). What is new is created
 // with CREATE, every relationship of it included, without the MERGE's checks (newColumns,
 // newRuns, newReads, newWrote, newFeeds, newDecides); what exists is merged.
-var elements = []element{jobs, datasets, existing, lineageState, newColumns, columns, fields, fieldLinks,
+var elements = []element{jobs, datasets, existing, lineageState, schemaSupersede, newColumns, columns, fields, fieldLinks, schemas,
 	newRuns, runs, parents, newReads, reads, newWrote, wrote,
 	supersedeFeeds, supersedeDecides, newFeeds, feeds, newDecides, decides, lineages, marks, columnMarks, renames, changed}
 

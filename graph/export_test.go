@@ -15,7 +15,8 @@ type Statement = statement
 // Statements returns the statements Write runs for items, in order, with what the graph holds
 // made up so that every kind of statement has rows: every other listener run and column exists,
 // and half the (job, dataset)s (two in four) have a LINEAGE of another version, last seen in 1970 (the others
-// have none: their edges are created).
+// have none: their edges are created); of the datasets that list their columns, one in three has
+// another schema (its columns are written), one in three the batch's (confirmed), one none.
 func Statements(items []record.Item) ([]Statement, error) {
 	r, err := buildRows(items)
 	if err != nil {
@@ -36,6 +37,18 @@ func Statements(items []record.Item) ([]Statement, error) {
 		}
 	}
 	r.decide(states)
+	schemas := map[string]schemaState{}
+	for i, d := range r.datasets {
+		at := time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+		switch {
+		case len(d.listings) == 0:
+		case i%3 == 0:
+			schemas[d.key] = schemaState{fingerprint: "another", since: at, seen: at}
+		case i%3 == 1:
+			schemas[d.key] = schemaState{fingerprint: d.listings[0].fingerprint, since: at, seen: at}
+		}
+	}
+	r.decideSchemas(schemas)
 	return r.statements(), nil
 }
 

@@ -79,12 +79,12 @@ RETURN key, coalesce(toString(d.lastSeen), '') + '|' + coalesce(toString(d.dropp
 }
 
 // datasetColumns ends a query that matched datasets d: each with the columns of the newest event
-// that listed its columns (the greatest lastSeen among them), read by datasetOf.
-const datasetColumns = `MATCH (d)-[:HAS_COLUMN]->(c:Column)
-WITH d, collect(c) AS cs
-WITH d, cs, reduce(m = null, c IN cs | CASE WHEN m IS NULL OR c.lastSeen > m THEN c.lastSeen ELSE m END) AS newest
+// that listed its columns (the greatest lastSeen among them: ColumnLastSeen), read by datasetOf.
+var datasetColumns = `MATCH (d)-[:HAS_COLUMN]->(c:Column)
+WITH d, collect({c: c, seen: ` + ColumnLastSeen("c", "d") + `}) AS cs
+WITH d, cs, reduce(m = null, x IN cs | CASE WHEN m IS NULL OR x.seen > m THEN x.seen ELSE m END) AS newest
 RETURN d.key AS key, d.namespace AS namespace, d.name AS name, d.kind AS kind, coalesce(d.location, '') AS location,
-       [c IN cs WHERE c.lastSeen = newest | {key: c.key, name: c.name, type: coalesce(c.dataType, ''), position: coalesce(c.position, -1)}] AS columns
+       [x IN cs WHERE x.seen = newest | {key: x.c.key, name: x.c.name, type: coalesce(x.c.dataType, ''), position: coalesce(x.c.position, -1)}] AS columns
 ORDER BY key`
 
 // datasetOf reads a dataset row with its columns (key, name, type, position), ordered by position,

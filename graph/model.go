@@ -4,20 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
 
-// ModelVersion is the version of the graph model this package writes and reads: 3 keeps each
-// job's current lineage into a dataset as a LINEAGE with its fingerprint, whose lastSeen and
-// lastRun are its current edges' (version.go). Model 2 stored them on every FEEDS and
-// DECIDES_ROWS; model 1 had one type/subtype per FEEDS and copied row-level dependencies onto
-// every written column.
+// ModelVersion is the version of the graph model this package writes and reads: 4 keeps each
+// dataset's schema as a version too, whose schemaSeen is its current columns' lastSeen
+// (schema.go); 3 keeps each job's current lineage into a dataset as a LINEAGE with its
+// fingerprint, whose lastSeen and lastRun are its current edges' (version.go). Model 2 stored
+// them on every FEEDS and DECIDES_ROWS; model 1 had one type/subtype per FEEDS and copied
+// row-level dependencies onto every written column.
 //
 //	(:GraphModel {key, version})
 //
-// Bootstrap stamps an empty or model-3 graph and refuses a graph of another model.
-const ModelVersion = 3
+// Bootstrap stamps an empty, model-3 or model-4 graph and refuses a graph of another model. A
+// model-3 graph is a model-4 graph whose datasets have no schema yet (every column's lastSeen is
+// its own), so it is stamped 4 in place; a colline of model 3 then refuses it, as it would read
+// the current columns' lastSeen from the columns alone.
+const ModelVersion = 4
+
+// inPlace are the models Bootstrap stamps ModelVersion on without changing the graph.
+var inPlace = []int64{3}
 
 // DefaultModelKey is the key of the stamp node.
 const DefaultModelKey = "colline"
@@ -42,6 +50,9 @@ RETURN m.version AS version,
 		return fmt.Errorf("%w: the graph holds lineage model 1 (FEEDS without roles) and this colline writes model %d: run `colline upgrade` to re-derive it from the topic", ErrModelVersion, ModelVersion)
 	}
 	if v, ok := get[int64](rec, "version"); ok {
+		if slices.Contains(inPlace, v) {
+			return w.stamp(ctx)
+		}
 		if v != ModelVersion {
 			return fmt.Errorf("%w: the graph holds lineage model %d and this colline writes model %d: run `colline upgrade` of the colline that writes model %d", ErrModelVersion, v, ModelVersion, max(v, ModelVersion))
 		}

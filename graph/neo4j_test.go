@@ -55,7 +55,10 @@ func snapshot(t *testing.T, d neo4j.DriverWithContext, prefix string) []string {
 	ctx := context.Background()
 	var lines []string
 	for _, q := range []string{
-		`MATCH (n) WHERE n.key STARTS WITH $p RETURN labels(n)[0] + ' ' + n.key AS id, properties(n) AS props`,
+		// a column's lastSeen as readers take it (ColumnLastSeen), not as stored
+		`MATCH (n) WHERE n.key STARTS WITH $p
+		 OPTIONAL MATCH (d:Dataset {key: n.datasetKey}) WHERE n:Column
+		 RETURN labels(n)[0] + ' ' + n.key AS id, CASE WHEN n:Column THEN n {.*, lastSeen: ` + ColumnLastSeen("n", "d") + `} ELSE properties(n) END AS props`,
 		`MATCH (a)-[r]->(b) WHERE a.key STARTS WITH $p OR b.key STARTS WITH $p
 		 RETURN a.key + ' -' + type(r) + '-> ' + b.key AS id, properties(r) AS props`,
 	} {
@@ -232,6 +235,7 @@ func TestWriteIdempotent(t *testing.T) {
 	second := snapshot(t, d, p)
 	replacer := strings.NewReplacer(
 		"lastSeen="+later.Format(time.RFC3339Nano), "lastSeen="+t0.Format(time.RFC3339Nano),
+		"schemaSeen="+later.Format(time.RFC3339Nano), "schemaSeen="+t0.Format(time.RFC3339Nano),
 		"lastRun="+p+"run-load-2", "lastRun="+p+"run-load",
 		"lastRun="+p+"run-report-2", "lastRun="+p+"run-report",
 	)
@@ -523,6 +527,17 @@ func TestModelStampAndUpgrade(t *testing.T) {
 	if err := w.Bootstrap(ctx); !errors.Is(err, ErrModelVersion) || !strings.Contains(err.Error(), "model 2") || !strings.Contains(err.Error(), "colline upgrade") {
 		t.Fatalf("Bootstrap on a model-2 graph = %v, want ErrModelVersion naming model 2 and colline upgrade", err)
 	}
+	// a model-3 graph is a model-4 graph whose datasets have no schema yet: stamped in place
+	if _, err := neo4j.ExecuteQuery(ctx, d, `MATCH (m:GraphModel {key: $k}) SET m.version = 3`, map[string]any{"k": w.ModelKey}, neo4j.EagerResultTransformer); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Bootstrap(ctx); err != nil {
+		t.Fatalf("Bootstrap on a model-3 graph = %v, want it stamped %d", err, ModelVersion)
+	}
+	res, err := neo4j.ExecuteQuery(ctx, d, `MATCH (m:GraphModel {key: $k}) RETURN m.version AS v`, map[string]any{"k": w.ModelKey}, neo4j.EagerResultTransformer)
+	if v, _ := res.Records[0].Get("v"); err != nil || v != int64(ModelVersion) {
+		t.Errorf("the model-3 graph's stamp after Bootstrap = %v, %v; want %d", v, err, ModelVersion)
+	}
 	if got := len(edgesUnder(t, NewReader(d, ""), p)); got != 5 {
 		t.Errorf("lineage relationships after the upgrade: %d, want the fixture's 5", got)
 	}
@@ -660,7 +675,7 @@ func TestWriteOpenLineageRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		// the fingerprint is of the keys, which have this iteration's prefix
-		got := strings.Split(fingerprints.ReplaceAllString(strings.ReplaceAll(strings.Join(snapshot(t, d, p), "\n"), p, ""), "fingerprint=…"), "\n")
+		got := strings.Split(fingerprints.ReplaceAllString(strings.ReplaceAll(strings.Join(snapshot(t, d, p), "\n"), p, ""), "$1=…"), "\n")
 		if i == 0 {
 			want = got
 			var runs []string
@@ -685,7 +700,7 @@ func TestWriteOpenLineageRuns(t *testing.T) {
 	}
 }
 
-var fingerprints = regexp.MustCompile(`fingerprint=[0-9a-f]{64}`)
+var fingerprints = regexp.MustCompile(`(fingerprint|schema)=[0-9a-f]{64}`)
 
 // Struct fields are Column nodes under their parent column (HAS_FIELD), and lineage walks reach
 // what a column's fields feed: a change of b#amount reaches c#total.eur through b#amount.eur.

@@ -29,6 +29,14 @@ type rows struct {
 	// Set by existing (existing.go): the listener runs and columns of the batch the graph holds.
 	oldRuns, oldColumns map[string]bool
 
+	// Set by decideSchemas (schema.go) from the datasets' listings and stored schemas: the
+	// datasets whose columns the batch does not write, the columns it makes current (their
+	// fingerprint), the schemas to supersede and to write.
+	confirmed       map[string]bool
+	current         map[string]string
+	supersedeSchema []supersedeSchemaRow
+	schemas         []schemaUpdate
+
 	// Set by decide (version.go) from the versions and the stored LINEAGEs.
 	supersede []supersedeRow
 	feeds     []lineageRow
@@ -129,6 +137,7 @@ func buildRows(items []record.Item) (*rows, error) {
 		}
 	}
 	r.decide(nil)
+	r.decideSchemas(nil)
 	return r, nil
 }
 

@@ -95,9 +95,10 @@ func timeProp(p map[string]any, k string) *time.Time {
 	return &t
 }
 
-func columnInfo(n dbtype.Node, d int) ColumnInfo {
+// columnInfo is column n of dataset ds at distance d.
+func columnInfo(n, ds dbtype.Node, d int) ColumnInfo {
 	return ColumnInfo{Key: str(n.Props, "key"), Name: str(n.Props, "name"), DataType: str(n.Props, "dataType"),
-		FirstSeen: timeProp(n.Props, "firstSeen"), LastSeen: timeProp(n.Props, "lastSeen"), Distance: d}
+		FirstSeen: timeProp(n.Props, "firstSeen"), LastSeen: columnLastSeen(n, ds), Distance: d}
 }
 
 func datasetInfo(n dbtype.Node) DatasetInfo {

@@ -181,11 +181,11 @@ func (g *walker) keys() []string {
 // addColumn records the column and dataset of a record (col, ds) at distance d, unless known.
 func (g *walker) addColumn(rec *neo4j.Record, d int) (string, bool) {
 	col, _ := get[dbtype.Node](rec, "col")
-	c := columnInfo(col, d)
+	ds, _ := get[dbtype.Node](rec, "ds")
+	c := columnInfo(col, ds, d)
 	if _, known := g.columns[c.Key]; known {
 		return c.Key, false
 	}
-	ds, _ := get[dbtype.Node](rec, "ds")
 	di := datasetInfo(ds)
 	c.Dataset = di.Key
 	g.columns[c.Key] = c
