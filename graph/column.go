@@ -18,7 +18,7 @@ import (
 // (a column exists while droppedAt is absent or older than lastSeen).
 //
 //	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, table, datasetKey, dataType, position, firstSeen, lastSeen, droppedAt})
-//	(:Column)-[:HAS_FIELD]->(:Column {key, name, table, datasetKey, parent, dataType, firstSeen, lastSeen})
+//	(:Column)-[:HAS_FIELD]->(:Column {key, name, table, datasetKey, parent, dataType, firstSeen, lastSeen, schema?})
 //
 // position is the column's 0-based place in its dataset's schema, as the newest event listed the
 // dataset's columns: what `colline analyze` needs to define the dataset again (docs/analyze.md).
