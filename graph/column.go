@@ -17,7 +17,7 @@ import (
 // style, neo4jbrowser/) says which table it is. An alter that dropped a column marks its newest drop
 // (a column exists while droppedAt is absent or older than lastSeen).
 //
-//	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, table, datasetKey, dataType, position, firstSeen, lastSeen, droppedAt})
+//	(:Dataset)-[:HAS_COLUMN]->(:Column {key, name, table, datasetKey, dataType, position, firstSeen, lastSeen, schema?, droppedAt?})
 //	(:Column)-[:HAS_FIELD]->(:Column {key, name, table, datasetKey, parent, dataType, firstSeen, lastSeen, schema?})
 //
 // position is the column's 0-based place in its dataset's schema, as the newest event listed the
