@@ -34,11 +34,11 @@ RETURN d,
 	}
 	rec := res.Records[0]
 	d, _ := get[dbtype.Node](rec, "d")
-	out := &DatasetDetail{DatasetInfo: datasetInfo(d), Columns: []ColumnInfo{}}
+	out := &DatasetDetail{DatasetInfo: datasetInfo(d.Props), Columns: []ColumnInfo{}}
 	cols, _ := get[[]any](rec, "columns")
 	for _, c := range cols {
 		if n, ok := c.(dbtype.Node); ok {
-			ci := columnInfo(n, d, 0)
+			ci := columnInfo(n.Props, d.Props, 0)
 			ci.Dataset = out.Key
 			out.Columns = append(out.Columns, ci)
 		}
@@ -72,7 +72,7 @@ RETURN c, d, COLLECT {
 	rec := res.Records[0]
 	c, _ := get[dbtype.Node](rec, "c")
 	d, _ := get[dbtype.Node](rec, "d")
-	out := &ColumnDetail{ColumnInfo: columnInfo(c, d, 0), DatasetInfo: datasetInfo(d)}
+	out := &ColumnDetail{ColumnInfo: columnInfo(c.Props, d.Props, 0), DatasetInfo: datasetInfo(d.Props)}
 	out.Dataset = out.DatasetInfo.Key
 	out.Writers = stringList(rec.Values[2])
 	slices.Sort(out.Writers)

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"time"
 
-	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
-
 	"github.com/colline/colline/plan"
 )
 
@@ -184,14 +182,14 @@ func ColumnLastSeen(c, d string) string {
 		c + ".lastSeen < " + d + ".schemaSeen) THEN " + d + ".schemaSeen ELSE " + c + ".lastSeen END"
 }
 
-// columnLastSeen is ColumnLastSeen on nodes read: column c of dataset d.
-func columnLastSeen(c, d dbtype.Node) *time.Time {
-	own := timeProp(c.Props, "lastSeen")
-	fp, _ := d.Props["schema"].(string)
-	if cfp, _ := c.Props["schema"].(string); fp == "" || cfp != fp {
+// columnLastSeen is ColumnLastSeen on properties read: column c of dataset d.
+func columnLastSeen(c, d map[string]any) *time.Time {
+	own := timeProp(c, "lastSeen")
+	fp, _ := d["schema"].(string)
+	if cfp, _ := c["schema"].(string); fp == "" || cfp != fp {
 		return own
 	}
-	if seen := timeProp(d.Props, "schemaSeen"); seen != nil && (own == nil || own.Before(*seen)) {
+	if seen := timeProp(d, "schemaSeen"); seen != nil && (own == nil || own.Before(*seen)) {
 		return seen
 	}
 	return own

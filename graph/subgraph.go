@@ -95,16 +95,17 @@ func timeProp(p map[string]any, k string) *time.Time {
 	return &t
 }
 
-// columnInfo is column n of dataset ds at distance d.
-func columnInfo(n, ds dbtype.Node, d int) ColumnInfo {
-	return ColumnInfo{Key: str(n.Props, "key"), Name: str(n.Props, "name"), DataType: str(n.Props, "dataType"),
-		FirstSeen: timeProp(n.Props, "firstSeen"), LastSeen: columnLastSeen(n, ds), Distance: d}
+// columnInfo is the column of properties c, of the dataset of properties ds, at distance d.
+func columnInfo(c, ds map[string]any, d int) ColumnInfo {
+	return ColumnInfo{Key: str(c, "key"), Name: str(c, "name"), DataType: str(c, "dataType"),
+		FirstSeen: timeProp(c, "firstSeen"), LastSeen: columnLastSeen(c, ds), Distance: d}
 }
 
-func datasetInfo(n dbtype.Node) DatasetInfo {
-	return DatasetInfo{Key: str(n.Props, "key"), Namespace: str(n.Props, "namespace"), Name: str(n.Props, "name"),
-		Kind: str(n.Props, "kind"), Location: str(n.Props, "location"), FirstSeen: timeProp(n.Props, "firstSeen"),
-		LastSeen: timeProp(n.Props, "lastSeen"), DroppedAt: timeProp(n.Props, "droppedAt")}
+// datasetInfo is the dataset of properties p.
+func datasetInfo(p map[string]any) DatasetInfo {
+	return DatasetInfo{Key: str(p, "key"), Namespace: str(p, "namespace"), Name: str(p, "name"),
+		Kind: str(p, "kind"), Location: str(p, "location"), FirstSeen: timeProp(p, "firstSeen"),
+		LastSeen: timeProp(p, "lastSeen"), DroppedAt: timeProp(p, "droppedAt")}
 }
 
 // edgeOf reads a record of kind, source, target and rel.
@@ -113,7 +114,11 @@ func edgeOf(rec *neo4j.Record) *Edge {
 	source, _ := get[string](rec, "source")
 	target, _ := get[string](rec, "target")
 	rel, _ := get[dbtype.Relationship](rec, "rel")
-	p := rel.Props
+	return edgeFrom(kind, source, target, rel.Props)
+}
+
+// edgeFrom is the edge of kind from source to target whose relationship has properties p.
+func edgeFrom(kind, source, target string, p map[string]any) *Edge {
 	e := &Edge{Kind: kind, Source: source, Target: target, Job: str(p, "job"), Type: str(p, "type"), Subtype: str(p, "subtype"),
 		FirstSeen: timeProp(p, "firstSeen"), LastSeen: timeProp(p, "lastSeen"), LastRun: str(p, "lastRun")}
 	roles, _ := p["roles"].([]any)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
-	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
 )
 
 // A walk follows lineage one step at a time from a set of columns, upstream or downstream, and
@@ -47,6 +46,16 @@ type Walk struct {
 // ErrWalk is the error of a walk that was asked for something out of bounds.
 var ErrWalk = errors.New("graph walk")
 
+// A step answers in one row (a row per relationship costs the driver more than the walk costs
+// Neo4j): n, the relationships taken (at most $limit); edges, each [kind, source, target, its
+// properties, the column reached, that column's dataset]; and the properties of the columns and
+// datasets reached, once each.
+const stepAnswer = `
+WITH kind, source, target, f, c, cd
+LIMIT $limit
+WITH count(*) AS n, collect([kind, source, target, properties(f), c.key, cd.key]) AS edges, collect(DISTINCT c) AS cs, collect(DISTINCT cd) AS ds
+RETURN n, edges, [x IN cs | properties(x)] AS columns, [x IN ds | properties(x)] AS datasets`
+
 // One step upstream from columns $keys: the FEEDS into them, and the DECIDES_ROWS into their
 // datasets, with the source column and its dataset.
 const stepUp = `UNWIND $keys AS k
@@ -59,8 +68,7 @@ CALL (t) {
 WITH DISTINCT c, f, target
 WHERE $asOf IS NULL OR f.firstSeen <= $asOf
 MATCH (cd:Dataset)-[:HAS_COLUMN]->(c)
-RETURN type(f) AS kind, c.key AS source, target, f AS rel, c AS col, cd AS ds
-LIMIT $limit`
+WITH type(f) AS kind, c.key AS source, target, f, c, cd` + stepAnswer
 
 // One step downstream from columns $keys: their FEEDS with the target column, and their
 // DECIDES_ROWS with every column of the dataset whose rows they decide.
@@ -74,13 +82,12 @@ CALL (s) {
 WITH s, f, target, c
 WHERE $asOf IS NULL OR f.firstSeen <= $asOf
 MATCH (cd:Dataset)-[:HAS_COLUMN]->(c)
-RETURN type(f) AS kind, s.key AS source, target, f AS rel, c AS col, cd AS ds
-LIMIT $limit`
+WITH type(f) AS kind, s.key AS source, target, f, c, cd` + stepAnswer
 
 // The start columns with their datasets.
 const startColumns = `UNWIND $keys AS k
 MATCH (cd:Dataset)-[:HAS_COLUMN]->(c:Column {key: k})
-RETURN c AS col, cd AS ds`
+RETURN properties(c) AS col, properties(cd) AS ds`
 
 // Walk walks lineage as w says (see the comment at the top of walk.go).
 func (r *Reader) Walk(ctx context.Context, w Walk) (*Subgraph, error) {
@@ -106,7 +113,9 @@ func (r *Reader) Walk(ctx context.Context, w Walk) (*Subgraph, error) {
 		return nil, fmt.Errorf("graph walk from %d columns: %w", len(w.From), err)
 	}
 	for _, rec := range res.Records {
-		g.addColumn(rec, 0)
+		col, _ := get[map[string]any](rec, "col")
+		ds, _ := get[map[string]any](rec, "ds")
+		g.addColumn(col, ds, 0)
 	}
 	if len(g.columns) == 0 {
 		return nil, fmt.Errorf("%w: %w: no column %q", ErrWalk, ErrNotFound, w.From[0])
@@ -128,12 +137,13 @@ func (r *Reader) Walk(ctx context.Context, w Walk) (*Subgraph, error) {
 		if err != nil {
 			return nil, fmt.Errorf("graph walk step %d from %d columns: %w", step, len(frontier), err)
 		}
-		if len(res.Records) == limit {
+		rows, n := stepRows(res.Records[0])
+		if n == limit {
 			sg.Truncated = true
 			break
 		}
 		edges := len(g.edges)
-		next, ok := g.step(res.Records, step)
+		next, ok := g.step(rows, step)
 		if !ok {
 			sg.Truncated = true
 			break
@@ -178,10 +188,9 @@ func (g *walker) keys() []string {
 	return out
 }
 
-// addColumn records the column and dataset of a record (col, ds) at distance d, unless known.
-func (g *walker) addColumn(rec *neo4j.Record, d int) (string, bool) {
-	col, _ := get[dbtype.Node](rec, "col")
-	ds, _ := get[dbtype.Node](rec, "ds")
+// addColumn records the column of properties col and its dataset's ds at distance d, unless
+// known.
+func (g *walker) addColumn(col, ds map[string]any, d int) (string, bool) {
 	c := columnInfo(col, ds, d)
 	if _, known := g.columns[c.Key]; known {
 		return c.Key, false
@@ -193,19 +202,51 @@ func (g *walker) addColumn(rec *neo4j.Record, d int) (string, bool) {
 	return c.Key, true
 }
 
-// step applies one step's records: it returns the new frontier, or false (and changes nothing)
+// stepRow is a relationship a step took, with the column it reached and that column's dataset.
+type stepRow struct {
+	edge    *Edge
+	col, ds map[string]any
+}
+
+// stepRows reads a step's answer (stepAnswer): its rows, and n.
+func stepRows(rec *neo4j.Record) ([]stepRow, int) {
+	n, _ := get[int64](rec, "n")
+	edges, _ := get[[]any](rec, "edges")
+	props := func(name string) map[string]map[string]any {
+		list, _ := get[[]any](rec, name)
+		out := make(map[string]map[string]any, len(list))
+		for _, x := range list {
+			p, _ := x.(map[string]any)
+			out[str(p, "key")] = p
+		}
+		return out
+	}
+	cols, dss := props("columns"), props("datasets")
+	rows := make([]stepRow, 0, len(edges))
+	for _, x := range edges {
+		e, _ := x.([]any)
+		if len(e) != 6 {
+			continue
+		}
+		s := func(i int) string { v, _ := e[i].(string); return v }
+		p, _ := e[3].(map[string]any)
+		rows = append(rows, stepRow{edge: edgeFrom(s(0), s(1), s(2), p), col: cols[s(4)], ds: dss[s(5)]})
+	}
+	return rows, int(n)
+}
+
+// step applies one step's rows: it returns the new frontier, or false (and changes nothing)
 // when the step would pass a bound.
-func (g *walker) step(records []*neo4j.Record, d int) ([]string, bool) {
+func (g *walker) step(rows []stepRow, d int) ([]string, bool) {
 	newEdges := map[[3]string]*Edge{}
 	newCols := map[string]bool{}
-	for _, rec := range records {
-		e := edgeOf(rec)
+	for _, r := range rows {
+		e := r.edge
 		k := [3]string{e.Kind + "\x00" + e.Source, e.Target, e.Job}
 		if _, ok := g.edges[k]; !ok {
 			newEdges[k] = e
 		}
-		col, _ := get[dbtype.Node](rec, "col")
-		if key := str(col.Props, "key"); g.columns[key].Key == "" {
+		if key := str(r.col, "key"); g.columns[key].Key == "" {
 			newCols[key] = true
 		}
 	}
@@ -213,8 +254,8 @@ func (g *walker) step(records []*neo4j.Record, d int) ([]string, bool) {
 		return nil, false
 	}
 	var next []string
-	for _, rec := range records {
-		if key, added := g.addColumn(rec, d); added {
+	for _, r := range rows {
+		if key, added := g.addColumn(r.col, r.ds, d); added {
 			next = append(next, key)
 		}
 	}
