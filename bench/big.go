@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
 	"github.com/colline/colline/e2e/stack"
 	"github.com/colline/colline/events"
 	"github.com/colline/colline/graph"
@@ -18,7 +20,8 @@ import (
 
 // Part big (make bench-10m; issue 33): a graph ten times larger than part e's, built by the
 // writer itself from events (its time is a figure), then the reads of parts e and ui on it, and
-// a retention pass that prunes a day's runs while a writer keeps writing.
+// retention passes that prune a day's runs while a writer keeps writing (batches of 1,000 and 100
+// in turn).
 //
 // The estate is part e's (reads.go): readLayers layers of tables of readCols columns, each table
 // of layer l > 0 written by its own job joining two tables of layer l-1 (two FEEDS per column,
@@ -157,72 +160,132 @@ func benchBig(ctx context.Context, r *report, env *benchEnv, rels, runs, samples
 	return bigRetention(ctx, r, env, perLayer, runs)
 }
 
-// bigRetention prunes the first day's runs (a run per job) with the consumer's default batch size
-// while one writer writes the next day's runs of the same jobs in batches of 100 (the same jobs,
-// datasets and columns: the two contend for them), and reports how long writes waited.
+// bigRetention prunes the first day's runs (a run per job) in four passes, each a quarter of the
+// day's runs, with the consumer's default batch size and with bigRetentionSmall in turn (A B A B),
+// while one writer writes the next days' runs of the same jobs in batches of 100 (the same jobs,
+// datasets and columns: the two contend for them), and reports how long writes waited under each.
 func bigRetention(ctx context.Context, r *report, env *benchEnv, perLayer, runs int) error {
-	pr := &retention.Pruner{Graph: env.writer, Policy: retention.Policy{RunDays: 1},
-		Now: func() time.Time { return bigBase.Add(2*24*time.Hour - time.Minute) }} // cut-off: the end of the first day
+	res, err := neo4j.ExecuteQuery(ctx, env.driver, `MATCH (r:Run) WHERE r.endedAt < $cut RETURN count(r) AS n`,
+		map[string]any{"cut": bigBase.Add(24 * time.Hour)}, neo4j.EagerResultTransformer)
+	if err != nil {
+		return fmt.Errorf("big: the first day's runs: %w", err)
+	}
+	if n, _ := res.Records[0].Get("n"); n == int64(0) {
+		r.notef("big: retention not measured: the first day's runs are pruned already (a reused graph)")
+		return nil
+	}
 	stop := make(chan struct{})
 	var mu sync.Mutex
-	var took []time.Duration
+	var writes []span // each write of 100 re-runs
 	var werr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		var batch []record.Item
-		for l := 1; l < readLayers; l++ {
-			for t := range perLayer {
-				batch = append(batch, bigItem(perLayer, l, t, runs))
-				if len(batch) < 100 {
-					continue
+		for run := runs; ; run++ { // the next days' runs, until the passes are done
+			for l := 1; l < readLayers; l++ {
+				for t := range perLayer {
+					batch = append(batch, bigItem(perLayer, l, t, run))
+					if len(batch) < 100 {
+						continue
+					}
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					w := span{start: time.Now()}
+					err := env.writer.Write(ctx, batch)
+					w.end = time.Now()
+					mu.Lock()
+					writes = append(writes, w)
+					if err != nil && werr == nil {
+						werr = err
+					}
+					mu.Unlock()
+					batch = batch[:0]
 				}
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				start := time.Now()
-				err := env.writer.Write(ctx, batch)
-				mu.Lock()
-				took = append(took, time.Since(start))
-				if err != nil && werr == nil {
-					werr = err
-				}
-				mu.Unlock()
-				batch = batch[:0]
 			}
 		}
 	}()
-	time.Sleep(2 * time.Second) // the writer is under way
-	mu.Lock()
-	before := slices.Clone(took)
-	mu.Unlock()
-	start := time.Now()
-	res, err := pr.Once(ctx)
-	pass := time.Since(start)
+	time.Sleep(10 * time.Second) // the writer is under way: the writes before any pass are the baseline
+	// The first day's runs end at bigBase + (layer*perLayer + table) ms (bigItem, layers 1 to
+	// readLayers-1); pass k prunes those before the end of its quarter.
+	lo, hi := time.Duration(perLayer)*time.Millisecond, time.Duration(readLayers*perLayer)*time.Millisecond
+	type pass struct {
+		span
+		batch int
+		res   retention.Result
+	}
+	var passes []pass
+	for k, size := range []int{retention.DefaultBatchSize, bigRetentionSmall, retention.DefaultBatchSize, bigRetentionSmall} {
+		cut := bigBase.Add(lo + (hi-lo)*time.Duration(k+1)/4)
+		if k == 3 {
+			cut = bigBase.Add(24*time.Hour - time.Minute) // the rest of the first day
+		}
+		pr := &retention.Pruner{Graph: env.writer, Policy: retention.Policy{RunDays: 1, BatchSize: size},
+			Now: func() time.Time { return cut.Add(24 * time.Hour) }}
+		p := pass{batch: size, span: span{start: time.Now()}}
+		var err error
+		p.res, err = pr.Once(ctx)
+		p.end = time.Now()
+		if err != nil {
+			close(stop)
+			<-done
+			return fmt.Errorf("big: retention pass %d: %w", k+1, err)
+		}
+		passes = append(passes, p)
+		time.Sleep(2 * time.Second) // writes between passes: none waits for two
+	}
 	close(stop)
 	<-done
-	if err != nil {
-		return fmt.Errorf("big: retention: %w", err)
-	}
 	if werr != nil {
 		return fmt.Errorf("big: a write during retention: %w", werr)
 	}
-	during := took[len(before):]
-	slices.Sort(during)
-	slices.Sort(before)
-	if len(during) == 0 || len(before) == 0 {
-		return fmt.Errorf("big: %d writes before and %d during the pass", len(before), len(during))
+	q := func(xs []time.Duration, f float64) time.Duration {
+		xs = slices.Sorted(slices.Values(xs))
+		return xs[min(len(xs)-1, int(f*float64(len(xs))))]
 	}
-	p := func(xs []time.Duration, q float64) time.Duration { return xs[min(len(xs)-1, int(q*float64(len(xs))))] }
-	r.notef("big: retention pruned %d runs in %d transactions (largest %d) in %.1fs; meanwhile %d writes of 100 re-runs: p50 %v, p99 %v, max %v (before the pass: %d writes, p50 %v, max %v)",
-		res.Runs, res.Batches, res.Largest, pass.Seconds(), len(during), p(during, .5).Round(time.Millisecond), p(during, .99).Round(time.Millisecond),
-		during[len(during)-1].Round(time.Millisecond), len(before), p(before, .5).Round(time.Millisecond), before[len(before)-1].Round(time.Millisecond))
-	worst := during[len(during)-1]
-	r.add(row{part: "big", metric: fmt.Sprintf("retention pruning a day's runs (%d) while a writer writes: the slowest write of 100 events", res.Runs),
-		value: worst.Round(time.Millisecond).String(), baseline: fmt.Sprintf("%v before the pass (p50 %v)", before[len(before)-1].Round(time.Millisecond), p(before, .5).Round(time.Millisecond)),
-		target: "writes held ≤ 1 s (issue 33)", result: fmt.Sprintf("pass %.1fs, p99 %v", pass.Seconds(), p(during, .99).Round(time.Millisecond)),
-		met: worst-p(before, .5) <= time.Second})
+	var before []time.Duration
+	for _, w := range writes {
+		if w.end.Before(passes[0].start) {
+			before = append(before, w.end.Sub(w.start))
+		}
+	}
+	if len(before) == 0 {
+		return fmt.Errorf("big: no write finished in the 10 s before the retention passes")
+	}
+	base := q(before, .5)
+	worst := map[int]time.Duration{}
+	runsBy, passBy := map[int]int64{}, map[int]time.Duration{}
+	for k, p := range passes {
+		var during []time.Duration // the writes that overlap the pass
+		for _, w := range writes {
+			if w.end.After(p.start) && w.start.Before(p.end) {
+				during = append(during, w.end.Sub(w.start))
+			}
+		}
+		if len(during) == 0 {
+			return fmt.Errorf("big: no write overlaps retention pass %d", k+1)
+		}
+		w := q(during, 1)
+		r.notef("big: retention pass %d (batch %d) pruned %d runs in %d transactions (largest %d) in %.1fs; the %d writes of 100 re-runs it overlapped: p50 %v, max %v",
+			k+1, p.batch, p.res.Runs, p.res.Batches, p.res.Largest, p.end.Sub(p.start).Seconds(), len(during), q(during, .5).Round(time.Millisecond), w.Round(time.Millisecond))
+		worst[p.batch] = max(worst[p.batch], w)
+		runsBy[p.batch] += p.res.Runs
+		passBy[p.batch] += p.end.Sub(p.start)
+	}
+	for _, size := range []int{retention.DefaultBatchSize, bigRetentionSmall} {
+		r.add(row{part: "big", metric: fmt.Sprintf("retention pruning a day's runs while a writer writes, batches of %d: the slowest write of 100 events", size),
+			value: worst[size].Round(time.Millisecond).String(), baseline: fmt.Sprintf("p50 %v before the passes (%d writes, max %v)", base.Round(time.Millisecond), len(before), q(before, 1).Round(time.Millisecond)),
+			target: "writes held ≤ 1 s (issue 33)", result: fmt.Sprintf("%d runs in %.1fs (two passes)", runsBy[size], passBy[size].Seconds()),
+			met: worst[size]-base <= time.Second})
+	}
 	return nil
 }
+
+// span is when something ran.
+type span struct{ start, end time.Time }
+
+// bigRetentionSmall is the smaller batch size part big's retention passes take turns with.
+const bigRetentionSmall = 100
