@@ -113,9 +113,14 @@ func bigRound(ctx context.Context, env *benchEnv, perLayer, r int) (int, time.Du
 
 func benchBig(ctx context.Context, r *report, env *benchEnv, rels, runs, samples int, timeout, budget time.Duration, reuse bool) error {
 	perLayer := bigTables(rels, runs)
-	have, err := generatedTables(ctx, env.driver)
-	if err != nil {
-		return err
+	// A graph the writer built holds every table of the last layer (each is a job's target), but
+	// of layer 0 only those a job reads: reuse compares the last layer.
+	have := 0
+	if reuse {
+		last, err := layerTables(ctx, env.driver, readLayers-1)
+		if err == nil {
+			have = len(last)
+		}
 	}
 	if !reuse || have != perLayer {
 		d, err := stack.WipeGraph(ctx, env.driver)

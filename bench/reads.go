@@ -203,6 +203,41 @@ func generatedTables(ctx context.Context, d neo4j.DriverWithContext) (int, error
 	return int(n.(int64)), nil
 }
 
+// layerTables returns the indexes of the tables of layer that are in the graph, ascending. The
+// generated graph holds every table; part big's writer writes a layer-0 table only when a job
+// reads it, so a start column is drawn from these, never from a table that is not there.
+func layerTables(ctx context.Context, d neo4j.DriverWithContext, layer int) ([]int, error) {
+	prefix := fmt.Sprintf("spark_catalog/bench_l%d.", layer)
+	res, err := neo4j.ExecuteQuery(ctx, d, `MATCH (ds:Dataset) WHERE ds.key STARTS WITH $p RETURN ds.key AS k`, map[string]any{"p": prefix}, neo4j.EagerResultTransformer)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, rec := range res.Records {
+		k, _ := rec.Get("k")
+		var t int
+		if s, _ := k.(string); len(s) > len(prefix) {
+			if _, err := fmt.Sscanf(s[len(prefix):], "t%05d", &t); err == nil {
+				out = append(out, t)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no table of layer %d in the graph", layer)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// startTables is layerTables of the first and the last layer.
+func startTables(ctx context.Context, d neo4j.DriverWithContext) (first, last []int, err error) {
+	if first, err = layerTables(ctx, d, 0); err != nil {
+		return nil, nil, err
+	}
+	last, err = layerTables(ctx, d, readLayers-1)
+	return first, last, err
+}
+
 // readsGraph returns the tables per layer of the generated graph: the one a previous -keep-graph
 // run left when reuse is set and there is one, else a new one (the graph is wiped first).
 func readsGraph(ctx context.Context, r *report, env *benchEnv, edges int, reuse bool) (int, error) {
@@ -236,8 +271,7 @@ func readsGraph(ctx context.Context, r *report, env *benchEnv, edges int, reuse 
 // when a kind's samples exceed budget): upstream queries start in the last layer, downstream ones
 // in the first. A query that fails or times out counts as taking the timeout.
 func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples int, timeout, budget time.Duration, reuse bool) error {
-	perLayer, err := readsGraph(ctx, r, env, edges, reuse)
-	if err != nil {
+	if _, err := readsGraph(ctx, r, env, edges, reuse); err != nil {
 		return err
 	}
 	qUpstreamTable, err := shippedQuery("03-upstream-table")
@@ -256,15 +290,19 @@ func benchReads(ctx context.Context, r *report, env *benchEnv, edges, samples in
 	// The start columns: 3 for warm-up (plan cache), then one per sample; every query of a
 	// direction starts from the same columns.
 	const warmUp = 3
-	starts := func(layer int) []string {
+	firstTables, lastTables, err := startTables(ctx, env.driver)
+	if err != nil {
+		return err
+	}
+	starts := func(layer int, tables []int) []string {
 		rng := rand.New(rand.NewPCG(3, 4))
 		keys := make([]string, warmUp+samples)
 		for i := range keys {
-			keys[i] = colKey(layer, rng.IntN(perLayer), rng.IntN(readCols))
+			keys[i] = colKey(layer, tables[rng.IntN(len(tables))], rng.IntN(readCols))
 		}
 		return keys
 	}
-	last, first := starts(readLayers-1), starts(0)
+	last, first := starts(readLayers-1, lastTables), starts(0, firstTables)
 	cypher := func(q string) func(ctx context.Context, key string) (int, error) {
 		return func(ctx context.Context, key string) (int, error) {
 			res, err := neo4j.ExecuteQuery(ctx, env.driver, q, map[string]any{"key": key}, neo4j.EagerResultTransformer,

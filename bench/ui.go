@@ -57,9 +57,13 @@ func benchUI(ctx context.Context, r *report, env *benchEnv, edges, samples int, 
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
 
+	firstTables, lastTables, err := startTables(ctx, env.driver)
+	if err != nil {
+		return err
+	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	last := func() string { return colKey(readLayers-1, rng.IntN(perLayer), rng.IntN(readCols)) }
-	first := func() string { return colKey(0, rng.IntN(perLayer), rng.IntN(readCols)) }
+	last := func() string { return colKey(readLayers-1, lastTables[rng.IntN(len(lastTables))], rng.IntN(readCols)) }
+	first := func() string { return colKey(0, firstTables[rng.IntN(len(firstTables))], rng.IntN(readCols)) }
 	q := func(path string, kv ...string) string {
 		v := url.Values{}
 		for i := 0; i+1 < len(kv); i += 2 {
