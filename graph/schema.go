@@ -2,7 +2,6 @@ package graph
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"time"
 
@@ -34,19 +33,15 @@ const schemaFormat = "colline-schema-1"
 // schemaFingerprint is the hex SHA-256 of a listing of d's columns: everything the column
 // statements write of them but their times.
 func schemaFingerprint(d *plan.Dataset) string {
-	var buf []byte
-	str := func(s string) {
-		buf = binary.AppendUvarint(buf, uint64(len(s)))
-		buf = append(buf, s...)
-	}
-	str(schemaFormat)
-	str(d.Name)
-	buf = binary.AppendUvarint(buf, uint64(len(d.Columns)))
+	var buf encoding
+	buf.str(schemaFormat)
+	buf.str(d.Name)
+	buf.count(len(d.Columns))
 	for _, c := range d.Columns {
-		str(c.Key)
-		str(c.Name)
-		str(c.Type)
-		str(c.Parent)
+		buf.str(c.Key)
+		buf.str(c.Name)
+		buf.str(c.Type)
+		buf.str(c.Parent)
 	}
 	h := sha256.Sum256(buf)
 	return hex.EncodeToString(h[:])

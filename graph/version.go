@@ -122,27 +122,31 @@ func writtenDatasets(ws []plan.Write) []plan.Dataset {
 // job's next run then writes its edges once).
 const fingerprintFormat = "colline-lineage-2"
 
+// encoding is an unambiguous byte encoding for fingerprints: every string and list is prefixed
+// with its length, so no two sequences of values encode alike.
+type encoding []byte
+
+func (b *encoding) str(s string) { *b = append(binary.AppendUvarint(*b, uint64(len(s))), s...) }
+func (b *encoding) count(n int)  { *b = binary.AppendUvarint(*b, uint64(n)) }
+
 // fingerprint is the hex SHA-256 of a version: its column edges and row-level dependencies, each
 // with its source, target and every role (type, subtype, expression, masking, the rows it
 // decides) in order; no run, no time. Every string is length-prefixed, so no two versions
 // encode alike. Format 2 added the rows (DECIDES_ROWS per UNION branch).
 func fingerprint(feeds, decides []plan.Edge) string {
 	h := sha256.New()
-	var buf []byte
-	str := func(s string) {
-		buf = binary.AppendUvarint(buf, uint64(len(s)))
-		buf = append(buf, s...)
-	}
+	var buf encoding
+	str := buf.str
 	str(fingerprintFormat)
 	for _, list := range [2][]plan.Edge{feeds, decides} {
 		list = slices.SortedFunc(slices.Values(list), func(a, b plan.Edge) int {
 			return cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Source, b.Source))
 		})
-		buf = binary.AppendUvarint(buf, uint64(len(list)))
+		buf.count(len(list))
 		for _, e := range list {
 			str(e.Source)
 			str(e.Target)
-			buf = binary.AppendUvarint(buf, uint64(len(e.Transformations)))
+			buf.count(len(e.Transformations))
 			for _, t := range e.Transformations {
 				str(t.Type)
 				str(t.Subtype)
