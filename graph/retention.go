@@ -28,7 +28,12 @@ import (
 // with it, and the driver's retry backs the write off for seconds (measured: 25 s for one write
 // while 600 runs were pruned). So each prune statement first locks the nodes it will change in
 // the writer's order (SET then REMOVE a property: an exclusive lock, no change), then changes
-// them; the write then waits for one small transaction at most.
+// them; the write then waits for one small transaction at most. That order made deadlocks rare,
+// not impossible: on the 10M graph (docs/benchmarks.md, 2026-12-07) the writer's datasets
+// statement still deadlocked with runs being pruned, five times in a day's pruning, and each
+// lost write waited 2–6 s for the driver's retry. So a Writer also runs its prune steps apart
+// from its own writes (Writer.turns): within one consumer they never overlap. Writes of other
+// consumers still rely on the lock order, and on the driver's retry (Writer.Retries counts them).
 const lockNodes = `SET n.retentionLock = true REMOVE n.retentionLock`
 
 // pruneRuns deletes up to $limit runs with everything attached to them (HAS_RUN, READ, WROTE,
@@ -145,6 +150,8 @@ func (w *Writer) PruneLineages(ctx context.Context, before time.Time, limit int,
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.timeout())
 	defer cancel()
+	w.turns.Lock()
+	defer w.turns.Unlock()
 	res, err := neo4j.ExecuteQuery(ctx, w.driver, pruneLineages(del), map[string]any{"before": before, "limit": limit},
 		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(w.database), neo4j.ExecuteQueryWithWritersRouting())
 	if err != nil {
@@ -186,6 +193,8 @@ func (w *Writer) prune(ctx context.Context, query string, before time.Time, limi
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.timeout())
 	defer cancel()
+	w.turns.Lock()
+	defer w.turns.Unlock()
 	res, err := neo4j.ExecuteQuery(ctx, w.driver, query, map[string]any{"before": before, "limit": limit},
 		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(w.database), neo4j.ExecuteQueryWithWritersRouting())
 	if err != nil {

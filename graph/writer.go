@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -33,7 +35,19 @@ type Writer struct {
 
 	driver   neo4j.DriverWithContext
 	database string
+	// turns keeps a prune step (retention.go) and this writer's writes apart: writes share it,
+	// a prune step takes it alone. Beside a write, a prune step deadlocked in Neo4j (measured on
+	// the 10M graph: the write lost, and the driver's retry held it 2–6 s); apart, a write waits
+	// for one prune step at most.
+	turns sync.RWMutex
+	// retries counts the attempts of Write that the driver ran again (deadlocks, lost
+	// connections), for Retries.
+	retries atomic.Int64
 }
+
+// Retries returns how many times the driver has run a Write's transaction again after a
+// transient failure (a deadlock, a lost connection) since the writer was made.
+func (w *Writer) Retries() int64 { return w.retries.Load() }
 
 // NewWriter returns a Writer on database (empty: the server's default database).
 func NewWriter(driver neo4j.DriverWithContext, database string) *Writer {
@@ -71,8 +85,14 @@ func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 	sess := w.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: w.database, AccessMode: neo4j.AccessModeWrite})
 	defer sess.Close(context.WithoutCancel(ctx))
 
+	w.turns.RLock()
+	defer w.turns.RUnlock()
 	var failed string
+	attempts := 0
 	_, err = sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		if attempts++; attempts > 1 {
+			w.retries.Add(1)
+		}
 		if err := writeRows(ctx, tx, r, &failed, "", nil); err != nil {
 			return nil, err
 		}

@@ -38,6 +38,7 @@ func registry() *prometheus.Registry {
 	m.eventAge.Observe(1)
 	m.reader.add(kafka.ReaderStats{})
 	retention.NewMetrics(reg)
+	CountWriteRetries(reg, func() int64 { return 0 })
 	return reg
 }
 

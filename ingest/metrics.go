@@ -134,6 +134,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
+// CountWriteRetries registers the count of write transactions the Neo4j driver ran again after
+// a transient failure (count: graph.Writer.Retries) on reg (nil: not registered).
+func CountWriteRetries(reg prometheus.Registerer, count func() int64) {
+	define{reg}.counterFunc(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "write_transaction_retries_total",
+		Help: "Write transactions the Neo4j driver ran again after a transient failure (a deadlock, a lost connection), before the write succeeded or failed; a rise with retention passes means lock contention."},
+		func() float64 { return float64(count()) })
+}
+
 // writeRunning returns how long the graph write in progress has been running and its events
 // (0, 0 when none).
 func (m *Metrics) writeRunning() (time.Duration, int) {
@@ -173,6 +181,10 @@ func (d define) counters(o prometheus.CounterOpts, label string, values ...strin
 		v.WithLabelValues(x)
 	}
 	return v
+}
+
+func (d define) counterFunc(o prometheus.CounterOpts, f func() float64) {
+	register(d.reg, prometheus.NewCounterFunc(o, f))
 }
 
 func (d define) gauge(o prometheus.GaugeOpts) prometheus.Gauge {

@@ -73,6 +73,7 @@ func run() error {
 	defer driver.Close(context.Background())
 	store := graph.NewWriter(driver, cfg.Neo4jDatabase)
 	store.Timeout = cfg.Neo4jWriteTimeout
+	ingest.CountWriteRetries(reg, store.Retries)
 
 	sec, err := cfg.KafkaSecurity()
 	if err != nil {
