@@ -134,7 +134,7 @@ BENCH_10M_ENV = COLLINE_DEV_DIR=$(CURDIR)/.cache/bench-10m COLLINE_NEO4J_BOLT_PO
 	COLLINE_NEO4J_HEAP=$(BENCH_10M_HEAP) COLLINE_NEO4J_PAGECACHE_MB=$(BENCH_10M_PAGECACHE_MB)
 
 .PHONY: bench-10m
-bench-10m: ui-bundle ## the 10M-relationship graph built by the writer, with the reads, the explorer and retention on it (not in CI; about 21 minutes and 12 GB of disk here; BENCH_FLAGS=-reads-reuse reuses the graph)
+bench-10m: ui-bundle ## the 10M-relationship graph built by the writer, with the reads, the explorer and retention on it (not in CI; about 21 minutes and 12 GB of disk here; BENCH_FLAGS=-reads-reuse reuses the graph, and its retention prunes the next day)
 	$(BENCH_10M_ENV) dev/services start neo4j
 	go run ./bench -parts big -neo4j bolt://127.0.0.1:27687 -keep-graph $(BENCH_FLAGS); rc=$$?; \
 	du -sh .cache/bench-10m/run/neo4j/work/data; $(BENCH_10M_ENV) dev/services stop neo4j; exit $$rc

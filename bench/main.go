@@ -50,7 +50,7 @@ func main() {
 		readTO     = flag.Duration("reads-timeout", 10*time.Second, "reads: timeout of one query")
 		readBudget = flag.Duration("reads-budget", 90*time.Second, "reads: most time spent sampling one query kind")
 		keepGraph  = flag.Bool("keep-graph", false, "do not wipe the graph at the end")
-		readReuse  = flag.Bool("reads-reuse", false, "reads: time the queries on the graph a previous -keep-graph run generated, if any, instead of generating one")
+		readReuse  = flag.Bool("reads-reuse", false, "reads: time the queries on the graph a previous -keep-graph run generated, if any, instead of generating one (part big: its retention then prunes the oldest day left)")
 		anLines    = flag.String("analyze-lines", "3.5_2.12,4.1_2.13", "analyze: Spark lines, comma-separated")
 		anTPCDS    = flag.String("tpcds", "dev/tpcds/data", "analyze: the TPC-DS schema and queries (ddl.sql, queries/)")
 		anPasses   = flag.Int("analyze-passes", 3, "analyze: passes over the queries (the first warms up)")
