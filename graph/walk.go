@@ -47,14 +47,14 @@ type Walk struct {
 var ErrWalk = errors.New("graph walk")
 
 // A step answers in one row (a row per relationship costs the driver more than the walk costs
-// Neo4j): n, the relationships taken (at most $limit); edges, each [kind, source, target, its
-// properties, the column reached, that column's dataset]; and the properties of the columns and
-// datasets reached, once each.
+// Neo4j): n, the relationships taken (at most $limit); and edges, each [kind, source, target,
+// job, the relationship's element id, the column reached, that column's dataset, their element
+// ids]. Keys and ids only: the properties of what the walk keeps are read once at its end
+// (propsQuery), so a step that would pass a bound, and is dropped, costs half as much.
 const stepAnswer = `
 WITH kind, source, target, f, c, cd
 LIMIT $limit
-WITH count(*) AS n, collect([kind, source, target, properties(f), c.key, cd.key]) AS edges, collect(DISTINCT c) AS cs, collect(DISTINCT cd) AS ds
-RETURN n, edges, [x IN cs | properties(x)] AS columns, [x IN ds | properties(x)] AS datasets`
+RETURN count(*) AS n, collect([kind, source, target, f.job, elementId(f), c.key, cd.key, elementId(c), elementId(cd)]) AS edges`
 
 // One step upstream from columns $keys: the FEEDS into them, and the DECIDES_ROWS into their
 // datasets, with the source column and its dataset.
@@ -84,10 +84,69 @@ WHERE $asOf IS NULL OR f.firstSeen <= $asOf
 MATCH (cd:Dataset)-[:HAS_COLUMN]->(c)
 WITH type(f) AS kind, s.key AS source, target, f, c, cd` + stepAnswer
 
-// The start columns with their datasets.
+// The start columns with their datasets: keys and element ids, as a step's.
 const startColumns = `UNWIND $keys AS k
 MATCH (cd:Dataset)-[:HAS_COLUMN]->(c:Column {key: k})
-RETURN properties(c) AS col, properties(cd) AS ds`
+RETURN c.key AS col, cd.key AS ds, elementId(c) AS colId, elementId(cd) AS dsId`
+
+// The properties of the columns, datasets and relationships a walk kept, by element id.
+const propsQuery = `CALL () {
+  UNWIND $columns AS id MATCH (c) WHERE elementId(c) = id RETURN collect(properties(c)) AS columns
+}
+CALL () {
+  UNWIND $datasets AS id MATCH (d) WHERE elementId(d) = id RETURN collect(properties(d)) AS datasets
+}
+CALL () {
+  UNWIND $rels AS id MATCH ()-[f]->() WHERE elementId(f) = id RETURN collect([id, properties(f)]) AS rels
+}
+RETURN columns, datasets, rels`
+
+// readProps fills the columns, datasets and edges g kept with their properties, in one query.
+func (r *Reader) readProps(ctx context.Context, g *walker) error {
+	var cols, dss, rels []string
+	for _, id := range g.colIDs {
+		cols = append(cols, id)
+	}
+	for _, id := range g.dsIDs {
+		dss = append(dss, id)
+	}
+	for _, id := range g.relIDs {
+		rels = append(rels, id)
+	}
+	res, err := r.query(ctx, propsQuery, map[string]any{"columns": cols, "datasets": dss, "rels": rels})
+	if err != nil {
+		return fmt.Errorf("graph walk: the properties of %d columns, %d datasets, %d relationships: %w", len(cols), len(dss), len(rels), err)
+	}
+	rec := res.Records[0]
+	list := func(name string) []any { l, _ := get[[]any](rec, name); return l }
+	dsProps := map[string]map[string]any{}
+	for _, x := range list("datasets") {
+		p, _ := x.(map[string]any)
+		dsProps[str(p, "key")] = p
+		g.datasets[str(p, "key")] = datasetInfo(p)
+	}
+	for _, x := range list("columns") {
+		p, _ := x.(map[string]any)
+		c := g.columns[str(p, "key")]
+		info := columnInfo(p, dsProps[c.Dataset], c.Distance)
+		info.Dataset = c.Dataset
+		g.columns[c.Key] = info
+	}
+	relProps := map[string]map[string]any{}
+	for _, x := range list("rels") {
+		pair, _ := x.([]any)
+		if len(pair) == 2 {
+			id, _ := pair[0].(string)
+			relProps[id], _ = pair[1].(map[string]any)
+		}
+	}
+	for k, e := range g.edges {
+		if p, ok := relProps[g.relIDs[k]]; ok { // else deleted since the step: its keys only
+			g.edges[k] = edgeFrom(e.Kind, e.Source, e.Target, p)
+		}
+	}
+	return nil
+}
 
 // Walk walks lineage as w says (see the comment at the top of walk.go).
 func (r *Reader) Walk(ctx context.Context, w Walk) (*Subgraph, error) {
@@ -113,9 +172,11 @@ func (r *Reader) Walk(ctx context.Context, w Walk) (*Subgraph, error) {
 		return nil, fmt.Errorf("graph walk from %d columns: %w", len(w.From), err)
 	}
 	for _, rec := range res.Records {
-		col, _ := get[map[string]any](rec, "col")
-		ds, _ := get[map[string]any](rec, "ds")
-		g.addColumn(col, ds, 0)
+		col, _ := get[string](rec, "col")
+		ds, _ := get[string](rec, "ds")
+		colID, _ := get[string](rec, "colId")
+		dsID, _ := get[string](rec, "dsId")
+		g.addColumn(stepRow{col: col, ds: ds, colID: colID, dsID: dsID}, 0)
 	}
 	if len(g.columns) == 0 {
 		return nil, fmt.Errorf("%w: %w: no column %q", ErrWalk, ErrNotFound, w.From[0])
@@ -156,6 +217,9 @@ func (r *Reader) Walk(ctx context.Context, w Walk) (*Subgraph, error) {
 	if !sg.Truncated && !sg.Complete && len(frontier) == 0 {
 		sg.Complete = true
 	}
+	if err := r.readProps(ctx, g); err != nil {
+		return nil, err
+	}
 	if err := r.markStale(ctx, g, asOf); err != nil {
 		return nil, err
 	}
@@ -166,17 +230,21 @@ func (r *Reader) Walk(ctx context.Context, w Walk) (*Subgraph, error) {
 // ErrNotFound says that a key names nothing in the graph.
 var ErrNotFound = errors.New("not found")
 
-// walker accumulates a walk; a step is applied whole or not at all.
+// walker accumulates a walk; a step is applied whole or not at all. It holds keys and element
+// ids until readProps reads the properties of what it kept.
 type walker struct {
 	maxColumns, maxEdges int
 	columns              map[string]ColumnInfo
 	datasets             map[string]DatasetInfo
 	edges                map[[3]string]*Edge // kind+source, target, job
+	colIDs, dsIDs        map[string]string   // element ids by key
+	relIDs               map[[3]string]string
 }
 
 func newWalker(maxColumns, maxEdges int) *walker {
 	return &walker{maxColumns: maxColumns, maxEdges: maxEdges,
-		columns: map[string]ColumnInfo{}, datasets: map[string]DatasetInfo{}, edges: map[[3]string]*Edge{}}
+		columns: map[string]ColumnInfo{}, datasets: map[string]DatasetInfo{}, edges: map[[3]string]*Edge{},
+		colIDs: map[string]string{}, dsIDs: map[string]string{}, relIDs: map[[3]string]string{}}
 }
 
 func (g *walker) keys() []string {
@@ -188,49 +256,39 @@ func (g *walker) keys() []string {
 	return out
 }
 
-// addColumn records the column of properties col and its dataset's ds at distance d, unless
-// known.
-func (g *walker) addColumn(col, ds map[string]any, d int) (string, bool) {
-	c := columnInfo(col, ds, d)
-	if _, known := g.columns[c.Key]; known {
-		return c.Key, false
+// addColumn records the column of row at distance d, unless known.
+func (g *walker) addColumn(r stepRow, d int) (string, bool) {
+	if _, known := g.columns[r.col]; known {
+		return r.col, false
 	}
-	di := datasetInfo(ds)
-	c.Dataset = di.Key
-	g.columns[c.Key] = c
-	g.datasets[di.Key] = di
-	return c.Key, true
+	g.columns[r.col] = ColumnInfo{Key: r.col, Dataset: r.ds, Distance: d}
+	g.colIDs[r.col] = r.colID
+	g.datasets[r.ds] = DatasetInfo{Key: r.ds}
+	g.dsIDs[r.ds] = r.dsID
+	return r.col, true
 }
 
 // stepRow is a relationship a step took, with the column it reached and that column's dataset.
 type stepRow struct {
-	edge    *Edge
-	col, ds map[string]any
+	kind, source, target, job, rel string
+	col, ds, colID, dsID           string
 }
+
+// key is the walk's key of the row's relationship.
+func (r stepRow) key() [3]string { return [3]string{r.kind + "\x00" + r.source, r.target, r.job} }
 
 // stepRows reads a step's answer (stepAnswer): its rows, and n.
 func stepRows(rec *neo4j.Record) ([]stepRow, int) {
 	n, _ := get[int64](rec, "n")
 	edges, _ := get[[]any](rec, "edges")
-	props := func(name string) map[string]map[string]any {
-		list, _ := get[[]any](rec, name)
-		out := make(map[string]map[string]any, len(list))
-		for _, x := range list {
-			p, _ := x.(map[string]any)
-			out[str(p, "key")] = p
-		}
-		return out
-	}
-	cols, dss := props("columns"), props("datasets")
 	rows := make([]stepRow, 0, len(edges))
 	for _, x := range edges {
 		e, _ := x.([]any)
-		if len(e) != 6 {
+		if len(e) != 9 {
 			continue
 		}
 		s := func(i int) string { v, _ := e[i].(string); return v }
-		p, _ := e[3].(map[string]any)
-		rows = append(rows, stepRow{edge: edgeFrom(s(0), s(1), s(2), p), col: cols[s(4)], ds: dss[s(5)]})
+		rows = append(rows, stepRow{kind: s(0), source: s(1), target: s(2), job: s(3), rel: s(4), col: s(5), ds: s(6), colID: s(7), dsID: s(8)})
 	}
 	return rows, int(n)
 }
@@ -238,16 +296,15 @@ func stepRows(rec *neo4j.Record) ([]stepRow, int) {
 // step applies one step's rows: it returns the new frontier, or false (and changes nothing)
 // when the step would pass a bound.
 func (g *walker) step(rows []stepRow, d int) ([]string, bool) {
-	newEdges := map[[3]string]*Edge{}
+	newEdges := map[[3]string]stepRow{}
 	newCols := map[string]bool{}
 	for _, r := range rows {
-		e := r.edge
-		k := [3]string{e.Kind + "\x00" + e.Source, e.Target, e.Job}
+		k := r.key()
 		if _, ok := g.edges[k]; !ok {
-			newEdges[k] = e
+			newEdges[k] = r
 		}
-		if key := str(r.col, "key"); g.columns[key].Key == "" {
-			newCols[key] = true
+		if _, ok := g.columns[r.col]; !ok {
+			newCols[r.col] = true
 		}
 	}
 	if len(g.edges)+len(newEdges) > g.maxEdges || len(g.columns)+len(newCols) > g.maxColumns {
@@ -255,12 +312,13 @@ func (g *walker) step(rows []stepRow, d int) ([]string, bool) {
 	}
 	var next []string
 	for _, r := range rows {
-		if key, added := g.addColumn(r.col, r.ds, d); added {
+		if key, added := g.addColumn(r, d); added {
 			next = append(next, key)
 		}
 	}
-	for k, e := range newEdges {
-		g.edges[k] = e
+	for k, r := range newEdges {
+		g.edges[k] = &Edge{Kind: r.kind, Source: r.source, Target: r.target, Job: r.job}
+		g.relIDs[k] = r.rel
 	}
 	slices.Sort(next)
 	return next, true
