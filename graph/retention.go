@@ -145,19 +145,10 @@ func supersede(x string, del bool) string {
 // deletes them (PruneEdges then deletes those edges). It returns how many LINEAGEs, and how many
 // FEEDS and DECIDES_ROWS they held as current edges.
 func (w *Writer) PruneLineages(ctx context.Context, before time.Time, limit int, del bool) (lineages, feeds, decides int64, err error) {
-	if limit <= 0 {
-		return 0, 0, 0, fmt.Errorf("graph prune LINEAGE: limit %d is not positive", limit)
-	}
-	ctx, cancel := context.WithTimeout(ctx, w.timeout())
-	defer cancel()
-	w.turns.Lock()
-	defer w.turns.Unlock()
-	res, err := neo4j.ExecuteQuery(ctx, w.driver, pruneLineages(del), map[string]any{"before": before, "limit": limit},
-		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(w.database), neo4j.ExecuteQueryWithWritersRouting())
+	rec, err := w.prune(ctx, pruneLineages(del), before, limit)
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("graph prune LINEAGE last seen before %s: %w", before.UTC().Format(time.RFC3339), err)
 	}
-	rec := res.Records[0]
 	lineages, _ = get[int64](rec, "n")
 	feeds, _ = get[int64](rec, "feeds")
 	decides, _ = get[int64](rec, "decides")
@@ -166,10 +157,11 @@ func (w *Writer) PruneLineages(ctx context.Context, before time.Time, limit int,
 
 // PruneRuns deletes at most limit runs whose query ended before before, and returns how many.
 func (w *Writer) PruneRuns(ctx context.Context, before time.Time, limit int) (int64, error) {
-	n, err := w.prune(ctx, pruneRuns, before, limit)
+	rec, err := w.prune(ctx, pruneRuns, before, limit)
 	if err != nil {
-		return n, fmt.Errorf("graph prune runs ended before %s: %w", before.UTC().Format(time.RFC3339), err)
+		return 0, fmt.Errorf("graph prune runs ended before %s: %w", before.UTC().Format(time.RFC3339), err)
 	}
+	n, _ := get[int64](rec, "n")
 	return n, nil
 }
 
@@ -180,16 +172,19 @@ func (w *Writer) PruneEdges(ctx context.Context, relType string, before time.Tim
 	if relType != Feeds && relType != DecidesRows {
 		return 0, fmt.Errorf("graph prune: %q is not %s or %s", relType, Feeds, DecidesRows)
 	}
-	n, err := w.prune(ctx, pruneEdges(relType, del), before, limit)
+	rec, err := w.prune(ctx, pruneEdges(relType, del), before, limit)
 	if err != nil {
-		return n, fmt.Errorf("graph prune %s last seen before %s: %w", relType, before.UTC().Format(time.RFC3339), err)
+		return 0, fmt.Errorf("graph prune %s last seen before %s: %w", relType, before.UTC().Format(time.RFC3339), err)
 	}
+	n, _ := get[int64](rec, "n")
 	return n, nil
 }
 
-func (w *Writer) prune(ctx context.Context, query string, before time.Time, limit int) (int64, error) {
+// prune runs one prune statement with $before and $limit in its own transaction, in its turn
+// (Writer.turns), and returns its one record.
+func (w *Writer) prune(ctx context.Context, query string, before time.Time, limit int) (*neo4j.Record, error) {
 	if limit <= 0 {
-		return 0, fmt.Errorf("limit %d is not positive", limit)
+		return nil, fmt.Errorf("limit %d is not positive", limit)
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.timeout())
 	defer cancel()
@@ -198,8 +193,7 @@ func (w *Writer) prune(ctx context.Context, query string, before time.Time, limi
 	res, err := neo4j.ExecuteQuery(ctx, w.driver, query, map[string]any{"before": before, "limit": limit},
 		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(w.database), neo4j.ExecuteQueryWithWritersRouting())
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n, _ := get[int64](res.Records[0], "n")
-	return n, nil
+	return res.Records[0], nil
 }
