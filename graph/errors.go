@@ -2,9 +2,11 @@ package graph
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -66,4 +68,15 @@ func IsRejected(err error) bool {
 		return true
 	}
 	return false
+}
+
+// ErrUntrusted means that Neo4j's TLS certificate did not verify against the trusted CAs (the
+// system's, or the CA file given to NewDriver): an operator must trust its CA or fix the URI's host.
+var ErrUntrusted = errors.New("Neo4j's TLS certificate is not trusted")
+
+// untrusted reports whether a driver error is a failed certificate verification. The driver's
+// ConnectivityError keeps its cause as text only, and every crypto/x509 error starts with "x509: ".
+func untrusted(err error) bool {
+	var cv *tls.CertificateVerificationError
+	return errors.As(err, &cv) || strings.Contains(err.Error(), "x509: ")
 }

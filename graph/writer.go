@@ -176,8 +176,13 @@ var errRowCount = errors.New("row count mismatch")
 
 // Bootstrap creates the constraints and indexes the writer relies on, if they do not exist, waits
 // until they are online, and checks the graph's model (ErrModelVersion: see ModelVersion). It is
-// idempotent; run it at start-up.
+// idempotent; run it at start-up. A server whose TLS certificate does not verify fails it at once
+// (ErrUntrusted), where the driver would retry the first statement for its MaxTransactionRetryTime:
+// no retry makes a certificate trusted.
 func (w *Writer) Bootstrap(ctx context.Context) error {
+	if err := w.driver.VerifyConnectivity(ctx); err != nil && untrusted(err) {
+		return fmt.Errorf("graph bootstrap: %w: %w", ErrUntrusted, err)
+	}
 	if err := w.schema(ctx); err != nil {
 		return err
 	}
