@@ -117,7 +117,7 @@ listener-load: services listener ## the listener under load, long (not in CI): 3
 
 .PHONY: secure
 secure: ## security tests: consumer through SASL_SSL/mTLS into Neo4j with auth + Bolt TLS, refusals, no secret logged (dev/secure-services)
-	go test -tags e2e -count=1 -v -timeout 20m ./e2e/secure/
+	go test -tags e2e -count=1 -v -parallel 4 -timeout 20m ./e2e/secure/
 
 .PHONY: secure-services
 secure-services: ## start the secured Kafka (SASL_SSL, mTLS, ACLs) and Neo4j (auth, Bolt TLS) on 127.0.0.1 (idempotent)
