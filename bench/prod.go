@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -257,7 +258,7 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 	r.notef("prod: the graph holds %d LINEAGE, %d FEEDS, %d DECIDES_ROWS", lineages, feeds, decides)
 
 	// The halves: one more round of re-runs, decoded beforehand, written by the writer alone in
-	// batches of 100 (as the loop's default); and the decode alone, on one goroutine.
+	// the loop's batches (-e2e-batch, else its default); and the decode alone, on one goroutine.
 	var items []record.Item
 	var values [][]byte
 	for j := range jobs {
@@ -272,8 +273,9 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 		items = append(items, it)
 		values = append(values, m.value)
 	}
+	size := cmp.Or(e2eBatchSize, ingest.DefaultBatchSize)
 	start := time.Now()
-	for b := range slices.Chunk(items, 100) {
+	for b := range slices.Chunk(items, size) {
 		if err := env.writer.Write(ctx, b); err != nil {
 			return fmt.Errorf("prod: writer alone: %w", err)
 		}
@@ -313,8 +315,8 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 	}
 	rsecs := time.Since(start).Seconds()
 	hits, _ := reuse.Counts()
-	r.notef("prod: one more run of each job: writer alone %d events in %.2fs (%.0f events/s); decode+extract alone, one goroutine, %.1f MB in %.2fs (%.0f events/s, %.0f MB/s); with the plans kept (%d of %d reused): %.3fs (%.0f events/s)",
-		len(items), wsecs, alone, float64(inBytes)/1e6, dsecs, float64(len(values))/dsecs, float64(inBytes)/1e6/dsecs,
+	r.notef("prod: one more run of each job: writer alone (batches of %d) %d events in %.2fs (%.0f events/s); decode+extract alone, one goroutine, %.1f MB in %.2fs (%.0f events/s, %.0f MB/s); with the plans kept (%d of %d reused): %.3fs (%.0f events/s)",
+		size, len(items), wsecs, alone, float64(inBytes)/1e6, dsecs, float64(len(values))/dsecs, float64(inBytes)/1e6/dsecs,
 		hits-hits0, len(values), rsecs, float64(len(values))/rsecs)
 
 	rate := float64(rer.events) / rer.seconds()
