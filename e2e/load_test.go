@@ -138,8 +138,9 @@ func TestListenerUnderLoad(t *testing.T) {
 }
 
 // TestListenerHungKafka: the broker accepts TCP connections and never answers. The publisher thread
-// waits for the topic's metadata with the job's first event (2 x max.block.ms: 20 s), the
-// small queue (5) fills meanwhile and drops (droppedQueueFull), then Kafka counts as down and
+// waits for the topic's metadata with the job's first event (2 x max.block.ms: a minute; it must
+// outlast the job's start, so that the queries run while it waits: at 10 s, under CI's load, none
+// did), the small queue (5) fills meanwhile and drops (droppedQueueFull), then Kafka counts as down and
 // events are dropped at once (droppedKafkaDown); Spark's queries never wait. The report at
 // application end counts every drop.
 func TestListenerHungKafka(t *testing.T) {
@@ -177,7 +178,7 @@ func TestListenerHungKafka(t *testing.T) {
 	out, wall, err := runSparkSQL(ctx, &hs, []string{"COLLINE_KAFKA_BOOTSTRAP=" + ln.Addr().String(), "COLLINE_KAFKA_TOPIC=colline.hung"},
 		"--work", t.TempDir(), "-Drunner.hive=false",
 		fmt.Sprintf("-Dspark.colline.queue.capacity=%d", capacity),
-		"-Dspark.colline.kafka.max.block.ms=10000", "-Dspark.colline.kafka.retryMs=600000",
+		"-Dspark.colline.kafka.max.block.ms=30000", "-Dspark.colline.kafka.retryMs=600000",
 		"-Dspark.colline.shutdown.timeoutMs=5000",
 		fmt.Sprintf("-Dload.queries=%d", queries), "-Dload.rounds=1",
 		s.Root+"/e2e/testdata/load/LoadJob.java")
