@@ -14,6 +14,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/e2e/stack"
+	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
 	"github.com/colline/colline/process"
 	"github.com/colline/colline/record"
@@ -92,6 +93,32 @@ func (t *tap) Write(ctx context.Context, items []record.Item) error {
 	if err := t.writer.Write(ctx, items); err != nil {
 		return err
 	}
+	t.wrote(items, start)
+	return nil
+}
+
+// WritePrepared passes a batch the loop prepared ahead (graph.Prepare) to the writer, as the
+// consumer's loop does with a graph.Writer; a writer without WritePrepared gets its items.
+func (t *tap) WritePrepared(ctx context.Context, p *graph.Prepared) error {
+	start := time.Now()
+	pw, ok := t.writer.(interface {
+		WritePrepared(ctx context.Context, p *graph.Prepared) error
+	})
+	var err error
+	if ok {
+		err = pw.WritePrepared(ctx, p)
+	} else {
+		err = t.writer.Write(ctx, p.Items())
+	}
+	if err != nil {
+		return err
+	}
+	t.wrote(p.Items(), start)
+	return nil
+}
+
+// wrote counts a successful write of items that began at start.
+func (t *tap) wrote(items []record.Item, start time.Time) {
 	now := time.Now()
 	w := written{items: len(items), took: now.Sub(start)}
 	for _, it := range items {
@@ -107,7 +134,6 @@ func (t *tap) Write(ctx context.Context, items []record.Item) error {
 	if t.onWrite != nil {
 		t.onWrite(items, now)
 	}
-	return nil
 }
 
 // absorb adds o's counts to t and widens t's time span to cover o's, as if one tap had seen both.

@@ -74,11 +74,40 @@ func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 	if len(items) == 0 {
 		return nil
 	}
-	r, err := buildRows(items)
+	p, err := Prepare(items)
 	if err != nil {
 		return err
 	}
+	return w.WritePrepared(ctx, p)
+}
 
+// Prepared is a batch made ready for Write: its items checked, merged and sorted by key, and the
+// tags they carry. It is everything of a write that needs no graph.
+type Prepared struct {
+	items []record.Item
+	r     *rows
+	tags  []TagSet
+}
+
+// Items returns the items of the batch.
+func (p *Prepared) Items() []record.Item { return p.items }
+
+// Prepare does the part of Write that needs no graph, with Write's errors, so that a caller can
+// do it while the batch before is being written (the consumer does); WritePrepared then writes it.
+func Prepare(items []record.Item) (*Prepared, error) {
+	r, err := buildRows(items)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{items: items, r: r, tags: EventTagSets(items)}, nil
+}
+
+// WritePrepared is Write of a prepared batch. A batch may be written again after a failure (what
+// it read of the graph is read again), but not by two calls at once.
+func (w *Writer) WritePrepared(ctx context.Context, p *Prepared) error {
+	if len(p.items) == 0 {
+		return nil
+	}
 	timeout := w.timeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -89,21 +118,21 @@ func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 	defer w.turns.RUnlock()
 	var failed string
 	attempts := 0
-	_, err = sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+	_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		if attempts++; attempts > 1 {
 			w.retries.Add(1)
 		}
-		if err := writeRows(ctx, tx, r, &failed, "", nil); err != nil {
+		if err := writeRows(ctx, tx, p.r, &failed, "", nil); err != nil {
 			return nil, err
 		}
 		failed = "tags" // the tags the events carry, where they were set (tags.go)
-		return nil, writeTagSets(ctx, tx, EventTagSets(items))
+		return nil, writeTagSets(ctx, tx, p.tags)
 	}, neo4j.WithTxTimeout(timeout))
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-			return fmt.Errorf("graph write of %d items (statement %s): not done within %v: %w", len(items), failed, timeout, err)
+			return fmt.Errorf("graph write of %d items (statement %s): not done within %v: %w", len(p.items), failed, timeout, err)
 		}
-		return fmt.Errorf("graph write of %d items (statement %s): %w", len(items), failed, err)
+		return fmt.Errorf("graph write of %d items (statement %s): %w", len(p.items), failed, err)
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ func (l *Loop) deliver(ctx context.Context, b *batch) error {
 
 	start := time.Now()
 	l.log.Debug("writing batch", "messages", len(msgs), "items", len(items))
-	written, rejected, err := l.write(ctx, items)
+	written, rejected, err := l.write(ctx, items, b.prepared)
 	if len(items) > 0 {
 		l.m.stage.WithLabelValues(stageWrite).Observe(time.Since(start).Seconds())
 	}
@@ -100,19 +100,19 @@ func (l *Loop) deliver(ctx context.Context, b *batch) error {
 	return nil
 }
 
-// write writes items, retrying transient failures in place. When the graph rejects the batch for
-// its data, it writes the items one by one and returns those rejected alone as dead letters.
-func (l *Loop) write(ctx context.Context, items []pending) (written []pending, rejected []deadLetter, err error) {
+// write writes items (prepared: their write prepared ahead, or nil), retrying transient failures
+// in place. When the graph rejects the batch for its data, it writes the items one by one and
+// returns those rejected alone as dead letters.
+func (l *Loop) write(ctx context.Context, items []pending, prepared *graph.Prepared) (written []pending, rejected []deadLetter, err error) {
 	if len(items) == 0 {
 		return nil, nil, nil
 	}
-	batch := make([]record.Item, len(items))
-	for i, p := range items {
-		batch[i] = p.item
-	}
 	err = l.retry(ctx, opWrite, func(ctx context.Context) error {
-		defer l.writing(len(batch))()
-		return l.p.Writer.Write(ctx, batch)
+		defer l.writing(len(items))()
+		if prepared != nil {
+			return l.p.Writer.(preparedWriter).WritePrepared(ctx, prepared)
+		}
+		return l.p.Writer.Write(ctx, itemsOf(items))
 	}, graph.IsRejected)
 	switch {
 	case err == nil:
@@ -128,7 +128,7 @@ func (l *Loop) write(ctx context.Context, items []pending) (written []pending, r
 	}
 	l.log.Warn("graph rejected a batch; writing its messages one by one", "messages", len(items), "err", err)
 	for _, p := range items {
-		w, r, err := l.write(ctx, []pending{p})
+		w, r, err := l.write(ctx, []pending{p}, nil)
 		if err != nil {
 			return nil, nil, err
 		}

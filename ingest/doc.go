@@ -5,7 +5,8 @@
 // Delivery is at least once and keeps the order within a partition; the argument is written once,
 // at the top of loop.go. The files are the layers of the loop:
 //   - loop.go: Params, New and the core Run: batches in order, at most one in flight.
-//   - fetch.go: fetch a batch (count, bytes, time window) and process it into items and dead letters.
+//   - fetch.go: fetch a batch (count, bytes, time window) and process it into items and dead letters;
+//     with a graph.Writer, prepare its write (graph.Prepare) while the batch before is written.
 //   - deliver.go: write → emit (OpenLineage, optional) → dead letters → commit, splitting a batch
 //     the graph rejects.
 //   - retry.go: retries with backoff, and readiness (Ready) while anything is being retried.

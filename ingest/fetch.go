@@ -9,6 +9,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/colline/colline/graph"
 	"github.com/colline/colline/process"
 	"github.com/colline/colline/record"
 )
@@ -24,10 +25,11 @@ type pending struct {
 
 // batch is a fetched batch once processed: msgs to commit, items to write, dead letters to publish.
 type batch struct {
-	msgs  []kafka.Message
-	items []pending
-	dead  []deadLetter
-	bytes int // the values' total size
+	msgs     []kafka.Message
+	items    []pending
+	dead     []deadLetter
+	bytes    int             // the values' total size
+	prepared *graph.Prepared // the items' write, prepared ahead (prepare); nil: Write does it all
 }
 
 // collect fetches one batch: it waits for a first message, then takes more (fetchMore) for up to
@@ -147,6 +149,36 @@ func (l *Loop) process(msgs []kafka.Message) *batch {
 	}
 	b.msgs = msgs
 	return b
+}
+
+// preparedWriter is a Writer that writes batches prepared ahead (graph.Writer): the loop prepares
+// batch n+1 (graph.Prepare: its rows checked, merged and sorted) while batch n is being written.
+type preparedWriter interface {
+	WritePrepared(ctx context.Context, p *graph.Prepared) error
+}
+
+// prepare prepares b's write when the writer takes prepared batches. A batch that cannot be
+// prepared is left to Write, which fails the same way and takes the rejected path (deliver).
+func (l *Loop) prepare(b *batch) {
+	if _, ok := l.p.Writer.(preparedWriter); !ok || len(b.items) == 0 {
+		return
+	}
+	start := time.Now()
+	p, err := graph.Prepare(itemsOf(b.items))
+	if err != nil {
+		return
+	}
+	b.prepared = p
+	l.m.stage.WithLabelValues(stagePrepare).Observe(time.Since(start).Seconds())
+}
+
+// itemsOf returns the items of ps.
+func itemsOf(ps []pending) []record.Item {
+	out := make([]record.Item, len(ps))
+	for i, p := range ps {
+		out[i] = p.item
+	}
+	return out
 }
 
 // withoutPlan is it without the decoded plan: a listener event keeps its identity, application,

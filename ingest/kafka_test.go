@@ -48,12 +48,18 @@ func TestLoopAgainstRealKafkaAndNeo4j(t *testing.T) {
 	}
 	defer driver.Close(context.Background())
 	store := graph.NewWriter(driver, "")
+	metrics := NewMetrics(nil)
 
 	consume := func() {
 		t.Helper()
-		runUntilIdle(ctx, t, addrs, topic, dlqTopic, group, 0, Params{Writer: store, Setup: store.Bootstrap})
+		runUntilIdle(ctx, t, addrs, topic, dlqTopic, group, 0, Params{Writer: store, Setup: store.Bootstrap, Metrics: metrics})
 	}
 	consume()
+	// a graph.Writer is given each batch prepared ahead (graph.Prepare), not its items
+	prepared, written := histCount(t, metrics, stagePrepare), histCount(t, metrics, stageWrite)
+	if prepared == 0 || prepared != written {
+		t.Errorf("%d batches prepared ahead, %d written: want every batch prepared", prepared, written)
+	}
 
 	down, err := graph.NewReader(driver, "").Downstream(ctx, "spark_catalog/db."+src+"#name", 5)
 	if err != nil {

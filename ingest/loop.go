@@ -290,6 +290,7 @@ func (l *Loop) run(ctx context.Context) error {
 				}
 			}
 			b := l.process(msgs)
+			l.prepare(b)
 			if herr := l.await(); herr != nil { // batch n is committed before batch n+1 is written
 				return herr
 			}

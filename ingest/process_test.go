@@ -73,8 +73,8 @@ func TestExtractor(t *testing.T) {
 	if got := testutil.ToFloat64(m.unknown.WithLabelValues("com.example.CustomNode")); got != 1 {
 		t.Errorf("unknown node classes counted: %v, want 1 (lineage.Unknown = %v)", got, it.Lineage.Unknown)
 	}
-	if got := testutil.CollectAndCount(m.stage); got != 7 { // decode, extract, reuse, write, emit, commit, dead_letter
-		t.Errorf("stage series = %d, want 7", got)
+	if got := testutil.CollectAndCount(m.stage); got != 8 { // decode, extract, reuse, prepare, write, emit, commit, dead_letter
+		t.Errorf("stage series = %d, want 8", got)
 	}
 	// with a Reuse, the same plan again is timed in stage reuse, and held for the pacer
 	r := Extractor{Metrics: m, Reuse: NewReuse(1)}
@@ -83,8 +83,8 @@ func TestExtractor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := testutil.CollectAndCount(m.stage, "colline_ingest_stage_duration_seconds"); got != 7 {
-		t.Errorf("stage series = %d, want 7", got)
+	if got := testutil.CollectAndCount(m.stage, "colline_ingest_stage_duration_seconds"); got != 8 {
+		t.Errorf("stage series = %d, want 8", got)
 	}
 	if n := histCount(t, m, process.StageReuse); n != 1 {
 		t.Errorf("stage reuse observed %d times, want 1", n)
