@@ -33,7 +33,8 @@ func TestFaults(t *testing.T) {
 }
 
 // testNeo4jDown: Neo4j stops for 30 s mid-stream; the consumer reports not ready, keeps the batch,
-// recovers by itself when Neo4j is back, and nothing is lost.
+// recovers by itself when Neo4j is back, and nothing is lost. The outage must outlast the driver's
+// own retries (MaxTransactionRetryTime, 15 s): at 10 s they hid it from the loop (no loop retry).
 func testNeo4jDown(t *testing.T) {
 	d := driver(t)
 	wipe(t, d)
