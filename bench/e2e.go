@@ -97,20 +97,16 @@ func (t *tap) Write(ctx context.Context, items []record.Item) error {
 	return nil
 }
 
-// WritePrepared passes a batch the loop prepared ahead (graph.Prepare) to the writer, as the
-// consumer's loop does with a graph.Writer; a writer without WritePrepared gets its items.
-func (t *tap) WritePrepared(ctx context.Context, p *graph.Prepared) error {
+// preparedTap is a tap over a writer that takes batches prepared ahead (a graph.Writer), so that
+// the loop prepares them as the consumer's does.
+type preparedTap struct {
+	*tap
+	writer ingest.PreparedWriter
+}
+
+func (t preparedTap) WritePrepared(ctx context.Context, p *graph.Prepared) error {
 	start := time.Now()
-	pw, ok := t.writer.(interface {
-		WritePrepared(ctx context.Context, p *graph.Prepared) error
-	})
-	var err error
-	if ok {
-		err = pw.WritePrepared(ctx, p)
-	} else {
-		err = t.writer.Write(ctx, p.Items())
-	}
-	if err != nil {
+	if err := t.writer.WritePrepared(ctx, p); err != nil {
 		return err
 	}
 	t.wrote(p.Items(), start)
@@ -192,6 +188,9 @@ func newConsumer(env *benchEnv, topic, dlqTopic string, w interface {
 	p := ingest.Params{
 		Fetcher: t, Committer: reader, Writer: t, DeadLetters: dlq,
 		Metrics: ingest.NewMetrics(reg), Logger: slog.New(slog.DiscardHandler), Version: "bench",
+	}
+	if pw, ok := w.(ingest.PreparedWriter); ok {
+		p.Writer = preparedTap{t, pw} // the loop prepares batches ahead, as the consumer's does
 	}
 	if reuse != nil {
 		p.Processor = ingest.Extractor{Metrics: p.Metrics, Reuse: reuse}

@@ -71,9 +71,6 @@ func (w *Writer) timeout() time.Duration {
 // its MaxTransactionRetryTime; what is left is returned, and IsTransient tells whether a later
 // attempt may succeed. Write has no other side effects, so the caller may retry it freely.
 func (w *Writer) Write(ctx context.Context, items []record.Item) error {
-	if len(items) == 0 {
-		return nil
-	}
 	p, err := Prepare(items)
 	if err != nil {
 		return err

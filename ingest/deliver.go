@@ -110,7 +110,7 @@ func (l *Loop) write(ctx context.Context, items []pending, prepared *graph.Prepa
 	err = l.retry(ctx, opWrite, func(ctx context.Context) error {
 		defer l.writing(len(items))()
 		if prepared != nil {
-			return l.p.Writer.(preparedWriter).WritePrepared(ctx, prepared)
+			return l.p.Writer.(PreparedWriter).WritePrepared(ctx, prepared)
 		}
 		return l.p.Writer.Write(ctx, itemsOf(items))
 	}, graph.IsRejected)

@@ -151,16 +151,16 @@ func (l *Loop) process(msgs []kafka.Message) *batch {
 	return b
 }
 
-// preparedWriter is a Writer that writes batches prepared ahead (graph.Writer): the loop prepares
+// PreparedWriter is a Writer that writes batches prepared ahead (graph.Writer): the loop prepares
 // batch n+1 (graph.Prepare: its rows checked, merged and sorted) while batch n is being written.
-type preparedWriter interface {
+type PreparedWriter interface {
 	WritePrepared(ctx context.Context, p *graph.Prepared) error
 }
 
 // prepare prepares b's write when the writer takes prepared batches. A batch that cannot be
 // prepared is left to Write, which fails the same way and takes the rejected path (deliver).
 func (l *Loop) prepare(b *batch) {
-	if _, ok := l.p.Writer.(preparedWriter); !ok || len(b.items) == 0 {
+	if _, ok := l.p.Writer.(PreparedWriter); !ok || len(b.items) == 0 {
 		return
 	}
 	start := time.Now()
