@@ -209,6 +209,7 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 	// One consumer takes the first runs and then the re-runs, as a consumer that keeps running
 	// does: the plans it kept (process.Reuse) are those of the runs before.
 	reuse := process.NewReuse(0)
+	cpu := newCPUMeter([2]string{"Neo4j", env.neo4jURI}, [2]string{"Kafka", env.brokers[0]})
 
 	phase := func(name string, n int, gen func(i int) message) (*tap, error) {
 		topic, dlqTopic := topicName("prod-"+name), topicName("prod-"+name+".dlq")
@@ -229,11 +230,13 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 			return nil, err
 		}
 		r.notef("prod %s: the reader alone fetched the %d events in %.2fs (%.0f events/s, %.0f MB/s)", name, n, fsecs, float64(n)/fsecs, float64(bytes)/1e6/fsecs)
+		c0 := cpu.sample()
 		t, con, err := consumeTopic(ctx, env, topic, dlqTopic, reuse)
 		if err != nil {
 			return nil, err
 		}
 		defer con.close()
+		r.notef("prod %s, end to end: %s", name, cpu.per(c0, cpu.sample(), t.events))
 		secs := t.seconds()
 		hits, misses := reuse.Counts()
 		r.notef("prod %s: %d events (%.1f MB; %d of them changed their job's lineage; plans reused %d, decoded %d), %d edges in %.2fs (%d transactions, %.0f dead letters): %.1f events/s; stages: %s",
@@ -274,6 +277,7 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 		values = append(values, m.value)
 	}
 	size := cmp.Or(e2eBatchSize, ingest.DefaultBatchSize)
+	c0 := cpu.sample()
 	start := time.Now()
 	for b := range slices.Chunk(items, size) {
 		if err := env.writer.Write(ctx, b); err != nil {
@@ -281,16 +285,19 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 		}
 	}
 	wsecs := time.Since(start).Seconds()
+	r.notef("prod: writer alone: %s", cpu.per(c0, cpu.sample(), len(items)))
 	alone := float64(len(items)) / wsecs // events/s
 	// Neo4j's own rate for what a re-run records, in the writer's batches of 100 and in one of
 	// 1,000, against the writer alone above.
 	var bare [2]float64
 	var bareN int
 	for k, size := range []int{100, 1000} {
+		c0 := cpu.sample()
 		n, secs, err := bareRuns(ctx, env.driver, c.start.Add(time.Duration(runs+1+k)*time.Hour), size)
 		if err != nil {
 			return fmt.Errorf("prod: bare runs: %w", err)
 		}
+		r.notef("prod: bare write, one statement per %d runs: %s", size, cpu.per(c0, cpu.sample(), n))
 		bareN, bare[k] = n, float64(n)/secs
 		r.notef("prod: Neo4j's bare write of what a re-run records (a Run with HAS_RUN, READ, WROTE; LINEAGE.lastSeen set), one statement per %d runs: %d runs in %.2fs (%.0f runs/s); the writer alone: %.2f of it",
 			size, n, secs, bare[k], alone/bare[k])
