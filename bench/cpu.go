@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -138,13 +139,13 @@ func (m *cpuMeter) sample() cpuSample {
 
 func tvSeconds(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
 
-// per tells the CPU milliseconds each process spent per event between a and b, their sum, and how
-// many of the machine's cores were busy on average.
-func (m *cpuMeter) per(a, b cpuSample, events int) string {
-	if events == 0 {
-		return "no events"
+// per tells the CPU milliseconds each process spent per unit (n of them) between a and b, their
+// sum, and how many of the machine's cores were busy on average.
+func (m *cpuMeter) per(a, b cpuSample, n float64, unit string) string {
+	if n == 0 {
+		return "nothing done"
 	}
-	ms := func(d float64) float64 { return d * 1000 / float64(events) }
+	ms := func(d float64) float64 { return d * 1000 / n }
 	total := ms(b.self - a.self)
 	parts := []string{fmt.Sprintf("bench (the consumer) %.3f", total)}
 	for i, name := range m.names {
@@ -159,6 +160,41 @@ func (m *cpuMeter) per(a, b cpuSample, events int) string {
 	if b.all > a.all {
 		cores = float64(b.busy-a.busy) / float64(b.all-a.all) * float64(runtime.NumCPU())
 	}
-	return fmt.Sprintf("CPU ms per event: %s; together %.3f; the machine's %d cores %.2f busy on average over %.1fs",
-		strings.Join(parts, ", "), total, runtime.NumCPU(), cores, b.wall.Sub(a.wall).Seconds())
+	return fmt.Sprintf("CPU ms per %s: %s; together %.3f; the machine's %d cores %.2f busy on average over %.1fs",
+		unit, strings.Join(parts, ", "), total, runtime.NumCPU(), cores, b.wall.Sub(a.wall).Seconds())
+}
+
+// add accumulates the interval from a to b into acc, a pair of samples whose difference is the
+// sum of the intervals so far (for per).
+func (m *cpuMeter) add(acc [2]cpuSample, a, b cpuSample) [2]cpuSample {
+	if acc[1].wall.IsZero() {
+		return [2]cpuSample{a, b}
+	}
+	acc[1].self += b.self - a.self
+	for i := range acc[1].services {
+		acc[1].services[i] += b.services[i] - a.services[i]
+	}
+	acc[1].busy += b.busy - a.busy
+	acc[1].all += b.all - a.all
+	acc[1].wall = acc[1].wall.Add(b.wall.Sub(a.wall))
+	return acc
+}
+
+// profiled runs part with the Go CPU profile written to path, when path is set.
+func profiled(r *report, path string, part func() error) error {
+	if path == "" {
+		return part()
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	err = part()
+	pprof.StopCPUProfile()
+	r.notef("CPU profile of the part in %s (go tool pprof -top %s)", path, path)
+	return err
 }

@@ -469,11 +469,12 @@ func benchE2E(ctx context.Context, r *report, env *benchEnv, evs []event, copies
 	// The writer alone on new lineage (one more copy, decoded beforehand): the write's own rate,
 	// one writer and two at once on alternate batches (parallel transactions); then Neo4j's bare
 	// CREATE and bare MERGE of the same relationships, in the same run.
-	alone, err := writerAlone(ctx, r, env, evs, copies)
+	cpu := newCPUMeter([2]string{"Neo4j", env.neo4jURI})
+	alone, err := writerAlone(ctx, r, env, cpu, evs, copies)
 	if err != nil {
 		return fmt.Errorf("e2e writer alone: %w", err)
 	}
-	n, bare, bareMerge, err := bareWrites(ctx, env.driver)
+	n, bare, bareMerge, err := bareWrites(ctx, r, env.driver, cpu)
 	if err != nil {
 		return fmt.Errorf("e2e bare CREATE: %w", err)
 	}
@@ -498,7 +499,7 @@ func benchE2E(ctx context.Context, r *report, env *benchEnv, evs []event, copies
 // beforehand, with the writer in batches of 100 as the loop does: once with one writer, once
 // (another copy) with two writers at once on alternate batches. It returns the lineage
 // relationships per second of the faster.
-func writerAlone(ctx context.Context, r *report, env *benchEnv, evs []event, copies int) (float64, error) {
+func writerAlone(ctx context.Context, r *report, env *benchEnv, cpu *cpuMeter, evs []event, copies int) (float64, error) {
 	best := 0.0
 	for k, writers := range []int{1, 2} {
 		var items []record.Item
@@ -518,6 +519,7 @@ func writerAlone(ctx context.Context, r *report, env *benchEnv, evs []event, cop
 		if err != nil {
 			return 0, err
 		}
+		c0 := cpu.sample()
 		start := time.Now()
 		errs := make(chan error, writers)
 		for w := range writers {
@@ -537,10 +539,12 @@ func writerAlone(ctx context.Context, r *report, env *benchEnv, evs []event, cop
 			}
 		}
 		secs := time.Since(start).Seconds()
+		c1 := cpu.sample()
 		after, err := countLineage(ctx, env.driver)
 		if err != nil {
 			return 0, err
 		}
+		r.notef("e2e writer alone, %d writer(s): %s", writers, cpu.per(c0, c1, float64(after-before)/1000, "1,000 relationships"))
 		rate := float64(after-before) / secs
 		r.notef("e2e writer alone, %d writer(s): %d events of new lineage, %d FEEDS and DECIDES_ROWS created in %.2fs: %.0f relationships/s, %.0f events/s",
 			writers, len(items), after-before, secs, rate, float64(len(items))/secs)
@@ -563,8 +567,8 @@ func countLineage(ctx context.Context, d neo4j.DriverWithContext) (int64, error)
 // batched UNWIND … CREATE (nodes found by element id, no MERGE, no properties), times that, and
 // deletes them; then the same with UNWIND … MERGE (the honest limit of an idempotent write: it
 // checks for the relationship first); alternately, three times each. It returns the
-// relationships and the median rates per second.
-func bareWrites(ctx context.Context, d neo4j.DriverWithContext) (int, float64, float64, error) {
+// relationships and the median rates per second, and notes where the CPU of each verb's passes went.
+func bareWrites(ctx context.Context, r *report, d neo4j.DriverWithContext, cpu *cpuMeter) (int, float64, float64, error) {
 	res, err := neo4j.ExecuteQuery(ctx, d, `MATCH (a)-[:FEEDS|DECIDES_ROWS]->(b) RETURN elementId(a) AS a, elementId(b) AS b`,
 		nil, neo4j.EagerResultTransformer)
 	if err != nil {
@@ -578,8 +582,11 @@ func bareWrites(ctx context.Context, d neo4j.DriverWithContext) (int, float64, f
 	}
 	const batch, passes = 5000, 3
 	var secs [2][]float64
+	var used [2][2]cpuSample // each verb's CPU over its passes: the sum of (after - before)
+	verbs := []string{"CREATE", "MERGE"}
 	for range passes { // a pass takes about a second: the median of three
-		for k, verb := range []string{"CREATE", "MERGE"} {
+		for k, verb := range verbs {
+			c0 := cpu.sample()
 			start := time.Now()
 			for i := 0; i < len(rows); i += batch {
 				if _, err := neo4j.ExecuteQuery(ctx, d, `UNWIND $rows AS row
@@ -590,10 +597,14 @@ MATCH (b) WHERE elementId(b) = row.b
 				}
 			}
 			secs[k] = append(secs[k], time.Since(start).Seconds())
+			used[k] = cpu.add(used[k], c0, cpu.sample())
 			if _, err := neo4j.ExecuteQuery(ctx, d, `MATCH ()-[r:BENCH_BARE]->() DELETE r`, nil, neo4j.EagerResultTransformer); err != nil {
 				return 0, 0, 0, err
 			}
 		}
+	}
+	for k, verb := range verbs {
+		r.notef("e2e bare %s: %s", verb, cpu.per(used[k][0], used[k][1], float64(passes*len(rows))/1000, "1,000 relationships"))
 	}
 	slices.Sort(secs[0])
 	slices.Sort(secs[1])

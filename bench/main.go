@@ -34,7 +34,7 @@ func main() {
 		neo4jURI   = flag.String("neo4j", envOr("COLLINE_TEST_NEO4J_URI", "bolt://127.0.0.1:17687"), "Neo4j URI (no auth)")
 		rounds     = flag.Int("decode-rounds", 9, "decode: interleaved rounds per variant")
 		roundTime  = flag.Duration("decode-round-time", 700*time.Millisecond, "decode: minimum time of a round")
-		cpuProfile = flag.String("cpuprofile", "", "decode: write a CPU profile of Decode+Extract here")
+		cpuProfile = flag.String("cpuprofile", "", "decode: write a CPU profile of Decode+Extract here; prod: of the whole part (the consumer's side: loop, writer, driver)")
 		memProfile = flag.String("memprofile", "", "decode: write an allocation profile of Decode+Extract here")
 		copies     = flag.Int("e2e-copies", 5, "e2e: replay the corpus this many times (each copy writes new target tables)")
 		naiveEdges = flag.Int("naive-edges", 4000, "e2e: edges the naive baseline writes")
@@ -112,7 +112,7 @@ func main() {
 		case "e2e":
 			return benchE2E(ctx, r, env, evs, *copies, *naiveEdges)
 		case "prod":
-			return benchProd(ctx, r, env, evs, *prodJobs, *prodRuns, *prodChange)
+			return profiled(r, *cpuProfile, func() error { return benchProd(ctx, r, env, evs, *prodJobs, *prodRuns, *prodChange) })
 		case "prod-fresh":
 			return benchProdFresh(ctx, r, env, evs, *prodJobs, *prodChange, *prodRate, *freshDur)
 		case "fresh":

@@ -236,7 +236,7 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 			return nil, err
 		}
 		defer con.close()
-		r.notef("prod %s, end to end: %s", name, cpu.per(c0, cpu.sample(), t.events))
+		r.notef("prod %s, end to end: %s", name, cpu.per(c0, cpu.sample(), float64(t.events), "event"))
 		secs := t.seconds()
 		hits, misses := reuse.Counts()
 		r.notef("prod %s: %d events (%.1f MB; %d of them changed their job's lineage; plans reused %d, decoded %d), %d edges in %.2fs (%d transactions, %.0f dead letters): %.1f events/s; stages: %s",
@@ -285,19 +285,18 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 		}
 	}
 	wsecs := time.Since(start).Seconds()
-	r.notef("prod: writer alone: %s", cpu.per(c0, cpu.sample(), len(items)))
+	r.notef("prod: writer alone: %s", cpu.per(c0, cpu.sample(), float64(len(items)), "event"))
 	alone := float64(len(items)) / wsecs // events/s
 	// Neo4j's own rate for what a re-run records, in the writer's batches of 100 and in one of
 	// 1,000, against the writer alone above.
 	var bare [2]float64
 	var bareN int
 	for k, size := range []int{100, 1000} {
-		c0 := cpu.sample()
-		n, secs, err := bareRuns(ctx, env.driver, c.start.Add(time.Duration(runs+1+k)*time.Hour), size)
+		n, secs, used, err := bareRuns(ctx, env.driver, cpu, c.start.Add(time.Duration(runs+1+k)*time.Hour), size)
 		if err != nil {
 			return fmt.Errorf("prod: bare runs: %w", err)
 		}
-		r.notef("prod: bare write, one statement per %d runs: %s", size, cpu.per(c0, cpu.sample(), n))
+		r.notef("prod: bare write, one statement per %d runs: %s", size, used)
 		bareN, bare[k] = n, float64(n)/secs
 		r.notef("prod: Neo4j's bare write of what a re-run records (a Run with HAS_RUN, READ, WROTE; LINEAGE.lastSeen set), one statement per %d runs: %d runs in %.2fs (%.0f runs/s); the writer alone: %.2f of it",
 			size, n, secs, bare[k], alone/bare[k])
@@ -341,15 +340,15 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 // HAS_RUN, a READ per dataset and a WROTE per dataset its last run read and wrote, and the
 // LINEAGE's lastSeen; nodes found by element id, one UNWIND statement and transaction per size
 // runs. The runs (at at) are deleted afterwards. It returns the runs written and the seconds the
-// writes took.
-func bareRuns(ctx context.Context, d neo4j.DriverWithContext, at time.Time, size int) (int, float64, error) {
+// writes took, and where their CPU went (cpu's line).
+func bareRuns(ctx context.Context, d neo4j.DriverWithContext, cpu *cpuMeter, at time.Time, size int) (int, float64, string, error) {
 	res, err := neo4j.ExecuteQuery(ctx, d, `MATCH (j:Job)-[:HAS_RUN]->(r:Run)
 WITH j, r ORDER BY r.endedAt DESC
 WITH j, head(collect(r)) AS r
 RETURN elementId(j) AS job, [(r)-[:READ]->(x) | elementId(x)] AS reads, [(r)-[:WROTE]->(x) | elementId(x)] AS wrote
 ORDER BY job`, nil, neo4j.EagerResultTransformer)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	rows := make([]any, 0, len(res.Records))
 	for i, rec := range res.Records {
@@ -358,6 +357,7 @@ ORDER BY job`, nil, neo4j.EagerResultTransformer)
 		m["at"] = at
 		rows = append(rows, m)
 	}
+	c0 := cpu.sample()
 	start := time.Now()
 	for b := range slices.Chunk(rows, size) {
 		if _, err := neo4j.ExecuteQuery(ctx, d, `UNWIND $rows AS row
@@ -368,12 +368,13 @@ CALL (row, r) { UNWIND row.reads AS x MATCH (s) WHERE elementId(s) = x CREATE (r
 CALL (row, r) { UNWIND row.wrote AS x MATCH (t) WHERE elementId(t) = x CREATE (r)-[:WROTE]->(t) }
 CALL (row, j) { MATCH (j)-[l:LINEAGE]->() SET l.lastSeen = row.at }
 RETURN count(*) AS n`, map[string]any{"rows": b}, neo4j.EagerResultTransformer); err != nil {
-			return 0, 0, err
+			return 0, 0, "", err
 		}
 	}
 	secs := time.Since(start).Seconds()
+	used := cpu.per(c0, cpu.sample(), float64(len(rows)), "run")
 	if _, err := neo4j.ExecuteQuery(ctx, d, `MATCH (r:Run) WHERE r.key STARTS WITH 'bench-bare-' DETACH DELETE r`, nil, neo4j.EagerResultTransformer); err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
-	return len(rows), secs, nil
+	return len(rows), secs, used, nil
 }
