@@ -52,10 +52,11 @@ type observer func(name string, rows int, sum neo4j.ResultSummary)
 // finds the batch's listener runs and columns that the graph holds, lineageState the stored
 // LINEAGEs, from which the writer decides the lineage rows (version.go). What is new is created
 // with CREATE, every relationship of it included, without the MERGE's checks (newColumns,
-// newRuns, newReads, newWrote, newFeeds, newDecides); what exists is merged.
+// newRuns, newReads, newWrote, newFeeds, newDecides, newLineages); what exists is merged, or
+// found by the element id that the read returned (lineages).
 var elements = []element{jobs, datasets, existing, lineageState, schemaSupersede, newColumns, columns, fields, fieldLinks, schemas,
 	newRuns, runs, parents, newReads, reads, newWrote, wrote,
-	supersedeFeeds, supersedeDecides, newFeeds, feeds, newDecides, decides, lineages, marks, columnMarks, renames, changed}
+	supersedeFeeds, supersedeDecides, newFeeds, feeds, newDecides, decides, newLineages, lineages, marks, columnMarks, renames, changed}
 
 // Lineage relationship types, as EdgeRow.Kind.
 const (

@@ -57,6 +57,7 @@ func (a *versionRow) compare(b *versionRow) int {
 // is none yet.
 type versionState struct {
 	exists                     bool
+	id                         string // the LINEAGE's element id, as this transaction read it
 	fingerprint, lastRun       string
 	since, firstSeen, lastSeen time.Time
 	stale                      bool
@@ -178,6 +179,7 @@ type supersedeRow struct {
 
 // lineageUpdate is a LINEAGE as the batch leaves it (decide computed every value).
 type lineageUpdate struct {
+	id                                 string // the stored LINEAGE's element id; "": the batch creates it
 	job, dataset, fingerprint, lastRun string
 	since, firstSeen, lastSeen         time.Time
 	stale                              bool
@@ -208,7 +210,7 @@ func (r *rows) decide(states map[[2]string]versionState) {
 			first = minTime(first, o.at)
 			same = same && o.fingerprint == st.fingerprint
 		}
-		u := lineageUpdate{job: v.job, dataset: v.dataset, fingerprint: st.fingerprint, lastRun: st.lastRun,
+		u := lineageUpdate{id: st.id, job: v.job, dataset: v.dataset, fingerprint: st.fingerprint, lastRun: st.lastRun,
 			since: st.since, firstSeen: first, lastSeen: st.lastSeen, stale: st.stale}
 		if st.exists {
 			u.firstSeen = minTime(st.firstSeen, first)
@@ -220,7 +222,7 @@ func (r *rows) decide(states map[[2]string]versionState) {
 		}
 		if same && !first.Before(st.since) {
 			// A confirmation: the stored version's edges are the runs' edges.
-			if u != (lineageUpdate{job: v.job, dataset: v.dataset, fingerprint: st.fingerprint, lastRun: st.lastRun,
+			if u != (lineageUpdate{id: st.id, job: v.job, dataset: v.dataset, fingerprint: st.fingerprint, lastRun: st.lastRun,
 				since: st.since, firstSeen: st.firstSeen, lastSeen: st.lastSeen, stale: st.stale}) {
 				r.lineages = append(r.lineages, u)
 			}
@@ -294,7 +296,7 @@ const lineageStateQuery = `UNWIND $rows AS row
 MATCH (j:Job {key: row.job})
 MATCH (d:Dataset {key: row.dataset})
 OPTIONAL MATCH (j)-[l:LINEAGE]->(d)
-RETURN row.i AS i, l IS NOT NULL AS exists, l.fingerprint AS fingerprint, l.since AS since, l.firstSeen AS firstSeen,
+RETURN row.i AS i, l IS NOT NULL AS exists, elementId(l) AS id, l.fingerprint AS fingerprint, l.since AS since, l.firstSeen AS firstSeen,
        l.lastSeen AS lastSeen, l.lastRun AS lastRun, l.stale AS stale,
        CASE WHEN l IS NULL THEN EXISTS { MATCH (d)<-[:DECIDES_ROWS {job: row.job}]-(:Column) }
          OR EXISTS { MATCH (d)-[:HAS_COLUMN]->(:Column)-[:HAS_FIELD*0..]->(:Column)<-[:FEEDS {job: row.job}]-(:Column) }
@@ -328,6 +330,7 @@ func readStates(ctx context.Context, tx runner, r *rows, prefix string, observe 
 			v := r.versions[i]
 			st := versionState{}
 			st.exists, _ = get[bool](rec, "exists")
+			st.id, _ = get[string](rec, "id")
 			st.fingerprint, _ = get[string](rec, "fingerprint")
 			st.lastRun, _ = get[string](rec, "lastRun")
 			st.stale, _ = get[bool](rec, "stale")
@@ -386,25 +389,47 @@ func supersedeParams(x supersedeRow) map[string]any {
 	return map[string]any{"job": x.job, "dataset": x.dataset, "lastSeen": x.lastSeen, "lastRun": x.lastRun, "stale": x.stale}
 }
 
-// lineages writes each LINEAGE as decide left it.
-var lineages = element{
-	name:          "lineages",
+// newLineages creates each LINEAGE that lineageState found none of (the dataset's lock, taken
+// before it read, keeps another transaction from creating one; see the top), and lineages updates
+// each one it read, found again by the element id it read; both as decide left them.
+var newLineages = element{
+	name:          "new lineages",
 	relationships: []string{Lineage},
 	query: `UNWIND $rows AS row
 MATCH (j:Job {key: row.job})
 MATCH (d:Dataset {key: row.dataset})
-MERGE (j)-[l:LINEAGE]->(d)
-SET l.fingerprint = row.fingerprint, l.since = row.since, l.firstSeen = row.firstSeen,
-    l.lastSeen = row.lastSeen, l.lastRun = row.lastRun, l.stale = row.stale
+CREATE (j)-[l:LINEAGE]->(d)
+` + lineageSet + `
 RETURN count(*) AS n`,
-	rows: func(r *rows) []map[string]any {
-		return params(r.lineages, func(x lineageUpdate) map[string]any {
-			var stale any
-			if x.stale {
-				stale = true
-			}
-			return map[string]any{"job": x.job, "dataset": x.dataset, "fingerprint": x.fingerprint, "since": x.since,
-				"firstSeen": x.firstSeen, "lastSeen": x.lastSeen, "lastRun": x.lastRun, "stale": stale}
-		})
-	},
+	rows: func(r *rows) []map[string]any { return lineageParams(r, false) },
+}
+
+var lineages = element{
+	name:          "lineages",
+	relationships: []string{Lineage},
+	query: `UNWIND $rows AS row
+MATCH ()-[l:LINEAGE]->() WHERE elementId(l) = row.id
+` + lineageSet + `
+RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any { return lineageParams(r, true) },
+}
+
+const lineageSet = `SET l.fingerprint = row.fingerprint, l.since = row.since, l.firstSeen = row.firstSeen,
+    l.lastSeen = row.lastSeen, l.lastRun = row.lastRun, l.stale = row.stale`
+
+// lineageParams are the rows of r.lineages that update a stored LINEAGE (stored) or create one.
+func lineageParams(r *rows, stored bool) []map[string]any {
+	var out []map[string]any
+	for _, x := range r.lineages {
+		if (x.id != "") != stored {
+			continue
+		}
+		var stale any
+		if x.stale {
+			stale = true
+		}
+		out = append(out, map[string]any{"id": x.id, "job": x.job, "dataset": x.dataset, "fingerprint": x.fingerprint, "since": x.since,
+			"firstSeen": x.firstSeen, "lastSeen": x.lastSeen, "lastRun": x.lastRun, "stale": stale})
+	}
+	return out
 }
