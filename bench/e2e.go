@@ -261,24 +261,26 @@ func produce(ctx context.Context, env *benchEnv, topic string, msgs []message) e
 }
 
 // replay produces msgs to a fresh topic, then consumes them with the loop and writer w until the
-// backlog is done. It returns the tap with the counts and times.
+// backlog is done. It returns the tap with the counts and times, and where the CPU went while it
+// consumed (cpu's line).
 func replay(ctx context.Context, env *benchEnv, phase string, msgs []message, w interface {
 	Write(ctx context.Context, items []record.Item) error
-}) (*tap, *consumer, error) {
+}, cpu *cpuMeter) (*tap, *consumer, string, error) {
 	topic, dlqTopic, drop, err := loaded(ctx, env, phase, msgs)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	defer drop()
+	c0 := cpu.sample()
 	c, err := newConsumer(env, topic, dlqTopic, w, 2*time.Second, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	defer c.close()
 	if err := c.loop.Run(ctx); err != nil {
-		return nil, nil, fmt.Errorf("%s: consumer loop: %w", phase, err)
+		return nil, nil, "", fmt.Errorf("%s: consumer loop: %w", phase, err)
 	}
-	return c.tap, c, nil
+	return c.tap, c, cpu.per(c0, cpu.sample(), float64(c.tap.events), "event"), nil
 }
 
 // replayGroup is replay with n consumers in one group, which share the topic's partitions as n
@@ -396,6 +398,7 @@ func benchE2E(ctx context.Context, r *report, env *benchEnv, evs []event, copies
 		n += m.edges
 	}
 
+	cpu := newCPUMeter([2]string{"Neo4j", env.neo4jURI}, [2]string{"Kafka", env.brokers[0]})
 	run := func(name string, msgs []message, w interface {
 		Write(ctx context.Context, items []record.Item) error
 	}) (edgesPerSec, eventsPerSec float64, err error) {
@@ -413,10 +416,11 @@ func benchE2E(ctx context.Context, r *report, env *benchEnv, evs []event, copies
 			want += m.edges
 		}
 		r.notef("e2e %s: graph wiped in %.1fs; replaying %d events (%.1f MB, %d edges) through Kafka", name, d.Seconds(), len(msgs), float64(bytes)/1e6, want)
-		t, c, err := replay(ctx, env, "e2e-"+name, msgs, w)
+		t, c, used, err := replay(ctx, env, "e2e-"+name, msgs, w, cpu)
 		if err != nil {
 			return 0, 0, err
 		}
+		r.notef("e2e %s, consumed: %s", name, used)
 		dead := c.deadLetters()
 		secs := t.seconds()
 		feeds, _ := countFeeds(ctx, env.driver)
@@ -469,7 +473,6 @@ func benchE2E(ctx context.Context, r *report, env *benchEnv, evs []event, copies
 	// The writer alone on new lineage (one more copy, decoded beforehand): the write's own rate,
 	// one writer and two at once on alternate batches (parallel transactions); then Neo4j's bare
 	// CREATE and bare MERGE of the same relationships, in the same run.
-	cpu := newCPUMeter([2]string{"Neo4j", env.neo4jURI})
 	alone, err := writerAlone(ctx, r, env, cpu, evs, copies)
 	if err != nil {
 		return fmt.Errorf("e2e writer alone: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/e2e/stack"
+	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
 	"github.com/colline/colline/process"
 	"github.com/colline/colline/record"
@@ -262,37 +263,51 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 
 	// The halves: one more round of re-runs, decoded beforehand, written by the writer alone in
 	// the loop's batches (-e2e-batch, else its default); and the decode alone, on one goroutine.
-	var items []record.Item
-	var values [][]byte
-	for j := range jobs {
-		m := c.run(j, runs)
-		it, err := process.Step{}.Item(m.value)
-		if err != nil {
-			return fmt.Errorf("prod: %w", err)
+	round := func(r int) (items []record.Item, values [][]byte, err error) {
+		for j := range jobs {
+			m := c.run(j, r)
+			it, err := process.Step{}.Item(m.value)
+			if err != nil {
+				return nil, nil, fmt.Errorf("prod: %w", err)
+			}
+			env := *it.Event
+			env.Nodes = nil // as the loop keeps it (ingest's withoutPlan)
+			it.Event = &env
+			items = append(items, it)
+			values = append(values, m.value)
 		}
-		env := *it.Event
-		env.Nodes = nil // as the loop keeps it (ingest's withoutPlan)
-		it.Event = &env
-		items = append(items, it)
-		values = append(values, m.value)
+		return items, values, nil
+	}
+	items, values, err := round(runs)
+	if err != nil {
+		return err
 	}
 	size := cmp.Or(e2eBatchSize, ingest.DefaultBatchSize)
-	c0 := cpu.sample()
-	start := time.Now()
-	for b := range slices.Chunk(items, size) {
-		if err := env.writer.Write(ctx, b); err != nil {
-			return fmt.Errorf("prod: writer alone: %w", err)
-		}
+	wsecs, used, err := writeAlone(ctx, env.writer, cpu, items, size, 1)
+	if err != nil {
+		return err
 	}
-	wsecs := time.Since(start).Seconds()
-	r.notef("prod: writer alone: %s", cpu.per(c0, cpu.sample(), float64(len(items)), "event"))
+	r.notef("prod: writer alone: %s", used)
 	alone := float64(len(items)) / wsecs // events/s
+	// Parallel transactions on disjoint jobs: one more run of each job, two writers at once on
+	// alternate batches (each batch holds jobs of its own; the datasets they read are shared).
+	items2, _, err := round(runs + 1)
+	if err != nil {
+		return err
+	}
+	retries := env.writer.Retries()
+	w2secs, used, err := writeAlone(ctx, env.writer, cpu, items2, size, 2)
+	if err != nil {
+		return err
+	}
+	r.notef("prod: two writers at once on alternate batches of %d: %d events in %.2fs (%.0f events/s, %.2f× one writer; transactions run again after a deadlock or another transient error: %d); %s",
+		size, len(items2), w2secs, float64(len(items2))/w2secs, wsecs/w2secs, env.writer.Retries()-retries, used)
 	// Neo4j's own rate for what a re-run records, in the writer's batches of 100 and in one of
 	// 1,000, against the writer alone above.
 	var bare [2]float64
 	var bareN int
 	for k, size := range []int{100, 1000} {
-		n, secs, used, err := bareRuns(ctx, env.driver, cpu, c.start.Add(time.Duration(runs+1+k)*time.Hour), size)
+		n, secs, used, err := bareRuns(ctx, env.driver, cpu, c.start.Add(time.Duration(runs+2+k)*time.Hour), size)
 		if err != nil {
 			return fmt.Errorf("prod: bare runs: %w", err)
 		}
@@ -301,7 +316,7 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 		r.notef("prod: Neo4j's bare write of what a re-run records (a Run with HAS_RUN, READ, WROTE; LINEAGE.lastSeen set), one statement per %d runs: %d runs in %.2fs (%.0f runs/s); the writer alone: %.2f of it",
 			size, n, secs, bare[k], alone/bare[k])
 	}
-	start = time.Now()
+	start := time.Now()
 	var inBytes int64
 	for _, v := range values {
 		inBytes += int64(len(v))
@@ -334,6 +349,32 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 		baseline: fmt.Sprintf("bare (a Run, HAS_RUN, READ, WROTE, LINEAGE.lastSeen; %d runs): %.0f runs/s in batches of 100, %.0f in one of 1,000", bareN, bare[0], bare[1]),
 		target:   "-", result: fmt.Sprintf("%.2f of bare at 100", alone/bare[0])})
 	return nil
+}
+
+// writeAlone writes items with w in batches of size, with writers goroutines at once on
+// alternate batches; it returns the seconds taken and where the CPU went (cpu's line).
+func writeAlone(ctx context.Context, w *graph.Writer, cpu *cpuMeter, items []record.Item, size, writers int) (float64, string, error) {
+	batches := slices.Collect(slices.Chunk(items, size))
+	c0 := cpu.sample()
+	start := time.Now()
+	errs := make(chan error, writers)
+	for k := range writers {
+		go func() {
+			for b := k; b < len(batches); b += writers {
+				if err := w.Write(ctx, batches[b]); err != nil {
+					errs <- fmt.Errorf("prod: writer alone: %w", err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	var err error
+	for range writers {
+		err = cmp.Or(err, <-errs)
+	}
+	secs := time.Since(start).Seconds()
+	return secs, cpu.per(c0, cpu.sample(), float64(len(items)), "event"), err
 }
 
 // bareRuns is Neo4j's own rate for what a re-run must record: for each job, a new Run with its
