@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -517,32 +518,14 @@ func writerAlone(ctx context.Context, r *report, env *benchEnv, cpu *cpuMeter, e
 			it.Event = &ev
 			items = append(items, it)
 		}
-		batches := slices.Collect(slices.Chunk(items, 100))
 		before, err := countLineage(ctx, env.driver)
 		if err != nil {
 			return 0, err
 		}
-		c0 := cpu.sample()
-		start := time.Now()
-		errs := make(chan error, writers)
-		for w := range writers {
-			go func() {
-				for b := w; b < len(batches); b += writers {
-					if err := env.writer.Write(ctx, batches[b]); err != nil {
-						errs <- err
-						return
-					}
-				}
-				errs <- nil
-			}()
+		secs, c0, c1, err := writeAlone(ctx, env.writer, cpu, items, 100, writers)
+		if err != nil {
+			return 0, err
 		}
-		for range writers {
-			if err := <-errs; err != nil {
-				return 0, err
-			}
-		}
-		secs := time.Since(start).Seconds()
-		c1 := cpu.sample()
 		after, err := countLineage(ctx, env.driver)
 		if err != nil {
 			return 0, err
@@ -554,6 +537,30 @@ func writerAlone(ctx context.Context, r *report, env *benchEnv, cpu *cpuMeter, e
 		best = max(best, rate)
 	}
 	return best, nil
+}
+
+// writeAlone writes items with w in batches of size, with writers goroutines at once on
+// alternate batches; it returns the seconds taken and cpu's samples before and after.
+func writeAlone(ctx context.Context, w *graph.Writer, cpu *cpuMeter, items []record.Item, size, writers int) (secs float64, c0, c1 cpuSample, err error) {
+	batches := slices.Collect(slices.Chunk(items, size))
+	c0 = cpu.sample()
+	start := time.Now()
+	errs := make(chan error, writers)
+	for k := range writers {
+		go func() {
+			for b := k; b < len(batches); b += writers {
+				if err := w.Write(ctx, batches[b]); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		err = cmp.Or(err, <-errs)
+	}
+	return time.Since(start).Seconds(), c0, cpu.sample(), err
 }
 
 func countLineage(ctx context.Context, d neo4j.DriverWithContext) (int64, error) {

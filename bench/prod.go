@@ -16,7 +16,6 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/colline/colline/e2e/stack"
-	"github.com/colline/colline/graph"
 	"github.com/colline/colline/ingest"
 	"github.com/colline/colline/process"
 	"github.com/colline/colline/record"
@@ -283,11 +282,11 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 		return err
 	}
 	size := cmp.Or(e2eBatchSize, ingest.DefaultBatchSize)
-	wsecs, used, err := writeAlone(ctx, env.writer, cpu, items, size, 1)
+	wsecs, c0, c1, err := writeAlone(ctx, env.writer, cpu, items, size, 1)
 	if err != nil {
-		return err
+		return fmt.Errorf("prod: writer alone: %w", err)
 	}
-	r.notef("prod: writer alone: %s", used)
+	r.notef("prod: writer alone: %s", cpu.per(c0, c1, float64(len(items)), "event"))
 	alone := float64(len(items)) / wsecs // events/s
 	// Parallel transactions on disjoint jobs: one more run of each job, two writers at once on
 	// alternate batches (each batch holds jobs of its own; the datasets they read are shared).
@@ -296,12 +295,12 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 		return err
 	}
 	retries := env.writer.Retries()
-	w2secs, used, err := writeAlone(ctx, env.writer, cpu, items2, size, 2)
+	w2secs, c0, c1, err := writeAlone(ctx, env.writer, cpu, items2, size, 2)
 	if err != nil {
-		return err
+		return fmt.Errorf("prod: two writers: %w", err)
 	}
 	r.notef("prod: two writers at once on alternate batches of %d: %d events in %.2fs (%.0f events/s, %.2f× one writer; transactions run again after a deadlock or another transient error: %d); %s",
-		size, len(items2), w2secs, float64(len(items2))/w2secs, wsecs/w2secs, env.writer.Retries()-retries, used)
+		size, len(items2), w2secs, float64(len(items2))/w2secs, wsecs/w2secs, env.writer.Retries()-retries, cpu.per(c0, c1, float64(len(items2)), "event"))
 	// Neo4j's own rate for what a re-run records, in the writer's batches of 100 and in one of
 	// 1,000, against the writer alone above.
 	var bare [2]float64
@@ -349,32 +348,6 @@ func benchProd(ctx context.Context, r *report, env *benchEnv, evs []event, jobs,
 		baseline: fmt.Sprintf("bare (a Run, HAS_RUN, READ, WROTE, LINEAGE.lastSeen; %d runs): %.0f runs/s in batches of 100, %.0f in one of 1,000", bareN, bare[0], bare[1]),
 		target:   "-", result: fmt.Sprintf("%.2f of bare at 100", alone/bare[0])})
 	return nil
-}
-
-// writeAlone writes items with w in batches of size, with writers goroutines at once on
-// alternate batches; it returns the seconds taken and where the CPU went (cpu's line).
-func writeAlone(ctx context.Context, w *graph.Writer, cpu *cpuMeter, items []record.Item, size, writers int) (float64, string, error) {
-	batches := slices.Collect(slices.Chunk(items, size))
-	c0 := cpu.sample()
-	start := time.Now()
-	errs := make(chan error, writers)
-	for k := range writers {
-		go func() {
-			for b := k; b < len(batches); b += writers {
-				if err := w.Write(ctx, batches[b]); err != nil {
-					errs <- fmt.Errorf("prod: writer alone: %w", err)
-					return
-				}
-			}
-			errs <- nil
-		}()
-	}
-	var err error
-	for range writers {
-		err = cmp.Or(err, <-errs)
-	}
-	secs := time.Since(start).Seconds()
-	return secs, cpu.per(c0, cpu.sample(), float64(len(items)), "event"), err
 }
 
 // bareRuns is Neo4j's own rate for what a re-run must record: for each job, a new Run with its
