@@ -26,7 +26,7 @@ rm -rf "$warehouse"
 trap 'rm -rf "$work" "$warehouse"' EXIT
 cp "$JAR" "$work/colline-listener.jar"
 javac -nowarn -cp "$work/colline-listener.jar:$JARS/*" -d "$work" "$ROOT/bench/overhead/Steps.java"
-java -XX:+IgnoreUnrecognizedVMOptions \
+java ${STEPS_JAVA_OPTS:-} -XX:+IgnoreUnrecognizedVMOptions \
   --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.lang.invoke=ALL-UNNAMED \
   --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
   --add-opens=java.base/java.util=ALL-UNNAMED -Xmx2g \

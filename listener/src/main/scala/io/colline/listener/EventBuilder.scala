@@ -8,7 +8,7 @@ import scala.collection.mutable.ArrayBuffer
 import scala.util.Try
 import scala.util.matching.Regex
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, CreateNamedStruct, Expression, GetArrayStructFields, GetStructField, Literal, NamedExpression, ScalaUDF, SubqueryExpression}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, CreateNamedStruct, Expression, GetArrayStructFields, GetStructField, Literal, NamedExpression, ScalaUDF, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Command, LogicalPlan}
 import org.apache.spark.sql.types.DataType
 
@@ -264,7 +264,25 @@ private[listener] object EventBuilder {
       id
     }
 
-    private def attr(a: Attribute): J.Obj = {
+    /**
+     * Each column's object, built once per event and shared by every output that lists it (equal
+     * AttributeReferences give equal objects: each field newAttr reads is one they compare).
+     */
+    private val attrs = new java.util.HashMap[AttributeReference, J.Obj]()
+
+    private def attr(a: Attribute): J.Obj = a match {
+      case r: AttributeReference =>
+        var o = attrs.get(r)
+        if (o == null) {
+          o = newAttr(r)
+          o.shared = true
+          attrs.put(r, o)
+        }
+        o
+      case _ => newAttr(a)
+    }
+
+    private def newAttr(a: Attribute): J.Obj = {
       val o = new J.Obj
       Try(a.exprId.id).foreach(i => o.add("exprId", J.Num(i)))
       o.add("name", J.str(a.name))

@@ -28,6 +28,11 @@ private[listener] object J {
    * values are kept in two arrays, without a tuple per field.
    */
   final class Obj extends J {
+    /**
+     * Set on an object that one event holds at several places (a column in the output of every
+     * node above it): it is scrubbed once and encoded once, and must not be changed for one place.
+     */
+    var shared: Boolean = false
     private var ks = new Array[String](8)
     private var vs = new Array[J](8)
     private var n = 0
@@ -101,7 +106,9 @@ private[listener] object J {
   private final class Out {
     private var buf = new Array[Byte](64 * 1024)
     private var len = 0
-    def reset(): Unit = len = 0
+    /** Where each shared object's bytes are in `buf` (offset << 32 | length): written once, then copied. */
+    private val written = new java.util.IdentityHashMap[Obj, java.lang.Long]()
+    def reset(): Unit = { len = 0; written.clear() }
     def toArray: Array[Byte] = java.util.Arrays.copyOf(buf, len)
     def release(): Unit = if (buf.length > 4 * 1024 * 1024) buf = new Array[Byte](64 * 1024)
     private def room(k: Int): Unit = if (len + k > buf.length) buf = java.util.Arrays.copyOf(buf, math.max(buf.length * 2, len + k))
@@ -115,6 +122,20 @@ private[listener] object J {
     }
 
     def value(j: J): Unit = j match {
+      case o: Obj if o.shared =>
+        val at = written.get(o)
+        if (at != null) {
+          val from = (at.longValue >>> 32).toInt
+          val n = at.longValue.toInt
+          room(n)
+          System.arraycopy(buf, from, buf, len, n)
+          len += n
+        } else {
+          val from = len
+          obj(o)
+          written.put(o, (from.toLong << 32) | (len - from))
+        }
+      case o: Obj => obj(o)
       case Str(v) => quote(v)
       case Num(v) => ascii(java.lang.Long.toString(v))
       case Bool(v) => ascii(if (v) "true" else "false")
@@ -130,17 +151,19 @@ private[listener] object J {
           i += 1
         }
         byte(']')
-      case o: Obj =>
-        byte('{')
-        var i = 0
-        while (i < o.size) {
-          if (i > 0) byte(',')
-          quote(o.key(i))
-          byte(':')
-          value(o.value(i))
-          i += 1
-        }
-        byte('}')
+    }
+
+    private def obj(o: Obj): Unit = {
+      byte('{')
+      var i = 0
+      while (i < o.size) {
+        if (i > 0) byte(',')
+        quote(o.key(i))
+        byte(':')
+        value(o.value(i))
+        i += 1
+      }
+      byte('}')
     }
 
     /** `J.quote`, encoded as UTF-8: the same escapes, then each character's bytes. */

@@ -20,39 +20,60 @@ private[listener] object Scrub {
     s
   }
 
-  def event(e: J.Obj): Unit = obj(e)
+  def event(e: J.Obj): Unit = new Pass().obj(e)
 
-  private def obj(o: J.Obj): Unit = {
-    var i = 0
-    while (i < o.size) {
-      val k = o.key(i)
-      if (!Identifiers.contains(k)) {
-        val v = o.value(i)
-        val nv = value(k, v)
-        if (nv ne v) o.set(i, nv)
+  /**
+   * One event's pass. Redaction is a function of the string, and an event repeats most of its
+   * strings (each column's name and qualifier in the output of every node above it): each distinct
+   * name and text is redacted once per event, and a shared object (J.Obj.shared) is scrubbed once:
+   * redacting a redacted string again need not give the same string.
+   */
+  private final class Pass {
+    private val names = new java.util.HashMap[String, String]()
+    private val texts = new java.util.HashMap[String, String]()
+    private val done = new java.util.IdentityHashMap[J.Obj, java.lang.Boolean]()
+
+    private def once(seen: java.util.HashMap[String, String], s: String, f: String => String): String = {
+      var r = seen.get(s)
+      if (r == null) {
+        r = f(s)
+        seen.put(s, r)
       }
-      i += 1
+      r
     }
-  }
 
-  private def value(k: String, v: J): J = v match {
-    case J.Str(s) =>
-      val r =
-        if (k == "url") Redact.secrets(Redact.jdbcUrl(s))
-        else if (Names.contains(k)) Redact.name(s)
-        else Redact.secrets(s)
-      if (r eq s) v else J.Str(r)
-    case o: J.Obj => obj(o); o
-    case a: J.Arr =>
+    def obj(o: J.Obj): Unit = if (!o.shared || done.put(o, java.lang.Boolean.TRUE) == null) {
       var i = 0
-      while (i < a.items.size) {
-        val x = a.items(i)
-        val nx = value(k, x)
-        if (nx ne x) a.items(i) = nx
+      while (i < o.size) {
+        val k = o.key(i)
+        if (!Identifiers.contains(k)) {
+          val v = o.value(i)
+          val nv = value(k, v)
+          if (nv ne v) o.set(i, nv)
+        }
         i += 1
       }
-      a
-    case other => other
+    }
+
+    private def value(k: String, v: J): J = v match {
+      case J.Str(s) =>
+        val r =
+          if (k == "url") Redact.secrets(Redact.jdbcUrl(s))
+          else if (Names.contains(k)) once(names, s, Redact.name)
+          else once(texts, s, Redact.secrets)
+        if (r == s) v else J.Str(r)
+      case o: J.Obj => obj(o); o
+      case a: J.Arr =>
+        var i = 0
+        while (i < a.items.size) {
+          val x = a.items(i)
+          val nx = value(k, x)
+          if (nx ne x) a.items(i) = nx
+          i += 1
+        }
+        a
+      case other => other
+    }
   }
 }
 

@@ -103,6 +103,17 @@ class JsonTest extends munit.FunSuite {
     assertEquals(J.render(o), (0 until 12).map(k => if (k == 11) s""""k$k":null""" else s""""k$k":$k""").mkString("{", ",", "}"))
   }
 
+  test("toBytes writes a shared object where it is, each time: the bytes of render") {
+    val shared = J.obj("exprId" -> J.Num(7), "name" -> J.Str("é\"x"), "qualifier" -> J.strs(Seq("a", "b")))
+    shared.shared = true
+    val other = J.obj("name" -> J.Str("y"))
+    other.shared = true
+    val j = J.obj("nodes" -> J.arr(Seq(J.obj("output" -> J.arr(Seq(shared, other, shared))), J.obj("output" -> J.arr(Seq(other, shared))))))
+    val want = J.render(j).getBytes(StandardCharsets.UTF_8)
+    assert(java.util.Arrays.equals(J.toBytes(j), want), new String(J.toBytes(j), StandardCharsets.UTF_8))
+    assert(java.util.Arrays.equals(J.toBytes(j), want), "a second time, on the thread's buffer")
+  }
+
   test("toBytes is UTF-8") {
     assertEquals(new String(J.toBytes(J.Str("é→")), StandardCharsets.UTF_8), "\"é→\"")
     assertEquals(J.toBytes(J.Str("é")).length, 4)

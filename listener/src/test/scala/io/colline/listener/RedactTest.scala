@@ -74,6 +74,19 @@ class RedactTest extends munit.FunSuite {
         """","url":"jdbc:mysql://db/x","nodes":[{"name":"concat(?, b)","args":{"secret":"k=v"}}]}""")
   }
 
+  test("Scrub: an object shared by several places is redacted once, as if each place had its own") {
+    // redacting twice would remove the second user info too: s3://bucket
+    def column() = J.obj("name" -> J.Str("s3://u@k@bucket"), "qualifier" -> J.strs(Seq("t")))
+    val shared = column()
+    shared.shared = true
+    val e = J.obj("nodes" -> J.arr(Seq(J.obj("output" -> J.arr(Seq(shared, shared))), J.obj("output" -> J.arr(Seq(shared))))))
+    val apart = J.obj("nodes" -> J.arr(Seq(J.obj("output" -> J.arr(Seq(column(), column()))), J.obj("output" -> J.arr(Seq(column()))))))
+    Scrub.event(e)
+    Scrub.event(apart)
+    assertEquals(J.render(e), J.render(apart))
+    assert(J.render(e).contains("\"s3://k@bucket\""), J.render(e))
+  }
+
   test("the cases shared with the Hive hook (redaction-cases.tsv): the same rules in both") {
     val src = scala.io.Source.fromInputStream(getClass.getResourceAsStream("/redaction-cases.tsv"), "UTF-8")
     val cases = try src.getLines().filterNot(l => l.startsWith("#") || l.trim.isEmpty).toList finally src.close()
