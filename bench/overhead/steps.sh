@@ -4,7 +4,8 @@
 #   bench/overhead/steps.sh [JAR] [-Dsteps.dump=DIR] [-Dsteps.redaction=REGEX] [-Dsteps.rounds=N] [queries…]
 #
 # JAR defaults to this tree's Spark 3.5 listener jar (built if missing). Needs the Spark jars of
-# dev/spark-sql (fetched on first use) and COLLINE_TPCDS_DIR (default dev/tpcds/data).
+# dev/spark-sql (fetched on first use) and COLLINE_TPCDS_DIR (default dev/tpcds/data). STEPS_JAVA_OPTS adds JVM
+# options, e.g. STEPS_JAVA_OPTS=-XX:StartFlightRecording=filename=steps.jfr,settings=profile for a profile.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 JARS="$ROOT/.cache/jars/spark-3.5_2.12"
