@@ -23,10 +23,10 @@ private[listener] object Scrub {
   def event(e: J.Obj): Unit = new Pass().obj(e)
 
   /**
-   * One event's pass. Redaction is a function of the string, and an event repeats most of its
-   * strings (each column's name and qualifier in the output of every node above it): each distinct
-   * name and text is redacted once per event, and a shared object (J.Obj.shared) is scrubbed once:
-   * redacting a redacted string again need not give the same string.
+   * One event's pass. A shared object (J.Obj.shared, a column listed by every node above it) is
+   * scrubbed once: redacting a redacted string again need not give the same string. Redaction is a
+   * function of the string, and the rest of an event repeats strings too (expressions' names and
+   * SQL in several nodes): each distinct name and text is redacted once per event.
    */
   private final class Pass {
     private val names = new java.util.HashMap[String, String]()
