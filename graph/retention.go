@@ -33,7 +33,8 @@ import (
 // statement still deadlocked with runs being pruned, five times in a day's pruning, and each
 // lost write waited 2–6 s for the driver's retry. So a Writer also runs its prune steps apart
 // from its own writes (Writer.turns): within one consumer they never overlap. Writes of other
-// consumers still rely on the lock order, and on the driver's retry (Writer.Retries counts them).
+// consumers still rely on the lock order, and a transaction that loses a deadlock starts again at
+// once (deadlock.go; Writer.Retries counts them).
 const lockNodes = `SET n.retentionLock = true REMOVE n.retentionLock`
 
 // pruneRuns deletes up to $limit runs with everything attached to them (HAS_RUN, READ, WROTE,
@@ -181,7 +182,8 @@ func (w *Writer) PruneEdges(ctx context.Context, relType string, before time.Tim
 }
 
 // prune runs one prune statement with $before and $limit in its own transaction, in its turn
-// (Writer.turns), and returns its one record.
+// (Writer.turns), and returns its one record. Like a write, it starts again at once after a
+// deadlock (deadlock.go).
 func (w *Writer) prune(ctx context.Context, query string, before time.Time, limit int) (*neo4j.Record, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("limit %d is not positive", limit)
@@ -190,10 +192,17 @@ func (w *Writer) prune(ctx context.Context, query string, before time.Time, limi
 	defer cancel()
 	w.turns.Lock()
 	defer w.turns.Unlock()
-	res, err := neo4j.ExecuteQuery(ctx, w.driver, query, map[string]any{"before": before, "limit": limit},
-		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(w.database), neo4j.ExecuteQueryWithWritersRouting())
+	sess := w.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: w.database, AccessMode: neo4j.AccessModeWrite})
+	defer sess.Close(context.WithoutCancel(ctx))
+	rec, err := executeWrite(ctx, sess, func(tx neo4j.ManagedTransaction) (any, error) {
+		res, err := tx.Run(ctx, query, map[string]any{"before": before, "limit": limit})
+		if err != nil {
+			return nil, err
+		}
+		return res.Single(ctx)
+	})
 	if err != nil {
 		return nil, err
 	}
-	return res.Records[0], nil
+	return rec.(*neo4j.Record), nil
 }

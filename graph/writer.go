@@ -40,13 +40,13 @@ type Writer struct {
 	// the 10M graph: the write lost, and the driver's retry held it 2–6 s); apart, a write waits
 	// for one prune step at most.
 	turns sync.RWMutex
-	// retries counts the attempts of Write that the driver ran again (deadlocks, lost
-	// connections), for Retries.
+	// retries counts the attempts of Write run again (deadlocks: deadlock.go; lost connections),
+	// for Retries.
 	retries atomic.Int64
 }
 
-// Retries returns how many times the driver has run a Write's transaction again after a
-// transient failure (a deadlock, a lost connection) since the writer was made.
+// Retries returns how many times a Write's transaction has run again after a transient failure
+// (a deadlock, a lost connection) since the writer was made.
 func (w *Writer) Retries() int64 { return w.retries.Load() }
 
 // NewWriter returns a Writer on database (empty: the server's default database).
@@ -67,8 +67,9 @@ func (w *Writer) timeout() time.Duration {
 // Writing the same items again changes nothing; see the package comment for how repeated and
 // out-of-order events merge.
 //
-// The driver retries transient failures (deadlocks, leader changes, lost connections) for up to
-// its MaxTransactionRetryTime; what is left is returned, and IsTransient tells whether a later
+// A transaction that loses a deadlock starts again at once (deadlock.go); the driver retries the
+// other transient failures (leader changes, lost connections) for up to its
+// MaxTransactionRetryTime; what is left is returned, and IsTransient tells whether a later
 // attempt may succeed. Write has no other side effects, so the caller may retry it freely.
 func (w *Writer) Write(ctx context.Context, items []record.Item) error {
 	p, err := Prepare(items)
@@ -115,7 +116,7 @@ func (w *Writer) WritePrepared(ctx context.Context, p *Prepared) error {
 	defer w.turns.RUnlock()
 	var failed string
 	attempts := 0
-	_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+	_, err := executeWrite(ctx, sess, func(tx neo4j.ManagedTransaction) (any, error) {
 		if attempts++; attempts > 1 {
 			w.retries.Add(1)
 		}

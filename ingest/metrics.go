@@ -135,11 +135,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// CountWriteRetries registers the count of write transactions the Neo4j driver ran again after
+// CountWriteRetries registers the count of write transactions run again after
 // a transient failure (count: graph.Writer.Retries) on reg (nil: not registered).
 func CountWriteRetries(reg prometheus.Registerer, count func() int64) {
 	define{reg}.counterFunc(prometheus.CounterOpts{Namespace: "colline", Subsystem: "ingest", Name: "write_transaction_retries_total",
-		Help: "Write transactions the Neo4j driver ran again after a transient failure (a deadlock, a lost connection), before the write succeeded or failed; a rise with retention passes means lock contention."},
+		Help: "Write transactions run again after a transient failure (a deadlock, at once; a lost connection, by the Neo4j driver), before the write succeeded or failed; a rise with retention passes or more replicas means lock contention."},
 		func() float64 { return float64(count()) })
 }
 

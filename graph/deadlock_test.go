@@ -1,0 +1,108 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+// driverBackoff is the least the driver waits before it runs a failed transaction again: its
+// first pause is 1 s doubled, less 20 % jitter (retry.Throttler). A write that waited less did
+// not go through the driver's back-off.
+const driverBackoff = 1600 * time.Millisecond
+
+// A transaction that loses a real deadlock starts again at once and commits: here it takes node
+// a, another transaction takes b and waits for a, then the first asks for b and closes the
+// cycle, so Neo4j aborts it.
+func TestDeadlockRetriedAtOnce(t *testing.T) {
+	d := testDriver(t)
+	ctx := context.Background()
+	p := testPrefix(t)
+	keys := map[string]any{"a": p + "a", "b": p + "b"}
+	if _, err := neo4j.ExecuteQuery(ctx, d, `CREATE (:Job {key: $a}), (:Job {key: $b})`, keys, neo4j.EagerResultTransformer); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		neo4j.ExecuteQuery(context.Background(), d, `MATCH (j:Job) WHERE j.key IN [$a, $b] DELETE j`, keys, neo4j.EagerResultTransformer)
+	})
+	other := d.NewSession(ctx, neo4j.SessionConfig{AccessMode: neo4j.AccessModeWrite})
+	defer other.Close(ctx)
+	otherTx, err := other.BeginTransaction(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otherTx.Close(ctx)
+	lock := func(tx neo4j.ManagedTransaction, key string) error {
+		res, err := tx.Run(ctx, `MATCH (j:Job {key: $k}) SET j.locked = true RETURN j`, map[string]any{"k": keys[key]})
+		if err == nil {
+			_, err = res.Consume(ctx)
+		}
+		return err
+	}
+
+	sess := d.NewSession(ctx, neo4j.SessionConfig{AccessMode: neo4j.AccessModeWrite})
+	defer sess.Close(ctx)
+	attempts := 0
+	var errs []error
+	otherDone := make(chan error, 1)
+	start := time.Now()
+	_, err = executeWrite(ctx, sess, func(tx neo4j.ManagedTransaction) (any, error) {
+		attempts++
+		if err := lock(tx, "a"); err != nil {
+			errs = append(errs, err)
+			return nil, err
+		}
+		if attempts == 1 {
+			if _, err := otherTx.Run(ctx, `MATCH (j:Job {key: $k}) SET j.locked = true`, map[string]any{"k": keys["b"]}); err != nil {
+				return nil, err
+			}
+			go func() { // waits for a until this transaction is aborted, then commits
+				_, err := otherTx.Run(ctx, `MATCH (j:Job {key: $k}) SET j.locked = true`, map[string]any{"k": keys["a"]})
+				otherDone <- errors.Join(err, otherTx.Commit(ctx))
+			}()
+			time.Sleep(300 * time.Millisecond) // the other transaction now waits for a
+		}
+		if err := lock(tx, "b"); err != nil {
+			errs = append(errs, err)
+			return nil, err
+		}
+		return nil, nil
+	})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("executeWrite = %v, want nil after the deadlock", err)
+	}
+	if err := <-otherDone; err != nil {
+		t.Fatalf("the other transaction: %v", err)
+	}
+	if attempts != 2 || len(errs) != 1 || !isDeadlock(errs[0]) {
+		t.Fatalf("attempts %d, errors %v; want 2 attempts, the first ended by a deadlock", attempts, errs)
+	}
+	if took >= driverBackoff+300*time.Millisecond {
+		t.Errorf("the write took %v: it waited for the driver's back-off", took)
+	}
+	t.Logf("deadlocked once, committed after %v: %v", took.Round(time.Millisecond), errs[0])
+}
+
+// A transaction that loses a deadlock every time gives up after maxDeadlockRetries more
+// attempts, with Neo4j's deadlock error, which IsTransient classifies as transient.
+func TestDeadlockRetriesBounded(t *testing.T) {
+	d := testDriver(t)
+	ctx := context.Background()
+	sess := d.NewSession(ctx, neo4j.SessionConfig{AccessMode: neo4j.AccessModeWrite})
+	defer sess.Close(ctx)
+	attempts := 0
+	_, err := executeWrite(ctx, sess, func(tx neo4j.ManagedTransaction) (any, error) {
+		attempts++
+		return nil, &neo4j.Neo4jError{Code: deadlockCode, Msg: "a deadlock every time (test)"}
+	})
+	if attempts != maxDeadlockRetries+1 {
+		t.Errorf("attempts = %d, want %d", attempts, maxDeadlockRetries+1)
+	}
+	if !isDeadlock(err) || !IsTransient(err) {
+		t.Errorf("executeWrite = %v; want the deadlock error, transient", err)
+	}
+}
