@@ -295,14 +295,14 @@ func bigRetention(ctx context.Context, r *report, env *benchEnv, perLayer int) e
 			return fmt.Errorf("big: no write overlaps retention pass %d", k+1)
 		}
 		w := q(during, 1)
-		r.notef("big: retention of day %d, pass %d, %s: %d runs in %d transactions (largest %d) in %.1fs; the %d writes of 100 re-runs it overlapped: p50 %v, max %v; the driver retried %d of them",
+		r.notef("big: retention of day %d, pass %d, %s: %d runs in %d transactions (largest %d) in %.1fs; the %d writes of 100 re-runs it overlapped: p50 %v, max %v; transactions run again (a deadlock, another transient error): %d",
 			day, k+1, name[p.apart], p.res.Runs, p.res.Batches, p.res.Largest, p.end.Sub(p.start).Seconds(), len(during), q(during, .5).Round(time.Millisecond), w.Round(time.Millisecond), p.retries)
 		worst[p.apart] = max(worst[p.apart], w)
 		runsBy[p.apart] += p.res.Runs
 		passBy[p.apart] += p.end.Sub(p.start)
 		retriesBy[p.apart] += p.retries
 	}
-	r.notef("big: the driver retried %d writes during retention in all", env.writer.Retries()-retries0)
+	r.notef("big: %d write transactions run again during retention in all (deadlocks, other transient errors)", env.writer.Retries()-retries0)
 	for _, apart := range []bool{false, true} {
 		r.add(row{part: "big", metric: "retention pruning a day's runs while a writer writes, " + name[apart] + ": the slowest write of 100 events",
 			value: worst[apart].Round(time.Millisecond).String(), baseline: fmt.Sprintf("p50 %v before the passes (%d writes, max %v)", base.Round(time.Millisecond), len(before), q(before, 1).Round(time.Millisecond)),

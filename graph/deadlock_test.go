@@ -30,7 +30,7 @@ func TestDeadlockRetriedAtOnce(t *testing.T) {
 	})
 	other := d.NewSession(ctx, neo4j.SessionConfig{AccessMode: neo4j.AccessModeWrite})
 	defer other.Close(ctx)
-	otherTx, err := other.BeginTransaction(ctx)
+	otherTx, err := other.BeginTransaction(ctx, neo4j.WithTxMetadata(map[string]any{"test": p}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,9 @@ func TestDeadlockRetriedAtOnce(t *testing.T) {
 				_, err := otherTx.Run(ctx, `MATCH (j:Job {key: $k}) SET j.locked = true`, map[string]any{"k": keys["a"]})
 				otherDone <- errors.Join(err, otherTx.Commit(ctx))
 			}()
-			time.Sleep(300 * time.Millisecond) // the other transaction now waits for a
+			if err := waitBlocked(ctx, d, p); err != nil {
+				return nil, err
+			}
 		}
 		if err := lock(tx, "b"); err != nil {
 			errs = append(errs, err)
@@ -81,10 +83,26 @@ func TestDeadlockRetriedAtOnce(t *testing.T) {
 	if attempts != 2 || len(errs) != 1 || !isDeadlock(errs[0]) {
 		t.Fatalf("attempts %d, errors %v; want 2 attempts, the first ended by a deadlock", attempts, errs)
 	}
-	if took >= driverBackoff+300*time.Millisecond {
+	if took >= driverBackoff {
 		t.Errorf("the write took %v: it waited for the driver's back-off", took)
 	}
 	t.Logf("deadlocked once, committed after %v: %v", took.Round(time.Millisecond), errs[0])
+}
+
+// waitBlocked waits until the transaction with metadata test = p waits for a lock.
+func waitBlocked(ctx context.Context, d neo4j.DriverWithContext, p string) error {
+	for range 200 {
+		res, err := neo4j.ExecuteQuery(ctx, d, `SHOW TRANSACTIONS YIELD metaData, status
+WHERE metaData.test = $p AND status STARTS WITH 'Blocked' RETURN count(*) AS n`, map[string]any{"p": p}, neo4j.EagerResultTransformer)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.Records[0].Get("n"); n.(int64) > 0 {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("the other transaction never waited for the lock")
 }
 
 // A transaction that loses a deadlock every time gives up after maxDeadlockRetries more
