@@ -37,8 +37,8 @@ type Writer struct {
 	database string
 	// turns keeps a prune step (retention.go) and this writer's writes apart: writes share it,
 	// a prune step takes it alone. Beside a write, a prune step deadlocked in Neo4j (measured on
-	// the 10M graph: the write lost, and the driver's retry held it 2–6 s); apart, a write waits
-	// for one prune step at most.
+	// the 10M graph: the write lost, and the driver's retry held it 2–6 s, before deadlock.go);
+	// apart, a write waits for one prune step at most.
 	turns sync.RWMutex
 	// retries counts the attempts of Write run again (deadlocks: deadlock.go; lost connections),
 	// for Retries.
