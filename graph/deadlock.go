@@ -35,10 +35,13 @@ func isDeadlock(err error) bool {
 	return errors.As(err, &dbErr) && dbErr.Code == deadlockCode
 }
 
-// executeWrite is sess.ExecuteWrite(ctx, work, configurers...), except that a transaction that
-// lost a deadlock starts again after a pause of up to 10 ms × 2^attempt, at most
-// maxDeadlockRetries times and while ctx lasts.
-func executeWrite(ctx context.Context, sess neo4j.SessionWithContext, work neo4j.ManagedTransactionWork, configurers ...func(*neo4j.TransactionConfig)) (any, error) {
+// executeWrite runs work in a managed write transaction on w's database, as the driver's
+// ExecuteWrite does, except that a transaction that lost a deadlock starts again after a pause of
+// up to 10 ms × 2^attempt, at most maxDeadlockRetries times and while ctx lasts. Every write of a
+// Writer goes through it.
+func (w *Writer) executeWrite(ctx context.Context, work neo4j.ManagedTransactionWork, configurers ...func(*neo4j.TransactionConfig)) (any, error) {
+	sess := w.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: w.database, AccessMode: neo4j.AccessModeWrite})
+	defer sess.Close(context.WithoutCancel(ctx))
 	for attempt := 0; ; attempt++ {
 		v, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 			v, err := work(tx)

@@ -43,13 +43,11 @@ func TestDeadlockRetriedAtOnce(t *testing.T) {
 		return err
 	}
 
-	sess := d.NewSession(ctx, neo4j.SessionConfig{AccessMode: neo4j.AccessModeWrite})
-	defer sess.Close(ctx)
 	attempts := 0
 	var errs []error
 	otherDone := make(chan error, 1)
 	start := time.Now()
-	_, err = executeWrite(ctx, sess, func(tx neo4j.ManagedTransaction) (any, error) {
+	_, err = NewWriter(d, "").executeWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		attempts++
 		if err := lock(tx, "a"); err != nil {
 			errs = append(errs, err)
@@ -110,10 +108,8 @@ WHERE metaData.test = $p AND status STARTS WITH 'Blocked' RETURN count(*) AS n`,
 func TestDeadlockRetriesBounded(t *testing.T) {
 	d := testDriver(t)
 	ctx := context.Background()
-	sess := d.NewSession(ctx, neo4j.SessionConfig{AccessMode: neo4j.AccessModeWrite})
-	defer sess.Close(ctx)
 	attempts := 0
-	_, err := executeWrite(ctx, sess, func(tx neo4j.ManagedTransaction) (any, error) {
+	_, err := NewWriter(d, "").executeWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		attempts++
 		return nil, &neo4j.Neo4jError{Code: deadlockCode, Msg: "a deadlock every time (test)"}
 	})

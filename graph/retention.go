@@ -192,9 +192,7 @@ func (w *Writer) prune(ctx context.Context, query string, before time.Time, limi
 	defer cancel()
 	w.turns.Lock()
 	defer w.turns.Unlock()
-	sess := w.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: w.database, AccessMode: neo4j.AccessModeWrite})
-	defer sess.Close(context.WithoutCancel(ctx))
-	rec, err := executeWrite(ctx, sess, func(tx neo4j.ManagedTransaction) (any, error) {
+	rec, err := w.executeWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		res, err := tx.Run(ctx, query, map[string]any{"before": before, "limit": limit})
 		if err != nil {
 			return nil, err

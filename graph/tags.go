@@ -50,9 +50,7 @@ func (w *Writer) WriteTags(ctx context.Context, sets []TagSet) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.timeout())
 	defer cancel()
-	sess := w.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: w.database, AccessMode: neo4j.AccessModeWrite})
-	defer sess.Close(context.WithoutCancel(ctx))
-	_, err := executeWrite(ctx, sess, func(tx neo4j.ManagedTransaction) (any, error) {
+	_, err := w.executeWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		return nil, writeTagSets(ctx, tx, sets)
 	}, neo4j.WithTxTimeout(w.timeout()))
 	if err != nil {

@@ -109,14 +109,12 @@ func (w *Writer) WritePrepared(ctx context.Context, p *Prepared) error {
 	timeout := w.timeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	sess := w.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: w.database, AccessMode: neo4j.AccessModeWrite})
-	defer sess.Close(context.WithoutCancel(ctx))
 
 	w.turns.RLock()
 	defer w.turns.RUnlock()
 	var failed string
 	attempts := 0
-	_, err := executeWrite(ctx, sess, func(tx neo4j.ManagedTransaction) (any, error) {
+	_, err := w.executeWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 		if attempts++; attempts > 1 {
 			w.retries.Add(1)
 		}
