@@ -20,8 +20,10 @@ import (
 // deadlockCode is Neo4j's status code of a transaction aborted to break a deadlock.
 const deadlockCode = "Neo.TransientError.Transaction.DeadlockDetected"
 
-// maxDeadlockRetries bounds how often one write starts again after a deadlock; the last one's
-// error then goes to the caller, which IsTransient classifies as transient.
+// maxDeadlockRetries bounds the quick retries of one write. After them the driver's own retry
+// takes over (its back-off, within its MaxTransactionRetryTime), as before deadlock.go: under heavy
+// contention (four writers on the same two jobs, TestVersionsConcurrentWriters) every quick
+// attempt can lose, and a write must not give up sooner than the driver would.
 const maxDeadlockRetries = 8
 
 // deadlocked carries a deadlock out of a transaction function past the driver: it does not
@@ -37,15 +39,16 @@ func isDeadlock(err error) bool {
 
 // executeWrite runs work in a managed write transaction on w's database, as the driver's
 // ExecuteWrite does, except that a transaction that lost a deadlock starts again after a pause of
-// up to 10 ms × 2^attempt, at most maxDeadlockRetries times and while ctx lasts. Every write of a
-// Writer goes through it.
+// up to 10 ms × 2^attempt, maxDeadlockRetries times while ctx lasts; then the driver retries it.
+// Every write of a Writer goes through it.
 func (w *Writer) executeWrite(ctx context.Context, work neo4j.ManagedTransactionWork, configurers ...func(*neo4j.TransactionConfig)) (any, error) {
 	sess := w.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: w.database, AccessMode: neo4j.AccessModeWrite})
 	defer sess.Close(context.WithoutCancel(ctx))
 	for attempt := 0; ; attempt++ {
+		quick := attempt < maxDeadlockRetries
 		v, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
 			v, err := work(tx)
-			if isDeadlock(err) {
+			if quick && isDeadlock(err) {
 				return nil, &deadlocked{err}
 			}
 			return v, err
@@ -53,9 +56,6 @@ func (w *Writer) executeWrite(ctx context.Context, work neo4j.ManagedTransaction
 		var d *deadlocked
 		if !errors.As(err, &d) {
 			return v, err
-		}
-		if attempt == maxDeadlockRetries {
-			return nil, d.err
 		}
 		select {
 		case <-ctx.Done():

@@ -103,20 +103,27 @@ WHERE metaData.test = $p AND status STARTS WITH 'Blocked' RETURN count(*) AS n`,
 	return errors.New("the other transaction never waited for the lock")
 }
 
-// A transaction that loses a deadlock every time gives up after maxDeadlockRetries more
-// attempts, with Neo4j's deadlock error, which IsTransient classifies as transient.
-func TestDeadlockRetriesBounded(t *testing.T) {
+// A transaction that loses a deadlock more often than maxDeadlockRetries is not given up: after
+// the quick retries the driver retries it with its back-off, as it did before deadlock.go.
+func TestDeadlockRetriesThenDriver(t *testing.T) {
 	d := testDriver(t)
 	ctx := context.Background()
 	attempts := 0
+	start := time.Now()
 	_, err := NewWriter(d, "").executeWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-		attempts++
-		return nil, &neo4j.Neo4jError{Code: deadlockCode, Msg: "a deadlock every time (test)"}
+		if attempts++; attempts <= maxDeadlockRetries+1 {
+			return nil, &neo4j.Neo4jError{Code: deadlockCode, Msg: "a deadlock (test)"}
+		}
+		return nil, nil
 	})
-	if attempts != maxDeadlockRetries+1 {
-		t.Errorf("attempts = %d, want %d", attempts, maxDeadlockRetries+1)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("executeWrite = %v, want nil: the driver's retry commits", err)
 	}
-	if !isDeadlock(err) || !IsTransient(err) {
-		t.Errorf("executeWrite = %v; want the deadlock error, transient", err)
+	if attempts != maxDeadlockRetries+2 {
+		t.Errorf("attempts = %d, want %d", attempts, maxDeadlockRetries+2)
+	}
+	if took < driverBackoff {
+		t.Errorf("the write took %v: the last retry should have waited for the driver's back-off", took)
 	}
 }
