@@ -74,6 +74,7 @@ var columns = element{
 	nodes: []string{"Column"},
 	query: `UNWIND $rows AS row
 MATCH (c:Column {key: row.key})
+SET c.datasetKey = row.dataset
 SET ` + strings.TrimLeft(columnProperties, " ") + `RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
 		return columnRows(r, false, func(c columnRow) bool { return r.oldColumns[c.key] })
@@ -88,6 +89,7 @@ var fields = element{
 	nodes: []string{"Column"},
 	query: `UNWIND $rows AS row
 MERGE (c:Column {key: row.key})
+ON MATCH SET c.key = row.key
 SET c.datasetKey = row.dataset, c.parent = row.parent,
 ` + columnProperties + `RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any { return columnRows(r, true, nil) },

@@ -25,6 +25,7 @@ var datasets = element{
 	nodes: []string{"Dataset"},
 	query: `UNWIND $rows AS row
 MERGE (d:Dataset {key: row.key})
+ON MATCH SET d.key = row.key
 SET d.namespace = CASE WHEN row.namespace <> '' AND (d.namespace IS NULL OR d.lastSeen IS NULL OR d.lastSeen <= row.lastSeen) THEN row.namespace ELSE d.namespace END,
     d.name = CASE WHEN row.name <> '' AND (d.name IS NULL OR d.lastSeen IS NULL OR d.lastSeen <= row.lastSeen) THEN row.name ELSE d.name END,
     d.kind = CASE WHEN row.kind <> '' AND (d.kind IS NULL OR d.lastSeen IS NULL OR d.lastSeen <= row.lastSeen) THEN row.kind ELSE d.kind END,

@@ -19,6 +19,7 @@ var jobs = element{
 	nodes: []string{"Job"},
 	query: `UNWIND $rows AS row
 MERGE (j:Job {key: row.key})
+ON MATCH SET j.key = row.key
 SET j.namespace = CASE WHEN row.namespace <> '' AND (j.namespace IS NULL OR j.lastSeen IS NULL OR j.lastSeen <= row.lastSeen) THEN row.namespace ELSE j.namespace END,
     j.name = CASE WHEN row.name <> '' AND (j.name IS NULL OR j.lastSeen IS NULL OR j.lastSeen <= row.lastSeen) THEN row.name ELSE j.name END,
     j.firstSeen = CASE WHEN j.firstSeen IS NULL OR row.firstSeen < j.firstSeen THEN row.firstSeen ELSE j.firstSeen END,

@@ -176,13 +176,14 @@ const rowRank = `CASE WHEN row.status IS NULL THEN 0 WHEN row.status = 'running'
 const statusWinsCypher = `row.status IS NOT NULL AND (` + rowRank + ` > ` + storedRank + ` OR (` + rowRank + ` = 2 AND ` + storedRank +
 	` = 2 AND (r.endedAt IS NULL OR (row.endedAt IS NOT NULL AND r.endedAt <= row.endedAt))))`
 
+// runs merges the runs that are not new listener runs (OpenLineage runs, parent runs, listener
+// runs written before); runJobs links them to their jobs.
 var runs = element{
-	name:          "runs",
-	nodes:         []string{"Run"},
-	relationships: []string{"HAS_RUN"},
+	name:  "runs",
+	nodes: []string{"Run"},
 	query: `UNWIND $rows AS row
-MATCH (j:Job {key: row.jobKey})
 MERGE (r:Run {key: row.key})
+ON MATCH SET r.key = row.key
 SET r.appId = coalesce(row.appId, r.appId),
     r.executionId = coalesce(row.executionId, r.executionId),
     r.funcName = coalesce(row.funcName, r.funcName),
@@ -200,10 +201,9 @@ SET r.appId = coalesce(row.appId, r.appId),
     r.startedAt = CASE WHEN row.startedAt IS NOT NULL AND (r.startedAt IS NULL OR row.startedAt < r.startedAt) THEN row.startedAt ELSE r.startedAt END,
     r.endedAt = CASE WHEN ` + statusWinsCypher + ` AND row.endedAt IS NOT NULL THEN row.endedAt ELSE r.endedAt END,
     r.status = CASE WHEN ` + statusWinsCypher + ` THEN row.status ELSE r.status END
-MERGE (j)-[:HAS_RUN]->(r)
 RETURN count(*) AS n`,
 	rows: func(r *rows) []map[string]any {
-		return params(slices.DeleteFunc(slices.Clone(r.runs), func(x runRow) bool { return r.newRun(x.key) }), func(x runRow) map[string]any {
+		return params(r.mergedRuns(), func(x runRow) map[string]any {
 			var exec any
 			if x.executionID != nil {
 				exec = *x.executionID
@@ -218,6 +218,27 @@ RETURN count(*) AS n`,
 			return row
 		})
 	},
+}
+
+// runJobs links the runs of runs to their jobs: a statement of its own, because the job's MATCH
+// reads the key that runs writes to take the run's lock (element.go, "Lock order"), and the two
+// in one statement plan an Eager operator.
+var runJobs = element{
+	name:          "run jobs",
+	relationships: []string{"HAS_RUN"},
+	query: `UNWIND $rows AS row
+MATCH (j:Job {key: row.jobKey})
+MATCH (r:Run {key: row.key})
+MERGE (j)-[:HAS_RUN]->(r)
+RETURN count(*) AS n`,
+	rows: func(r *rows) []map[string]any {
+		return params(r.mergedRuns(), func(x runRow) map[string]any { return map[string]any{"key": x.key, "jobKey": x.jobKey} })
+	},
+}
+
+// mergedRuns are the batch's runs that are not new listener runs (newRun).
+func (r *rows) mergedRuns() []runRow {
+	return slices.DeleteFunc(slices.Clone(r.runs), func(x runRow) bool { return r.newRun(x.key) })
 }
 
 // connectParams adds a run's Spark Connect operation to its statement parameters (every value
