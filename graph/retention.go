@@ -31,7 +31,9 @@ import (
 // them; the write then waits for one small transaction at most. That order made deadlocks rare,
 // not impossible: on the 10M graph (docs/benchmarks.md, 2026-12-07) the writer's datasets
 // statement still deadlocked with runs being pruned, five times in a day's pruning, and each
-// lost write waited 2–6 s for the driver's retry. So a Writer also runs its prune steps apart
+// lost write waited 2–6 s for the driver's retry (that was before the writer took each node's
+// lock first, element.go's lock order, which ended the same statement's deadlocks with a
+// second writer). So a Writer also runs its prune steps apart
 // from its own writes (Writer.turns): within one consumer they never overlap. Writes of other
 // consumers still rely on the lock order, and a transaction that loses a deadlock starts again at
 // once (deadlock.go; Writer.Retries counts them).
